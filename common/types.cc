@@ -1,0 +1,115 @@
+#include "mmtune/types.h"
+
+#include <charconv>
+#include <limits>
+
+namespace mmtune {
+
+const char* ToString(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return "f32";
+    case DType::kF64: return "f64";
+  }
+  return "?";
+}
+
+const char* ToString(Layout layout) {
+  return layout == Layout::kRowMajor ? "row" : "col";
+}
+
+std::string TransPairToString(Trans trans_a, Trans trans_b) {
+  std::string text;
+  text += trans_a == Trans::kYes ? 'T' : 'N';
+  text += trans_b == Trans::kYes ? 'T' : 'N';
+  return text;
+}
+
+Result<DType> ParseDType(std::string_view text) {
+  if (text == "f32") return DType::kF32;
+  if (text == "f64") return DType::kF64;
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "unknown dtype '" + std::string(text) + "' (expected f32 or f64)");
+}
+
+Result<Layout> ParseLayout(std::string_view text) {
+  if (text == "row") return Layout::kRowMajor;
+  if (text == "col") return Layout::kColMajor;
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "unknown layout '" + std::string(text) + "' (expected row or col)");
+}
+
+std::size_t DTypeSize(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return sizeof(float);
+    case DType::kF64: return sizeof(double);
+  }
+  return 0;
+}
+
+Status Problem::Validate() const {
+  if (m < 0 || n < 0 || k < 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "negative dimension in " + ToString() + " (M, N and K must be >= 0)");
+  }
+  if (threads < 1) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "thread count " + std::to_string(threads) + " must be >= 1");
+  }
+  return OkStatus();
+}
+
+std::string Problem::ToString() const {
+  return std::string(mmtune::ToString(dtype)) + " " + mmtune::ToString(layout) + " " +
+         TransPairToString(trans_a, trans_b) + " " + std::to_string(m) + "x" +
+         std::to_string(n) + "x" + std::to_string(k) + " t" + std::to_string(threads);
+}
+
+namespace {
+
+// One dimension: decimal digits only (no sign, no spaces), below 2^31 so that every product of
+// two dimensions still fits the 64-bit index arithmetic of the kernels.
+Result<std::int64_t> ParseDimension(std::string_view text, std::string_view whole) {
+  auto bad = [&](const std::string& why) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "malformed shape '" + std::string(whole) + "': " + why);
+  };
+  if (text.empty()) return bad("empty dimension (expected MxNxK, e.g. 128x768x768)");
+  for (char c : text) {
+    if (c < '0' || c > '9') {
+      return bad("'" + std::string(text) + "' is not a non-negative integer");
+    }
+  }
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  constexpr std::int64_t kMaxDimension = std::numeric_limits<std::int32_t>::max();
+  if (ec == std::errc::result_out_of_range || value > kMaxDimension) {
+    return bad("dimension " + std::string(text) + " is too large (max " +
+               std::to_string(kMaxDimension) + ")");
+  }
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return bad("'" + std::string(text) + "' is not a non-negative integer");
+  }
+  return value;
+}
+
+}  // namespace
+
+Result<Shape> ParseShape(std::string_view text) {
+  std::int64_t dims[3] = {0, 0, 0};
+  std::string_view rest = text;
+  for (int i = 0; i < 3; ++i) {
+    std::size_t cut = i < 2 ? rest.find_first_of("xX") : std::string_view::npos;
+    if (i < 2 && cut == std::string_view::npos) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "malformed shape '" + std::string(text) +
+                           "': expected three dimensions MxNxK, e.g. 128x768x768");
+    }
+    auto dim = ParseDimension(rest.substr(0, cut), text);
+    if (!dim) return dim.error();
+    dims[i] = *dim;
+    if (i < 2) rest.remove_prefix(cut + 1);
+  }
+  return Shape{dims[0], dims[1], dims[2]};
+}
+
+}  // namespace mmtune

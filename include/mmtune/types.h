@@ -1,0 +1,56 @@
+// The vocabulary shared by every mmtune component: element types, storage layout, transposes and
+// the GEMM problem a tuning run or a runtime call is about.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "mmtune/result.h"
+
+namespace mmtune {
+
+enum class DType : std::uint8_t { kF32, kF64 };
+enum class Layout : std::uint8_t { kRowMajor, kColMajor };
+enum class Trans : std::uint8_t { kNo, kYes };
+
+const char* ToString(DType dtype);
+const char* ToString(Layout layout);
+// Two letters, for A then B: "NN", "NT", "TN", "TT".
+std::string TransPairToString(Trans trans_a, Trans trans_b);
+
+Result<DType> ParseDType(std::string_view text);
+Result<Layout> ParseLayout(std::string_view text);
+
+std::size_t DTypeSize(DType dtype);
+
+// C (M x N) = alpha * op(A) (M x K) * op(B) (K x N) + beta * C, as in BLAS GEMM.
+struct Problem {
+  DType dtype = DType::kF32;
+  Layout layout = Layout::kRowMajor;
+  Trans trans_a = Trans::kNo;
+  Trans trans_b = Trans::kNo;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  int threads = 1;
+
+  // Floating-point operations of one multiply, counting a fused multiply-add as two.
+  double Flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) *
+                                static_cast<double>(k); }
+  Status Validate() const;
+  std::string ToString() const;  // e.g. "f32 row NN 128x768x768 t1"
+
+  friend bool operator==(const Problem&, const Problem&) = default;
+};
+
+// Parses "MxNxK" (also "MXNXK"): three integers in [0, 2^31), nothing else.
+struct Shape {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  friend bool operator==(const Shape&, const Shape&) = default;
+};
+Result<Shape> ParseShape(std::string_view text);
+
+}  // namespace mmtune

@@ -1,0 +1,28 @@
+// The BLAS GEMM argument contract, checked once for every entry point (reference, kernels,
+// runtime, BLAS shim) so they agree on what is valid.
+#pragma once
+
+#include <cstdint>
+
+#include "mmtune/result.h"
+#include "mmtune/types.h"
+
+namespace mmtune {
+
+// Offset of element (row, col) of a matrix stored with leading dimension `ld`.
+inline std::int64_t StoredOffset(Layout layout, std::int64_t row, std::int64_t col,
+                                 std::int64_t ld) {
+  return layout == Layout::kRowMajor ? row * ld + col : row + col * ld;
+}
+
+// The smallest valid leading dimension of a matrix whose op() is `rows x cols`, given how it is
+// stored: BLAS requires ld >= max(1, stored rows) column-major, max(1, stored cols) row-major.
+std::int64_t MinLeadingDimension(Layout layout, Trans trans, std::int64_t rows, std::int64_t cols);
+
+// Checks dimensions and leading dimensions: M, N, K >= 0; lda, ldb, ldc >= their minimum. The
+// error message names the first offending argument and both values.
+Status CheckGemmArguments(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                          std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
+                          std::int64_t ldc);
+
+}  // namespace mmtune

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs mmtune's build dependencies from Debian's packages (idempotent) and builds it.
+#
+#   scripts/setup.sh [--build-dir DIR] [--sanitize] [--with-peers] [--no-build]
+#
+# --sanitize    build with AddressSanitizer + UndefinedBehaviorSanitizer (default dir build-asan)
+# --with-peers  also install the optional peer libraries used by comparisons (OpenBLAS, oneDNN,
+#               libxsmm); without them mmtune builds and runs, minus those comparisons
+# --no-build    install packages only
+#
+# Works as root or through sudo; runs `apt-get update` only when a package is missing.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+build_dir=""
+sanitize=OFF
+with_peers=0
+build=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-dir) build_dir="$2"; shift 2 ;;
+    --sanitize) sanitize=ON; shift ;;
+    --with-peers) with_peers=1; shift ;;
+    --no-build) build=0; shift ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup.sh: error: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+if [[ -z "$build_dir" ]]; then
+  build_dir=$([[ $sanitize == ON ]] && echo build-asan || echo build)
+fi
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libhwloc-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
+  libbenchmark-dev libgtest-dev libgmock-dev
+)
+if [[ $with_peers == 1 ]]; then
+  packages+=(libopenblas-dev libdnnl-dev libxsmm-dev)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [[ ${#missing[@]} -gt 0 ]]; then
+  if [[ $(id -u) -eq 0 ]]; then
+    sudo=()
+  elif command -v sudo >/dev/null; then
+    sudo=(sudo)
+  else
+    echo "setup.sh: error: missing packages (${missing[*]}) and neither root nor sudo" >&2
+    exit 1
+  fi
+  echo "setup.sh: installing ${missing[*]}"
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+if [[ $build == 1 ]]; then
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMMTUNE_WERROR=ON \
+    -DMMTUNE_SANITIZE="$sanitize" >/dev/null
+  cmake --build "$build_dir" --parallel "$(nproc)"
+fi

@@ -1,0 +1,105 @@
+// Checks the peak measurement's plumbing (which loops exist, that every figure is a positive
+// rate, that bad options are refused). How fast the machine is belongs in bench/, not here.
+#include "tuner/peak.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tuner/peak_kernels.h"
+
+namespace mmtune {
+namespace {
+
+PeakOptions Quick() {
+  PeakOptions options;
+  options.sample_seconds = 0.002;
+  options.warmup_samples = 1;
+  options.samples = 3;
+  options.bandwidth_bytes = 8u << 20;
+  return options;
+}
+
+TEST(PeakKernelsTest, LoopsCountTheirOperations) {
+  const CpuFeatures& cpu = HostCpuFeatures();
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (level > cpu.MaxIsaLevel()) continue;
+    SCOPED_TRACE(ToString(level));
+    const PeakKernels kernels = PeakKernelsFor(level, cpu);
+    ASSERT_NE(kernels.f32_fma, nullptr);
+    ASSERT_NE(kernels.f64_fma, nullptr);
+    // ops = iterations x chains x lanes x 2; f32 has twice the lanes of f64 at every level.
+    const double f32_ops = kernels.f32_fma(10);
+    const double f64_ops = kernels.f64_fma(10);
+    EXPECT_GT(f32_ops, 0.0);
+    EXPECT_DOUBLE_EQ(f32_ops / f64_ops, 2.0);
+    EXPECT_DOUBLE_EQ(kernels.f32_fma(20), 2 * f32_ops);
+    EXPECT_EQ(kernels.bf16_dot != nullptr, level == IsaLevel::kAvx512 && cpu.avx512_bf16);
+  }
+}
+
+TEST(PeakKernelsTest, ReadSumAddsEveryElement) {
+  alignas(64) double data[64];
+  for (int i = 0; i < 64; ++i) data[i] = i;
+  const CpuFeatures& cpu = HostCpuFeatures();
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (level > cpu.MaxIsaLevel()) continue;
+    SCOPED_TRACE(ToString(level));
+    const ReadLoop read_sum = PeakKernelsFor(level, cpu).read_sum;
+    ASSERT_NE(read_sum, nullptr);
+    EXPECT_DOUBLE_EQ(read_sum(data, 64), 63.0 * 64 / 2);
+    EXPECT_DOUBLE_EQ(read_sum(data, 16), 15.0 * 16 / 2);
+  }
+}
+
+TEST(PeakTest, MeasuresEveryAvailableCeiling) {
+  auto machine = DetectHostMachine();
+  ASSERT_TRUE(machine.ok()) << machine.error().message;
+  std::vector<std::string> steps;
+  auto report = MeasurePeaks(*machine, Quick(),
+                             [&](std::string_view what) { steps.emplace_back(what); });
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->isa, machine->kernel_isa);
+  EXPECT_GE(report->cores, 1);
+  ASSERT_TRUE(report->f32_fma.has_value());
+  ASSERT_TRUE(report->f64_fma.has_value());
+  EXPECT_GT(report->f32_fma->one_core, 0.0);
+  EXPECT_GT(report->f32_fma->all_cores, 0.0);
+  EXPECT_GT(report->f64_fma->one_core, 0.0);
+  EXPECT_GT(report->memory_read_gbs.one_core, 0.0);
+  EXPECT_GT(report->memory_read_gbs.all_cores, 0.0);
+  EXPECT_EQ(report->bf16_dot.has_value(), PeakKernelsFor(report->isa, machine->cpu).bf16_dot != nullptr);
+  // One progress step per measurement: 1 core and, on multi-core machines, all cores.
+  const std::size_t per_measure = report->cores > 1 ? 2 : 1;
+  const std::size_t measures = 3 + report->bf16_dot.has_value() + report->int8_dot.has_value();
+  EXPECT_EQ(steps.size(), per_measure * measures);
+
+  const nlohmann::json json = *report;
+  EXPECT_GT(json.at("f32_fma_gflops").at("one_core").get<double>(), 0.0);
+  EXPECT_EQ(json.at("bf16_dot_gops").is_null(), !report->bf16_dot.has_value());
+}
+
+TEST(PeakTest, GenericCapMeasuresGenericLoops) {
+  auto machine = DetectHostMachine();
+  ASSERT_TRUE(machine.ok());
+  Machine generic = DescribeMachine(machine->cpu, machine->topology, IsaLevel::kGeneric);
+  auto report = MeasurePeaks(generic, Quick());
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->isa, IsaLevel::kGeneric);
+  EXPECT_FALSE(report->bf16_dot.has_value());
+  EXPECT_FALSE(report->int8_dot.has_value());
+}
+
+TEST(PeakTest, RejectsMeaninglessOptions) {
+  auto machine = DetectHostMachine();
+  ASSERT_TRUE(machine.ok());
+  PeakOptions options = Quick();
+  options.samples = 0;
+  EXPECT_FALSE(MeasurePeaks(*machine, options).ok());
+  options = Quick();
+  options.sample_seconds = 0.0;
+  EXPECT_FALSE(MeasurePeaks(*machine, options).ok());
+}
+
+}  // namespace
+}  // namespace mmtune

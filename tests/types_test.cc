@@ -1,0 +1,81 @@
+#include "mmtune/types.h"
+
+#include <gtest/gtest.h>
+
+namespace mmtune {
+namespace {
+
+TEST(ParseShapeTest, AcceptsThreeDimensions) {
+  auto shape = ParseShape("128x768x3072");
+  ASSERT_TRUE(shape.ok()) << shape.error().message;
+  EXPECT_EQ(*shape, (Shape{128, 768, 3072}));
+  EXPECT_EQ(*ParseShape("1X2X3"), (Shape{1, 2, 3}));
+  EXPECT_EQ(*ParseShape("0x0x0"), (Shape{0, 0, 0}));
+  EXPECT_EQ(*ParseShape("2147483647x1x1"), (Shape{2147483647, 1, 1}));
+}
+
+TEST(ParseShapeTest, RejectsMalformedText) {
+  for (const char* text : {"", "12x", "12x3", "-1x2x3", "axbxc", "1x2x3x4", "x1x2", "1x2x",
+                           " 1x2x3", "1x2x3 ", "1.5x2x3", "+1x2x3", "1xx3", "0x1e3x2"}) {
+    auto shape = ParseShape(text);
+    ASSERT_FALSE(shape.ok()) << "accepted '" << text << "'";
+    EXPECT_EQ(shape.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(shape.error().message.find("malformed shape"), std::string::npos)
+        << shape.error().message;
+    EXPECT_EQ(shape.error().message.find('\n'), std::string::npos);
+  }
+}
+
+TEST(ParseShapeTest, RejectsOverflow) {
+  for (const char* text : {"2147483648x1x1", "1x99999999999999999999x1", "1x1x4294967296"}) {
+    auto shape = ParseShape(text);
+    ASSERT_FALSE(shape.ok()) << text;
+    EXPECT_NE(shape.error().message.find("too large"), std::string::npos)
+        << shape.error().message;
+  }
+}
+
+TEST(DTypeTest, ParsesAndNamesEveryType) {
+  for (DType dtype : {DType::kF32, DType::kF64}) {
+    auto parsed = ParseDType(ToString(dtype));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, dtype);
+  }
+  EXPECT_EQ(DTypeSize(DType::kF32), 4u);
+  EXPECT_EQ(DTypeSize(DType::kF64), 8u);
+  auto bad = ParseDType("f16x");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("f16x"), std::string::npos);
+}
+
+TEST(ProblemTest, ValidatesAndPrints) {
+  Problem problem;
+  problem.m = 128;
+  problem.n = 768;
+  problem.k = 3072;
+  problem.trans_b = Trans::kYes;
+  EXPECT_TRUE(problem.Validate().ok());
+  EXPECT_EQ(problem.ToString(), "f32 row NT 128x768x3072 t1");
+  EXPECT_DOUBLE_EQ(problem.Flops(), 2.0 * 128 * 768 * 3072);
+
+  Problem negative = problem;
+  negative.k = -1;
+  EXPECT_FALSE(negative.Validate().ok());
+  Problem no_threads = problem;
+  no_threads.threads = 0;
+  EXPECT_FALSE(no_threads.Validate().ok());
+}
+
+TEST(ResultTest, CarriesValueOrError) {
+  Result<int> good = 7;
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ(*good, 7);
+  Result<int> bad = MakeError(ErrorCode::kNotFound, "no such thing");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().ToString(), "not found: no such thing");
+  Status status = OkStatus();
+  EXPECT_TRUE(status.ok());
+}
+
+}  // namespace
+}  // namespace mmtune

@@ -1,0 +1,49 @@
+// Measured machine ceilings: arithmetic throughput per core and for all cores (f32/f64 FMA, bf16
+// and int8 dot products where the CPU has them) at the kernel ISA level, and memory read
+// bandwidth. Reports quote "% of measured peak" against these numbers, so each one is a median
+// over several samples after a warm-up, with every thread pinned to its own core.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "machine/machine.h"
+#include "mmtune/result.h"
+
+namespace mmtune {
+
+struct PeakOptions {
+  double sample_seconds = 0.02;  // length of one timed sample
+  int warmup_samples = 2;        // untimed samples first: clocks ramp up, pages get mapped
+  int samples = 7;               // the median of these is reported
+  std::size_t bandwidth_bytes = 0;  // read buffer size; 0 = 8x the last-level cache, >= 256 MiB
+};
+
+struct Throughput {
+  double one_core = 0.0;   // G operations (or GB) per second on one pinned thread
+  double all_cores = 0.0;  // the same with one pinned thread on every core
+};
+
+struct PeakReport {
+  IsaLevel isa = IsaLevel::kGeneric;
+  int cores = 1;
+  std::optional<Throughput> f32_fma;   // GFLOP/s
+  std::optional<Throughput> f64_fma;   // GFLOP/s
+  std::optional<Throughput> bf16_dot;  // GOP/s; absent where the CPU has no bf16 dot product
+  std::optional<Throughput> int8_dot;  // GOP/s; absent where the CPU has no int8 dot product
+  Throughput memory_read_gbs;          // GB/s (1e9 bytes)
+};
+
+// Called before each measurement with a short description, e.g. "f32 FMA, 2 cores".
+using PeakProgress = std::function<void(std::string_view)>;
+
+Result<PeakReport> MeasurePeaks(const Machine& machine, const PeakOptions& options,
+                                const PeakProgress& progress = {});
+
+void to_json(nlohmann::json& json, const PeakReport& report);
+
+}  // namespace mmtune
