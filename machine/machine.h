@@ -8,7 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "kernels/cpu_features.h"
+#include "machine/cpu_features.h"
 #include "machine/topology.h"
 #include "mmtune/result.h"
 

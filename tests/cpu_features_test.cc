@@ -1,4 +1,4 @@
-#include "kernels/cpu_features.h"
+#include "machine/cpu_features.h"
 
 #include <gtest/gtest.h>
 

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/log.h"
-#include "tuner/cpu_binding.h"
+#include "machine/cpu_binding.h"
 #include "tuner/peak_kernels.h"
 
 namespace mmtune {

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cpu_features.h"
+#include "machine/cpu_features.h"
 
 namespace mmtune {
 

@@ -1,4 +1,4 @@
-#include "tuner/cpu_binding.h"
+#include "machine/cpu_binding.h"
 
 #include <string>
 
