@@ -1,0 +1,138 @@
+#include "kernels/default_config.h"
+
+#include <algorithm>
+
+#include "kernels/microkernel.h"
+
+namespace mmtune {
+
+CacheBudget CacheBudgetOf(const Topology& topology) {
+  CacheBudget budget;
+  auto per_core = [](const CacheLevel& cache) {
+    return cache.size_bytes / static_cast<std::uint64_t>(std::max(1, cache.CoresPerInstance()));
+  };
+  if (const CacheLevel* l1 = topology.DataCache(1); l1 != nullptr && l1->size_bytes > 0) {
+    budget.l1d = l1->size_bytes;
+    if (l1->associativity > 0) budget.l1_ways = l1->associativity;
+  }
+  if (const CacheLevel* l2 = topology.DataCache(2); l2 != nullptr && l2->size_bytes > 0) {
+    budget.l2 = per_core(*l2);
+    if (l2->associativity > 0) budget.l2_ways = l2->associativity;
+  }
+  const CacheLevel* l3 = topology.DataCache(3);
+  if (l3 != nullptr && l3->size_bytes > 0) {
+    budget.l3_per_core = per_core(*l3);
+  } else {
+    budget.l3_per_core = std::max<std::uint64_t>(budget.l2, budget.l3_per_core);
+  }
+  return budget;
+}
+
+namespace {
+
+struct Tile {
+  int mr = 0;
+  int nr = 0;
+};
+
+// The register tile with the most FMAs per loaded element (mr * nv / (mr + nv)), ties to the
+// larger tile: it keeps the FMA pipes busiest per load-port cycle.
+template <typename T>
+Tile BestTile(IsaLevel isa) {
+  const int lanes = VectorLanes(isa, sizeof(T));
+  Tile best;
+  double best_intensity = -1.0;
+  for (const auto& entry : MicroKernels<T>(isa)) {
+    const double nv = static_cast<double>(entry.nr / lanes);
+    const double intensity = entry.mr * nv / (entry.mr + nv);
+    const bool larger = entry.mr * entry.nr > best.mr * best.nr;
+    if (intensity > best_intensity + 1e-9 || (intensity > best_intensity - 1e-9 && larger)) {
+      best = {entry.mr, entry.nr};
+      best_intensity = intensity;
+    }
+  }
+  return best;
+}
+
+// The largest registered tile whose rows do not exceed `rows` (small-M direct problems).
+template <typename T>
+Tile TileForRows(IsaLevel isa, std::int64_t rows, Tile best) {
+  if (rows >= best.mr) return best;
+  Tile chosen{0, 0};
+  for (const auto& entry : MicroKernels<T>(isa)) {
+    if (entry.nr != best.nr || entry.mr > rows || entry.k_unroll != 1) continue;
+    if (entry.mr > chosen.mr) chosen = {entry.mr, entry.nr};
+  }
+  return chosen.mr > 0 ? chosen : best;
+}
+
+template <typename T>
+KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
+  const IsaLevel isa = machine.kernel_isa;
+  const int lanes = VectorLanes(isa, sizeof(T));
+  const std::int64_t elem = sizeof(T);
+  const CacheBudget cache = CacheBudgetOf(machine.topology);
+  KernelConfig c;
+  c.isa = isa;
+  c.threads = problem.threads;
+  c.parallel_loop = ParallelLoop::kJc;
+
+  if (problem.m == 1 || problem.n == 1) {
+    // Four rows or vectors in flight hide load latency; two vectors per step keep loads wide.
+    c.family = KernelFamily::kGemv;
+    c.mr = 4;
+    c.nr = 2 * lanes;
+    return c;
+  }
+
+  const Tile best = BestTile<T>(isa);
+  c.k_unroll = 4;
+  c.prefetch_c = true;
+  const std::int64_t footprint = (problem.m * problem.k + problem.k * problem.n +
+                                  problem.m * problem.n) * elem;
+  if (footprint <= static_cast<std::int64_t>(cache.l2) / 2) {
+    // Everything fits in half of L2: no blocking needed, and packing would only add copies.
+    const Tile tile = TileForRows<T>(isa, problem.m, best);
+    c.family = KernelFamily::kDirect;
+    c.mr = tile.mr;
+    c.nr = tile.nr;
+    c.parallel_loop = problem.m >= problem.n ? ParallelLoop::kIc : ParallelLoop::kJc;
+    return c;
+  }
+
+  c.family = KernelFamily::kPacked;
+  c.mr = best.mr;
+  c.nr = best.nr;
+  // kc: the B micro-panel (kc x nr) takes about half of L1, leaving the rest for the A
+  // micro-panel (mr x kc) and C lines; rounded down to a multiple of 8 for aligned panels.
+  std::int64_t kc = static_cast<std::int64_t>(cache.l1d) / 2 / (c.nr * elem);
+  kc = std::clamp<std::int64_t>(kc / 8 * 8, 8, 1 << 14);
+  // mc: the packed A block (mc x kc) takes about half of the core's L2, the other half holding
+  // the B micro-panels streaming through.
+  std::int64_t mc = static_cast<std::int64_t>(cache.l2) / 2 / (kc * elem);
+  mc = std::max<std::int64_t>(c.mr, mc / c.mr * c.mr);
+  // nc: the packed B block (kc x nc) takes about half of this core's share of L3.
+  std::int64_t nc = static_cast<std::int64_t>(cache.l3_per_core) / 2 / (kc * elem);
+  nc = std::max<std::int64_t>(c.nr, nc / c.nr * c.nr);
+  // No block larger than the problem (rounded to whole tiles).
+  kc = std::min<std::int64_t>(kc, std::max<std::int64_t>(1, problem.k));
+  mc = std::min<std::int64_t>(mc, (problem.m + c.mr - 1) / c.mr * c.mr);
+  nc = std::min<std::int64_t>(nc, (problem.n + c.nr - 1) / c.nr * c.nr);
+  c.kc = static_cast<int>(kc);
+  c.mc = static_cast<int>(std::min<std::int64_t>(mc, 1 << 16) / c.mr * c.mr);
+  c.nc = static_cast<int>(std::min<std::int64_t>(nc, 1 << 16) / c.nr * c.nr);
+  // Threads share the B block (split ic) when there are enough row panels for everyone.
+  if (problem.threads > 1 && problem.m >= static_cast<std::int64_t>(problem.threads) * c.mr * 4) {
+    c.parallel_loop = ParallelLoop::kIc;
+  }
+  return c;
+}
+
+}  // namespace
+
+KernelConfig DefaultConfig(const Problem& problem, const Machine& machine) {
+  return problem.dtype == DType::kF32 ? DefaultFor<float>(problem, machine)
+                                      : DefaultFor<double>(problem, machine);
+}
+
+}  // namespace mmtune

@@ -1,0 +1,26 @@
+// The analytical default: a kernel configuration derived from the cache hierarchy and the ISA
+// without measuring anything, in the spirit of BLIS's "analytical modeling is enough". It is what
+// the runtime uses for untuned shapes and where the search starts. docs/analytical-model.md
+// explains the model.
+#pragma once
+
+#include "kernels/kernel_config.h"
+#include "machine/machine.h"
+#include "mmtune/types.h"
+
+namespace mmtune {
+
+// Always valid for `problem` on `machine` (KernelConfig::Validate passes), for any shape.
+KernelConfig DefaultConfig(const Problem& problem, const Machine& machine);
+
+// Cache sizes the model uses, with fallbacks for machines where hwloc reports none.
+struct CacheBudget {
+  std::uint64_t l1d = 32 * 1024;
+  std::uint64_t l2 = 512 * 1024;         // per core
+  std::uint64_t l3_per_core = 2 << 20;   // the core's share of the last-level cache
+  int l1_ways = 8;
+  int l2_ways = 8;
+};
+CacheBudget CacheBudgetOf(const Topology& topology);
+
+}  // namespace mmtune

@@ -1,0 +1,49 @@
+// Shared by the GEMM drivers: the problem in row-major terms and the per-family entry points.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kernel_config.h"
+#include "kernels/microkernel.h"
+#include "kernels/packing.h"
+#include "kernels/thread_pool.h"
+
+namespace mmtune::detail {
+
+// C (m x n, row-major, leading dimension ldc) = alpha * op(A) * op(B) + beta * C. A
+// column-major problem becomes its transpose: C^T = op(B)^T * op(A)^T, which in row-major terms
+// swaps A with B and M with N and keeps each operand's transpose flag.
+template <typename T>
+struct RowMajorGemm {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  T alpha = 1;
+  T beta = 0;
+  MatrixView<T> a;
+  MatrixView<T> b;
+  T* c = nullptr;
+  std::int64_t ldc = 0;
+};
+
+inline std::int64_t CeilDiv(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
+inline std::int64_t RoundUp(std::int64_t x, std::int64_t y) { return CeilDiv(x, y) * y; }
+
+// The share [begin, end) of `units` work units that member `index` of `members` gets.
+inline void Partition(std::int64_t units, int members, int index, std::int64_t* begin,
+                      std::int64_t* end) {
+  *begin = units * index / members;
+  *end = units * (index + 1) / members;
+}
+
+template <typename T>
+void RunPacked(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
+               const RowMajorGemm<T>& g, ThreadPool& pool);
+template <typename T>
+void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
+               const RowMajorGemm<T>& g, ThreadPool& pool);
+template <typename T>
+void RunGemv(const KernelConfig& config, const GemvKernelEntry<T>& kernel,
+             const RowMajorGemm<T>& g, ThreadPool& pool);
+
+}  // namespace mmtune::detail

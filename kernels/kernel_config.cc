@@ -1,0 +1,224 @@
+#include "kernels/kernel_config.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/microkernel.h"
+
+namespace mmtune {
+
+const char* ToString(KernelFamily family) {
+  switch (family) {
+    case KernelFamily::kPacked: return "packed";
+    case KernelFamily::kDirect: return "direct";
+    case KernelFamily::kGemv: return "gemv";
+  }
+  return "?";
+}
+
+const char* ToString(ParallelLoop loop) {
+  switch (loop) {
+    case ParallelLoop::kJc: return "jc";
+    case ParallelLoop::kIc: return "ic";
+    case ParallelLoop::kJr: return "jr";
+  }
+  return "?";
+}
+
+Result<KernelFamily> ParseKernelFamily(std::string_view text) {
+  for (KernelFamily f : {KernelFamily::kPacked, KernelFamily::kDirect, KernelFamily::kGemv}) {
+    if (text == ToString(f)) return f;
+  }
+  return MakeError(ErrorCode::kInvalidArgument, "unknown kernel family '" + std::string(text) +
+                                                    "' (expected packed, direct or gemv)");
+}
+
+Result<ParallelLoop> ParseParallelLoop(std::string_view text) {
+  for (ParallelLoop l : {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}) {
+    if (text == ToString(l)) return l;
+  }
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "unknown parallel loop '" + std::string(text) + "' (expected jc, ic or jr)");
+}
+
+namespace {
+
+// Bounds that no sensible config exceeds; they keep hostile or corrupt configs from asking for
+// absurd buffers.
+constexpr int kMaxBlock = 1 << 16;
+constexpr int kMaxPrefetch = 64;
+constexpr int kMaxThreads = 1024;
+
+Status Invalid(const std::string& message) {
+  return MakeError(ErrorCode::kInvalidArgument, message);
+}
+
+bool KernelExists(DType dtype, IsaLevel isa, int mr, int nr, int k_unroll) {
+  return dtype == DType::kF32 ? FindMicroKernel<float>(isa, mr, nr, k_unroll) != nullptr
+                              : FindMicroKernel<double>(isa, mr, nr, k_unroll) != nullptr;
+}
+
+bool GemvExists(DType dtype, IsaLevel isa, int mr, int nr) {
+  return dtype == DType::kF32 ? FindGemvKernel<float>(isa, mr, nr) != nullptr
+                              : FindGemvKernel<double>(isa, mr, nr) != nullptr;
+}
+
+}  // namespace
+
+Status KernelConfig::Validate(const Problem& problem, const Machine& machine) const {
+  if (isa > machine.kernel_isa) {
+    return Invalid(std::string("isa ") + mmtune::ToString(isa) + " exceeds this machine's kernel "
+                   "level " + mmtune::ToString(machine.kernel_isa));
+  }
+  const int max_threads = std::max({1, machine.topology.cores, machine.topology.pus});
+  if (threads > max_threads) {
+    return Invalid("threads = " + std::to_string(threads) + " exceeds this machine's " +
+                   std::to_string(max_threads) + " cores");
+  }
+  return ValidateStructure(problem);
+}
+
+Status KernelConfig::ValidateStructure(const Problem& problem) const {
+  if (auto status = problem.Validate(); !status) return status;
+  if (threads < 1 || threads > kMaxThreads) {
+    return Invalid("threads = " + std::to_string(threads) + " outside [1, " +
+                   std::to_string(kMaxThreads) + "]");
+  }
+  if (prefetch_a < 0 || prefetch_a > kMaxPrefetch || prefetch_b < 0 ||
+      prefetch_b > kMaxPrefetch) {
+    return Invalid("prefetch distances must be in [0, " + std::to_string(kMaxPrefetch) + "]");
+  }
+  const std::string tile = std::to_string(mr) + "x" + std::to_string(nr);
+  switch (family) {
+    case KernelFamily::kGemv:
+      if (problem.m != 1 && problem.n != 1) {
+        return Invalid("the gemv family needs M = 1 or N = 1, not " + problem.ToString());
+      }
+      if (!GemvExists(problem.dtype, isa, mr, nr)) {
+        return Invalid("no " + std::string(mmtune::ToString(isa)) + " " +
+                       mmtune::ToString(problem.dtype) + " gemv kernel " + tile);
+      }
+      if (k_unroll != 1 || mc != 0 || kc != 0 || nc != 0) {
+        return Invalid("the gemv family takes no k_unroll, mc, kc or nc");
+      }
+      return OkStatus();
+    case KernelFamily::kDirect:
+    case KernelFamily::kPacked:
+      break;
+  }
+  if (!KernelExists(problem.dtype, isa, mr, nr, k_unroll)) {
+    return Invalid("no " + std::string(mmtune::ToString(isa)) + " " +
+                   mmtune::ToString(problem.dtype) + " micro-kernel " + tile + " with k_unroll " +
+                   std::to_string(k_unroll));
+  }
+  if (family == KernelFamily::kDirect) {
+    if (mc != 0 || kc != 0 || nc != 0) return Invalid("the direct family takes no mc, kc or nc");
+    if (parallel_loop == ParallelLoop::kJr) {
+      return Invalid("the direct family parallelizes jc or ic, not jr");
+    }
+    return OkStatus();
+  }
+  if (kc < 1 || kc > kMaxBlock) return Invalid("kc = " + std::to_string(kc) + " out of range");
+  if (mc < mr || mc > kMaxBlock || mc % mr != 0) {
+    return Invalid("mc = " + std::to_string(mc) + " must be a positive multiple of mr = " +
+                   std::to_string(mr));
+  }
+  if (nc < nr || nc > kMaxBlock || nc % nr != 0) {
+    return Invalid("nc = " + std::to_string(nc) + " must be a positive multiple of nr = " +
+                   std::to_string(nr));
+  }
+  return OkStatus();
+}
+
+std::string KernelConfig::ToString() const {
+  std::string text = std::string(mmtune::ToString(family)) + " " + mmtune::ToString(isa) + " " +
+                     std::to_string(mr) + "x" + std::to_string(nr);
+  if (family != KernelFamily::kGemv) text += " ku" + std::to_string(k_unroll);
+  if (family == KernelFamily::kPacked) {
+    text += " mc" + std::to_string(mc) + " kc" + std::to_string(kc) + " nc" + std::to_string(nc);
+  }
+  text += " pf" + std::to_string(prefetch_a) + "/" + std::to_string(prefetch_b) +
+          (prefetch_c ? "/c" : "") + " " + mmtune::ToString(parallel_loop) + " t" +
+          std::to_string(threads);
+  return text;
+}
+
+void to_json(nlohmann::json& json, const KernelConfig& c) {
+  json = {{"family", ToString(c.family)},
+          {"isa", ToString(c.isa)},
+          {"mr", c.mr},
+          {"nr", c.nr},
+          {"k_unroll", c.k_unroll},
+          {"mc", c.mc},
+          {"kc", c.kc},
+          {"nc", c.nc},
+          {"prefetch_a", c.prefetch_a},
+          {"prefetch_b", c.prefetch_b},
+          {"prefetch_c", c.prefetch_c},
+          {"parallel_loop", ToString(c.parallel_loop)},
+          {"threads", c.threads}};
+}
+
+Result<KernelConfig> KernelConfigFromJson(const nlohmann::json& json) {
+  if (!json.is_object()) {
+    return MakeError(ErrorCode::kCorrupt, "kernel config is not a JSON object");
+  }
+  KernelConfig c;
+  auto read_int = [&](const char* name, int& out) -> Status {
+    auto it = json.find(name);
+    if (it == json.end() || !it->is_number_integer()) {
+      return MakeError(ErrorCode::kCorrupt,
+                       std::string("kernel config field '") + name + "' missing or not an integer");
+    }
+    const auto value = it->get<std::int64_t>();
+    if (value < -(std::int64_t{1} << 30) || value > (std::int64_t{1} << 30)) {
+      return MakeError(ErrorCode::kCorrupt,
+                       std::string("kernel config field '") + name + "' out of range");
+    }
+    out = static_cast<int>(value);
+    return OkStatus();
+  };
+  auto read_text = [&](const char* name) -> Result<std::string> {
+    auto it = json.find(name);
+    if (it == json.end() || !it->is_string()) {
+      return MakeError(ErrorCode::kCorrupt,
+                       std::string("kernel config field '") + name + "' missing or not a string");
+    }
+    return it->get<std::string>();
+  };
+  for (auto [name, field] : {std::pair<const char*, int*>{"mr", &c.mr},
+                             {"nr", &c.nr},
+                             {"k_unroll", &c.k_unroll},
+                             {"mc", &c.mc},
+                             {"kc", &c.kc},
+                             {"nc", &c.nc},
+                             {"prefetch_a", &c.prefetch_a},
+                             {"prefetch_b", &c.prefetch_b},
+                             {"threads", &c.threads}}) {
+    if (auto status = read_int(name, *field); !status) return status.error();
+  }
+  auto prefetch_c = json.find("prefetch_c");
+  if (prefetch_c == json.end() || !prefetch_c->is_boolean()) {
+    return MakeError(ErrorCode::kCorrupt, "kernel config field 'prefetch_c' missing or not a bool");
+  }
+  c.prefetch_c = prefetch_c->get<bool>();
+  auto family = read_text("family");
+  if (!family) return family.error();
+  auto parsed_family = ParseKernelFamily(*family);
+  if (!parsed_family) return parsed_family.error();
+  c.family = *parsed_family;
+  auto isa = read_text("isa");
+  if (!isa) return isa.error();
+  auto parsed_isa = ParseIsaLevel(*isa);
+  if (!parsed_isa) return parsed_isa.error();
+  c.isa = *parsed_isa;
+  auto loop = read_text("parallel_loop");
+  if (!loop) return loop.error();
+  auto parsed_loop = ParseParallelLoop(*loop);
+  if (!parsed_loop) return parsed_loop.error();
+  c.parallel_loop = *parsed_loop;
+  return c;
+}
+
+}  // namespace mmtune

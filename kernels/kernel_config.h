@@ -1,0 +1,73 @@
+// One point of the kernel space: which family, which generated micro-kernel, how the loops
+// around it are blocked for the caches, what is prefetched, and how many threads split which
+// loop. A plain, trivially copyable struct; `Validate` says whether it can run a problem on a
+// machine, and every config from outside (DB, JSON, user) is validated before use.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "machine/machine.h"
+#include "mmtune/result.h"
+#include "mmtune/types.h"
+
+namespace mmtune {
+
+enum class KernelFamily : std::uint8_t {
+  kPacked,  // 5-loop (jc, pc, ic, jr, ir) with A and B packed into micro-panels
+  kDirect,  // register tiles read A and B in place: no packing cost, for small matrices
+  kGemv,    // M = 1 or N = 1: memory-bound matrix-vector product
+};
+
+// The loop whose iterations are split among threads.
+enum class ParallelLoop : std::uint8_t {
+  kJc,  // columns of C: threads share nothing (each packs its own A and B)
+  kIc,  // rows of C: threads share the packed B block, each packs its A block
+  kJr,  // micro-panels of B inside one block: threads share packed A and B
+};
+
+const char* ToString(KernelFamily family);
+const char* ToString(ParallelLoop loop);
+Result<KernelFamily> ParseKernelFamily(std::string_view text);
+Result<ParallelLoop> ParseParallelLoop(std::string_view text);
+
+struct KernelConfig {
+  KernelFamily family = KernelFamily::kPacked;
+  IsaLevel isa = IsaLevel::kGeneric;
+  // Register tile (vector registers): mr rows x nr columns of C accumulate in registers; nr is a
+  // multiple of the vector lanes. GEMV: mr rows of the streamed matrix per step, nr elements per
+  // row step.
+  int mr = 0;
+  int nr = 0;
+  int k_unroll = 1;  // micro-kernel k-loop unroll (instruction cache vs loop overhead)
+  // Cache blocks (packed family only; 0 elsewhere):
+  int kc = 0;  // L1: a kc x nr micro-panel of B (and mr x kc of A) stays in L1 across ir
+  int mc = 0;  // L2: the packed mc x kc block of A stays in L2 across jr (multiple of mr)
+  int nc = 0;  // L3: the packed kc x nc block of B stays in this core's L3 share (multiple of nr)
+  int prefetch_a = 0;  // software prefetch distance in k iterations for A panels, 0 = off
+  int prefetch_b = 0;  // same for B panels
+  bool prefetch_c = false;  // prefetch the C tile before each micro-kernel
+  ParallelLoop parallel_loop = ParallelLoop::kJc;
+  int threads = 1;
+
+  // Whether this config can compute `problem` on `machine`: the kernel exists for the dtype and
+  // does not exceed the machine's kernel ISA level, blocks are positive multiples of the tile
+  // and of sane size, the family fits the shape, threads <= cores. The error names the field.
+  Status Validate(const Problem& problem, const Machine& machine) const;
+  // The machine-independent part of `Validate` (everything but the ISA level and thread count
+  // against the machine); the GEMM entry point runs it on every call.
+  Status ValidateStructure(const Problem& problem) const;
+  std::string ToString() const;  // e.g. "packed avx2 6x16 ku4 mc120 kc256 nc4080 pf0/0/c jc t1"
+
+  friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
+};
+static_assert(std::is_trivially_copyable_v<KernelConfig>);
+
+void to_json(nlohmann::json& json, const KernelConfig& config);
+// Never throws: missing fields, wrong types and unknown names become an error.
+Result<KernelConfig> KernelConfigFromJson(const nlohmann::json& json);
+
+}  // namespace mmtune

@@ -1,0 +1,91 @@
+// The interfaces of the generated kernels and the registry that lists them. Kernels are pure
+// functions: they read their operands, write only the C elements of their tile (or output
+// vector), and keep no state.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "machine/cpu_features.h"
+
+namespace mmtune {
+
+// How a GEMM micro-kernel reads op(A). op(B) is read row by row: packed (row stride NR) in
+// `kPacked` mode, in place with stride `ldb` otherwise.
+enum class AMode : std::uint8_t {
+  kPacked,  // A packed in MR-row panels: element (i, p) at a[p * MR + i]; B packed likewise
+  kRows,    // A in place, row-major rows: element (i, p) at a[i * lda + p]
+  kCols,    // A in place, transposed: element (i, p) at a[p * lda + i]
+};
+
+template <typename T>
+struct MicroKernelArgs {
+  std::int64_t k = 0;
+  const T* a = nullptr;
+  std::int64_t lda = 0;  // in-place modes only
+  const T* b = nullptr;
+  std::int64_t ldb = 0;  // in-place modes only; packed B has row stride NR
+  T* c = nullptr;        // row-major tile of C, unit column stride
+  std::int64_t ldc = 0;
+  int m = 0;  // rows of the tile to write (<= MR); in-place modes read all MR rows
+  int n = 0;  // columns to write (<= NR); in-place modes read all NR columns
+  T alpha = 1;
+  T beta = 0;  // 0: C is only written, never read
+  int prefetch_a = 0;  // software prefetch distance in k iterations, 0 = none
+  int prefetch_b = 0;
+  bool prefetch_c = false;  // prefetch the C tile before the k loop
+};
+
+template <typename T>
+using MicroKernelFn = void (*)(const MicroKernelArgs<T>&);
+
+// One register tile: MR x NR accumulators, k loop unrolled `k_unroll` times, in the three A modes.
+template <typename T>
+struct MicroKernelEntry {
+  IsaLevel isa;
+  int mr;
+  int nr;
+  int k_unroll;
+  MicroKernelFn<T> packed;
+  MicroKernelFn<T> rows;
+  MicroKernelFn<T> cols;
+};
+
+// y[r * incy] = alpha * dot(A row r, x) + beta * y[r * incy] for r < rows; A rows contiguous
+// with stride lda, x contiguous with k elements.
+template <typename T>
+using GemvDotFn = void (*)(std::int64_t rows, std::int64_t k, const T* a, std::int64_t lda,
+                           const T* x, T* y, std::int64_t incy, T alpha, T beta);
+
+// acc[j] += sum_p x[p * incx] * b[p * ldb + j] for j < n, p < k; acc contiguous (the caller
+// scales and writes C at the end, so long K can be split into passes).
+template <typename T>
+using GemvAxpyFn = void (*)(std::int64_t k, std::int64_t n, const T* x, std::int64_t incx,
+                            const T* b, std::int64_t ldb, T* acc);
+
+// GEMV kernels stream a matrix `mr` rows at a time, `nr` elements per row step.
+template <typename T>
+struct GemvKernelEntry {
+  IsaLevel isa;
+  int mr;
+  int nr;
+  GemvDotFn<T> dot;
+  GemvAxpyFn<T> axpy;
+};
+
+// Every kernel compiled for `isa` (empty if this build has none). The tables are sorted by
+// (mr, nr, k_unroll).
+template <typename T>
+std::span<const MicroKernelEntry<T>> MicroKernels(IsaLevel isa);
+template <typename T>
+std::span<const GemvKernelEntry<T>> GemvKernels(IsaLevel isa);
+
+template <typename T>
+const MicroKernelEntry<T>* FindMicroKernel(IsaLevel isa, int mr, int nr, int k_unroll);
+template <typename T>
+const GemvKernelEntry<T>* FindGemvKernel(IsaLevel isa, int mr, int nr);
+
+// Vector lanes of `T` at `isa` (NR and GEMV nr are multiples of it).
+int VectorLanes(IsaLevel isa, std::size_t element_size);
+
+}  // namespace mmtune

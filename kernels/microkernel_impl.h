@@ -1,0 +1,210 @@
+// The ONE micro-kernel template of the f32/f64 family and the GEMV templates, parameterized by a
+// vector-traits type (simd/vec_*.h). Included only by the per-ISA translation units
+// (ukernels_<isa>_<dtype>.cc), which instantiate it over their registry tables.
+//
+// No standard-library function templates here: an out-of-line copy of, say, std::min compiled
+// with -mavx512f could be picked by the linker for every translation unit and fault on CPUs
+// without AVX-512. Everything below is instantiated with ISA-specific types only.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/microkernel.h"
+#include "kernels/simd/unroll.h"
+
+namespace mmtune::ukernel {
+
+using simd::Unroll;
+
+// C tile (MR x NR, NR = NV vectors) = alpha * op(A) * op(B) + beta * C. Accumulates the whole
+// k loop in registers, then writes the m x n corner of the tile; partial vectors use masked
+// loads/stores so nothing outside the tile is read or written.
+template <class Vec, int MR, int NV, int KU, AMode kMode>
+void MicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
+  using T = typename Vec::Element;
+  using V = typename Vec::V;
+  constexpr int L = Vec::kLanes;
+  constexpr int NR = NV * L;
+  static_assert(MR * NV + NV + 1 <= Vec::kRegisters, "register tile does not fit");
+
+  V acc[MR][NV];
+  Unroll<MR>([&](auto i) { Unroll<NV>([&](auto v) { acc[i][v] = Vec::Zero(); }); });
+
+  if (args.prefetch_c) {
+    for (int i = 0; i < args.m; ++i) {
+      __builtin_prefetch(args.c + i * args.ldc, 1, 3);
+      __builtin_prefetch(args.c + i * args.ldc + args.n - 1, 1, 3);
+    }
+  }
+
+  const std::int64_t lda = args.lda;
+  // Elements between consecutive k of A and of B.
+  const std::int64_t a_step = kMode == AMode::kPacked ? MR : kMode == AMode::kRows ? 1 : lda;
+  const std::int64_t b_step = kMode == AMode::kPacked ? NR : args.ldb;
+  // A distance of 0 prefetches the line being loaded anyway: no branch in the loop.
+  const std::int64_t a_ahead = args.prefetch_a * a_step;
+  const std::int64_t b_ahead = args.prefetch_b * b_step;
+
+  auto a_elem = [&](const T* ap, int i) -> T {
+    if constexpr (kMode == AMode::kRows) {
+      return ap[i * lda];
+    } else {
+      return ap[i];
+    }
+  };
+  auto step = [&](const T* ap, const T* bp) __attribute__((always_inline)) {
+    V bv[NV];
+    Unroll<NV>([&](auto v) { bv[v] = Vec::Load(bp + v * L); });
+    Unroll<MR>([&](auto i) {
+      const V av = Vec::Set1(a_elem(ap, i));
+      Unroll<NV>([&](auto v) { acc[i][v] = Vec::Fma(av, bv[v], acc[i][v]); });
+    });
+  };
+
+  const T* a = args.a;
+  const T* b = args.b;
+  std::int64_t p = 0;
+  for (; p + KU <= args.k; p += KU) {
+    __builtin_prefetch(a + a_ahead, 0, 3);
+    __builtin_prefetch(b + b_ahead, 0, 3);
+    Unroll<KU>([&](auto u) { step(a + u * a_step, b + u * b_step); });
+    a += KU * a_step;
+    b += KU * b_step;
+  }
+  for (; p < args.k; ++p) {
+    step(a, b);
+    a += a_step;
+    b += b_step;
+  }
+
+  const V alpha = Vec::Set1(args.alpha);
+  const V beta = Vec::Set1(args.beta);
+  const bool read_c = args.beta != T(0);
+  Unroll<MR>([&](auto i) {
+    if (i >= args.m) return;
+    T* row = args.c + i * args.ldc;
+    Unroll<NV>([&](auto v) {
+      const int left = args.n - static_cast<int>(v) * L;
+      const int lanes = left < L ? left : L;
+      if (lanes <= 0) return;
+      T* out = row + v * L;
+      V result = Vec::Mul(acc[i][v], alpha);
+      if (lanes == L) {
+        if (read_c) result = Vec::Fma(Vec::Load(out), beta, result);
+        Vec::Store(out, result);
+      } else {
+        if (read_c) result = Vec::Fma(Vec::LoadPartial(out, lanes), beta, result);
+        Vec::StorePartial(out, result, lanes);
+      }
+    });
+  });
+}
+
+// GEMV, dot form: R rows of A at a time, each with KV vector accumulators along k.
+template <class Vec, int R, int KV>
+void GemvDotBlock(std::int64_t k, const typename Vec::Element* a, std::int64_t lda,
+                  const typename Vec::Element* x, typename Vec::Element* sums) {
+  using V = typename Vec::V;
+  constexpr int L = Vec::kLanes;
+  V acc[R][KV];
+  Unroll<R>([&](auto r) { Unroll<KV>([&](auto u) { acc[r][u] = Vec::Zero(); }); });
+  std::int64_t p = 0;
+  for (; p + KV * L <= k; p += KV * L) {
+    Unroll<KV>([&](auto u) {
+      const V xv = Vec::Load(x + p + u * L);
+      Unroll<R>([&](auto r) {
+        acc[r][u] = Vec::Fma(Vec::Load(a + r * lda + p + u * L), xv, acc[r][u]);
+      });
+    });
+  }
+  for (; p < k; p += L) {
+    const int lanes = k - p < L ? static_cast<int>(k - p) : L;
+    const V xv = lanes == L ? Vec::Load(x + p) : Vec::LoadPartial(x + p, lanes);
+    Unroll<R>([&](auto r) {
+      const V av = lanes == L ? Vec::Load(a + r * lda + p) : Vec::LoadPartial(a + r * lda + p, lanes);
+      acc[r][0] = Vec::Fma(av, xv, acc[r][0]);
+    });
+  }
+  Unroll<R>([&](auto r) {
+    V total = acc[r][0];
+    Unroll<KV - 1>([&](auto u) { total = total + acc[r][u + 1]; });
+    sums[r] = Vec::ReduceAdd(total);
+  });
+}
+
+template <class Vec, int R, int KV>
+void GemvDot(std::int64_t rows, std::int64_t k, const typename Vec::Element* a, std::int64_t lda,
+             const typename Vec::Element* x, typename Vec::Element* y, std::int64_t incy,
+             typename Vec::Element alpha, typename Vec::Element beta) {
+  using T = typename Vec::Element;
+  T sums[R];
+  auto finish = [&](std::int64_t row, T sum) {
+    T& out = y[row * incy];
+    out = beta == T(0) ? alpha * sum : alpha * sum + beta * out;
+  };
+  std::int64_t r = 0;
+  for (; r + R <= rows; r += R) {
+    GemvDotBlock<Vec, R, KV>(k, a + r * lda, lda, x, sums);
+    for (int i = 0; i < R; ++i) finish(r + i, sums[i]);
+  }
+  for (; r < rows; ++r) {
+    GemvDotBlock<Vec, 1, KV>(k, a + r * lda, lda, x, sums);
+    finish(r, sums[0]);
+  }
+}
+
+// GEMV, axpy form: streams `KR` rows of B per pass over the accumulator vector, NV vectors of it
+// per step, so B is read sequentially and acc stays in L1/L2.
+template <class Vec, int KR, int NV>
+void GemvAxpy(std::int64_t k, std::int64_t n, const typename Vec::Element* x, std::int64_t incx,
+              const typename Vec::Element* b, std::int64_t ldb, typename Vec::Element* acc) {
+  using T = typename Vec::Element;
+  using V = typename Vec::V;
+  constexpr int L = Vec::kLanes;
+  auto pass = [&]<int kRows>(std::int64_t p) __attribute__((always_inline)) {
+    V xv[kRows];
+    const T* rows[kRows];
+    Unroll<kRows>([&](auto u) {
+      xv[u] = Vec::Set1(x[(p + u) * incx]);
+      rows[u] = b + (p + u) * ldb;
+    });
+    std::int64_t j = 0;
+    for (; j + NV * L <= n; j += NV * L) {
+      Unroll<NV>([&](auto v) {
+        V sum = Vec::Load(acc + j + v * L);
+        Unroll<kRows>([&](auto u) { sum = Vec::Fma(xv[u], Vec::Load(rows[u] + j + v * L), sum); });
+        Vec::Store(acc + j + v * L, sum);
+      });
+    }
+    for (; j < n; j += L) {
+      const int lanes = n - j < L ? static_cast<int>(n - j) : L;
+      V sum = Vec::LoadPartial(acc + j, lanes);
+      Unroll<kRows>([&](auto u) {
+        sum = Vec::Fma(xv[u], Vec::LoadPartial(rows[u] + j, lanes), sum);
+      });
+      Vec::StorePartial(acc + j, sum, lanes);
+    }
+  };
+  std::int64_t p = 0;
+  for (; p + KR <= k; p += KR) pass.template operator()<KR>(p);
+  for (; p < k; ++p) pass.template operator()<1>(p);
+}
+
+// Registry rows: one MicroKernelEntry per (MR, NV, KU), one GemvKernelEntry per (R, V).
+template <class Vec, int MR, int NV, int KU>
+constexpr MicroKernelEntry<typename Vec::Element> Entry() {
+  return {Vec::kIsa,
+          MR,
+          NV * Vec::kLanes,
+          KU,
+          &MicroKernel<Vec, MR, NV, KU, AMode::kPacked>,
+          &MicroKernel<Vec, MR, NV, KU, AMode::kRows>,
+          &MicroKernel<Vec, MR, NV, KU, AMode::kCols>};
+}
+
+template <class Vec, int R, int NV>
+constexpr GemvKernelEntry<typename Vec::Element> GemvEntry() {
+  return {Vec::kIsa, R, NV * Vec::kLanes, &GemvDot<Vec, R, NV>, &GemvAxpy<Vec, R, NV>};
+}
+
+}  // namespace mmtune::ukernel

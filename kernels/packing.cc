@@ -1,0 +1,66 @@
+#include "kernels/packing.h"
+
+namespace mmtune {
+
+template <typename T>
+void PackA(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::int64_t col0,
+           std::int64_t depth, int mr, T* packed) {
+  for (std::int64_t panel = 0; panel < rows; panel += mr) {
+    const int valid = static_cast<int>(rows - panel < mr ? rows - panel : mr);
+    if (a.trans == Trans::kYes) {
+      // op(A) rows are contiguous in storage columns: copy mr consecutive values per p.
+      for (std::int64_t p = 0; p < depth; ++p) {
+        const T* src = a.data + (col0 + p) * a.ld + row0 + panel;
+        T* dst = packed + p * mr;
+        for (int i = 0; i < valid; ++i) dst[i] = src[i];
+        for (int i = valid; i < mr; ++i) dst[i] = T(0);
+      }
+    } else {
+      // Row by row: each source row is read sequentially, written with stride mr.
+      for (int i = 0; i < valid; ++i) {
+        const T* src = a.data + (row0 + panel + i) * a.ld + col0;
+        for (std::int64_t p = 0; p < depth; ++p) packed[p * mr + i] = src[p];
+      }
+      for (int i = valid; i < mr; ++i) {
+        for (std::int64_t p = 0; p < depth; ++p) packed[p * mr + i] = T(0);
+      }
+    }
+    packed += depth * mr;
+  }
+}
+
+template <typename T>
+void PackB(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
+           std::int64_t cols, int nr, T* packed) {
+  for (std::int64_t panel = 0; panel < cols; panel += nr) {
+    const int valid = static_cast<int>(cols - panel < nr ? cols - panel : nr);
+    if (b.trans == Trans::kNo) {
+      for (std::int64_t p = 0; p < depth; ++p) {
+        const T* src = b.data + (row0 + p) * b.ld + col0 + panel;
+        T* dst = packed + p * nr;
+        for (int j = 0; j < valid; ++j) dst[j] = src[j];
+        for (int j = valid; j < nr; ++j) dst[j] = T(0);
+      }
+    } else {
+      for (int j = 0; j < valid; ++j) {
+        const T* src = b.data + (col0 + panel + j) * b.ld + row0;
+        for (std::int64_t p = 0; p < depth; ++p) packed[p * nr + j] = src[p];
+      }
+      for (int j = valid; j < nr; ++j) {
+        for (std::int64_t p = 0; p < depth; ++p) packed[p * nr + j] = T(0);
+      }
+    }
+    packed += depth * nr;
+  }
+}
+
+template void PackA<float>(const MatrixView<float>&, std::int64_t, std::int64_t, std::int64_t,
+                           std::int64_t, int, float*);
+template void PackA<double>(const MatrixView<double>&, std::int64_t, std::int64_t, std::int64_t,
+                            std::int64_t, int, double*);
+template void PackB<float>(const MatrixView<float>&, std::int64_t, std::int64_t, std::int64_t,
+                           std::int64_t, int, float*);
+template void PackB<double>(const MatrixView<double>&, std::int64_t, std::int64_t, std::int64_t,
+                            std::int64_t, int, double*);
+
+}  // namespace mmtune

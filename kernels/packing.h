@@ -1,0 +1,39 @@
+// Packing copies a block of op(A) or op(B) into the micro-panel order the micro-kernels stream:
+// A in panels of `mr` rows (element (i, p) of a panel at p * mr + i), B in panels of `nr`
+// columns (element (p, j) at p * nr + j). Rows or columns past the matrix edge are zero-filled,
+// so the micro-kernel always runs a full tile and only its store is masked. Written once,
+// ISA-independent.
+#pragma once
+
+#include <cstdint>
+
+#include "mmtune/types.h"
+
+namespace mmtune {
+
+// Matrix views in row-major terms: element (i, p) of op(X) is x[i * ld + p], or x[p * ld + i]
+// when `trans` is set.
+template <typename T>
+struct MatrixView {
+  const T* data = nullptr;
+  std::int64_t ld = 0;
+  Trans trans = Trans::kNo;
+
+  const T& At(std::int64_t row, std::int64_t col) const {
+    return trans == Trans::kNo ? data[row * ld + col] : data[col * ld + row];
+  }
+};
+
+// Packs rows [row0, row0 + rows) x columns [col0, col0 + depth) of op(A) into ceil(rows / mr)
+// panels of mr x depth, the last one zero-padded.
+template <typename T>
+void PackA(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::int64_t col0,
+           std::int64_t depth, int mr, T* packed);
+
+// Packs rows [row0, row0 + depth) x columns [col0, col0 + cols) of op(B) into ceil(cols / nr)
+// panels of depth x nr, the last one zero-padded.
+template <typename T>
+void PackB(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
+           std::int64_t cols, int nr, T* packed);
+
+}  // namespace mmtune

@@ -1,0 +1,98 @@
+#include "kernels/thread_pool.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "machine/cpu_binding.h"
+
+namespace mmtune {
+namespace {
+
+// Spins `kSpins` times before yielding: GEMM phases are microseconds apart, and a futex wake-up
+// costs more than that.
+constexpr int kSpins = 4000;
+
+inline void Relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+template <typename Predicate>
+void SpinUntil(Predicate done) {
+  for (int i = 0; !done(); ++i) {
+    if (i < kSpins) {
+      Relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
+}  // namespace
+
+void SpinBarrier::ArriveAndWait() {
+  if (members_ <= 1) return;
+  const std::uint32_t generation = generation_.load(std::memory_order_acquire);
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == members_) {
+    arrived_.store(0, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    return;
+  }
+  SpinUntil([&] { return generation_.load(std::memory_order_acquire) != generation; });
+}
+
+ThreadPool::ThreadPool(int threads) {
+  const int workers = std::max(0, threads - 1);
+  workers_.reserve(static_cast<std::size_t>(workers));
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i + 1); });
+}
+
+ThreadPool::~ThreadPool() {
+  stop_.store(true, std::memory_order_release);
+  state_.fetch_add(std::uint64_t{1} << 32, std::memory_order_acq_rel);
+  state_.notify_all();
+  for (std::thread& worker : workers_) worker.join();
+}
+
+void ThreadPool::WorkerLoop(int index) {
+  // Best effort: an unpinned worker is slower, not wrong.
+  static_cast<void>(BindCurrentThreadToCore(index));
+  std::uint64_t seen = 0;
+  for (;;) {
+    // Spin a little for back-to-back GEMM calls, then sleep.
+    for (int i = 0; i < kSpins && state_.load(std::memory_order_acquire) == seen; ++i) Relax();
+    state_.wait(seen, std::memory_order_acquire);
+    seen = state_.load(std::memory_order_acquire);
+    if (stop_.load(std::memory_order_acquire)) return;
+    const int team = static_cast<int>(seen & 0xFFFFFFFFu);
+    // A member of this Run: the caller waits for us before it can start another one, so
+    // `task_` stays valid until we decrement `pending_`.
+    if (index < team) {
+      (*task_)(index);
+      pending_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  }
+}
+
+void ThreadPool::Run(int team, const std::function<void(int)>& task) {
+  team = std::clamp(team, 1, size());
+  if (team == 1) {
+    task(0);
+    return;
+  }
+  task_ = &task;
+  pending_.store(team - 1, std::memory_order_relaxed);
+  const std::uint64_t generation = (state_.load(std::memory_order_relaxed) >> 32) + 1;
+  state_.store((generation << 32) | static_cast<std::uint32_t>(team), std::memory_order_release);
+  state_.notify_all();
+  task(0);
+  SpinUntil([&] { return pending_.load(std::memory_order_acquire) == 0; });
+}
+
+ThreadPool& DefaultThreadPool() {
+  static ThreadPool pool(std::max(1, AllowedCoreCount()));
+  return pool;
+}
+
+}  // namespace mmtune

@@ -1,0 +1,56 @@
+// A persistent fork-join pool for the GEMM drivers. Workers are created once and pinned to
+// distinct cores (hwloc), so each keeps its own L1/L2 and first-touched memory; the calling
+// thread always acts as member 0, so a team of one runs inline with no synchronization at all.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <thread>
+#include <vector>
+
+namespace mmtune {
+
+// A reusable barrier for the members of one team; spins briefly, then yields.
+class SpinBarrier {
+ public:
+  explicit SpinBarrier(int members) : members_(members) {}
+  void ArriveAndWait();
+
+ private:
+  const int members_;
+  std::atomic<int> arrived_{0};
+  std::atomic<std::uint32_t> generation_{0};
+};
+
+class ThreadPool {
+ public:
+  // `threads` members in all: the caller plus threads - 1 workers pinned to cores 1.. (the
+  // caller is not re-pinned; it is the application's thread).
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs task(0) .. task(team - 1) concurrently (team <= size()) and returns when all are done.
+  // Not reentrant: one Run at a time per pool (callers serialize; the drivers never nest).
+  void Run(int team, const std::function<void(int)>& task);
+
+ private:
+  void WorkerLoop(int index);
+
+  std::vector<std::thread> workers_;
+  const std::function<void(int)>* task_ = nullptr;
+  // Generation (high 32 bits) and team size (low 32 bits) in one word, so that a worker waking
+  // late can never pair one Run's generation with another Run's team.
+  std::atomic<std::uint64_t> state_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
+};
+
+// The process-wide pool, one member per core of this machine, created on first use.
+ThreadPool& DefaultThreadPool();
+
+}  // namespace mmtune

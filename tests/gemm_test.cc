@@ -1,0 +1,260 @@
+// The full GEMM over every family, with many random configurations per shape (the tuner will run
+// them all): shapes with 1, primes, values just around tile multiples and larger than the cache
+// blocks; both layouts, all transposes, padded leading dimensions, alpha/beta variants, NaN in C
+// with beta = 0, canaries around C.
+#include "kernels/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "gemm_test_util.h"
+#include "kernels/default_config.h"
+#include "kernels/microkernel.h"
+
+namespace mmtune {
+namespace {
+
+using testing::CheckResult;
+using testing::GemmCase;
+using testing::MakeCase;
+
+template <typename T>
+constexpr DType DTypeOf() {
+  return sizeof(T) == 4 ? DType::kF32 : DType::kF64;
+}
+
+std::vector<IsaLevel> RunnableLevels() {
+  std::vector<IsaLevel> levels;
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (level <= HostCpuFeatures().MaxIsaLevel()) levels.push_back(level);
+  }
+  return levels;
+}
+
+// A random, valid config of `family` for an m x n x k problem at `isa`. Blocks are drawn small
+// as well as large, so even small shapes cross several mc/kc/nc block boundaries.
+template <typename T>
+KernelConfig RandomConfig(KernelFamily family, IsaLevel isa, std::int64_t m, std::int64_t n,
+                          std::mt19937_64& rng) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  KernelConfig c;
+  c.family = family;
+  c.isa = isa;
+  c.threads = pick(1, 2);
+  c.prefetch_a = pick(0, 1) * pick(1, 16);
+  c.prefetch_b = pick(0, 1) * pick(1, 16);
+  c.prefetch_c = pick(0, 1) == 1;
+  if (family == KernelFamily::kGemv) {
+    const auto kernels = GemvKernels<T>(isa);
+    const auto& entry = kernels[static_cast<std::size_t>(pick(0, static_cast<int>(kernels.size()) - 1))];
+    c.mr = entry.mr;
+    c.nr = entry.nr;
+    c.parallel_loop = ParallelLoop::kJc;
+    return c;
+  }
+  const auto kernels = MicroKernels<T>(isa);
+  const auto& entry = kernels[static_cast<std::size_t>(pick(0, static_cast<int>(kernels.size()) - 1))];
+  c.mr = entry.mr;
+  c.nr = entry.nr;
+  c.k_unroll = entry.k_unroll;
+  if (family == KernelFamily::kDirect) {
+    c.parallel_loop = pick(0, 1) == 0 ? ParallelLoop::kJc : ParallelLoop::kIc;
+    return c;
+  }
+  c.parallel_loop = static_cast<ParallelLoop>(pick(0, 2));
+  c.kc = pick(0, 1) == 0 ? pick(1, 24) : pick(64, 512);
+  c.mc = c.mr * (pick(0, 1) == 0 ? pick(1, 3) : pick(8, 64));
+  c.nc = c.nr * (pick(0, 1) == 0 ? pick(1, 3) : pick(8, 64));
+  static_cast<void>(m);
+  static_cast<void>(n);
+  return c;
+}
+
+template <typename T>
+void RunCases(KernelFamily family, const std::vector<std::array<std::int64_t, 3>>& shapes,
+              int configs_per_shape, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const std::vector<T> alphas = {T(1), T(-1.5), T(0.3125)};
+  const std::vector<T> betas = {T(0), T(1), T(-1.5), T(0.625)};
+  int cases = 0;
+  for (const auto& [m, n, k] : shapes) {
+    for (int round = 0; round < configs_per_shape; ++round) {
+      for (IsaLevel isa : RunnableLevels()) {
+        const Layout layout = (round + cases) % 2 == 0 ? Layout::kRowMajor : Layout::kColMajor;
+        const Trans ta = static_cast<Trans>(rng() % 2);
+        const Trans tb = static_cast<Trans>(rng() % 2);
+        const T alpha = alphas[rng() % alphas.size()];
+        const T beta = betas[rng() % betas.size()];
+        const bool nan_c = beta == T(0) && rng() % 2 == 0;
+        const std::int64_t extra_ld = static_cast<std::int64_t>(rng() % 3) * 5;
+        GemmCase<T> gc = MakeCase<T>(layout, ta, tb, m, n, k, alpha, beta, extra_ld, nan_c, rng);
+        const KernelConfig config = RandomConfig<T>(family, isa, m, n, rng);
+        GemmArgs<T> args{layout, ta, tb, m, n, k, alpha, gc.a.data(), gc.a.ld,
+                         gc.b.data(), gc.b.ld, beta, gc.c.data(), gc.c.ld};
+        const Status status = Gemm(config, args);
+        ASSERT_TRUE(status.ok()) << config.ToString() << ": " << status.error().message;
+        ++cases;
+        if (CheckResult(gc, config.ToString()) > 0) return;
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
+}
+
+// Around tile multiples (8, 16, 24, 32 lanes x small MR), primes, and beyond the test's blocks.
+const std::vector<std::array<std::int64_t, 3>> kMatrixShapes = {
+    {2, 2, 2},    {3, 5, 7},     {4, 8, 16},   {5, 17, 3},   {6, 16, 1},   {7, 15, 33},
+    {8, 24, 9},   {12, 32, 17},  {13, 31, 29}, {16, 48, 64}, {17, 65, 31}, {23, 7, 101},
+    {29, 97, 13}, {31, 33, 127}, {48, 49, 50}, {67, 129, 71}, {97, 61, 263}, {130, 257, 40}};
+
+template <typename T>
+class GemmTest : public ::testing::Test {};
+using ElementTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(GemmTest, ElementTypes);
+
+TYPED_TEST(GemmTest, PackedFamilyMatchesTheReference) {
+  RunCases<TypeParam>(KernelFamily::kPacked, kMatrixShapes, 4, 1);
+}
+
+TYPED_TEST(GemmTest, DirectFamilyMatchesTheReference) {
+  RunCases<TypeParam>(KernelFamily::kDirect, kMatrixShapes, 4, 2);
+}
+
+TYPED_TEST(GemmTest, GemvFamilyMatchesTheReference) {
+  RunCases<TypeParam>(KernelFamily::kGemv,
+                      {{1, 1, 1},
+                       {1, 7, 3},
+                       {1, 64, 64},
+                       {1, 257, 129},
+                       {1, 1000, 17},
+                       {5, 1, 9},
+                       {64, 1, 64},
+                       {257, 1, 300},
+                       {1, 3, 0}},
+                      6, 3);
+}
+
+TYPED_TEST(GemmTest, BlocksLargerThanTheCaches) {
+  // One shape that needs several default-sized kc/mc/nc blocks in every dimension.
+  using T = TypeParam;
+  std::mt19937_64 rng(9);
+  auto machine = DetectHostMachine();
+  ASSERT_TRUE(machine.ok());
+  for (int threads : {1, 2}) {
+    Problem problem{DTypeOf<T>(), Layout::kRowMajor, Trans::kNo, Trans::kYes, 301, 1031, 523,
+                    threads};
+    KernelConfig config = DefaultConfig(problem, *machine);
+    ASSERT_EQ(config.family, KernelFamily::kPacked);
+    config.kc = std::min(config.kc, 200);
+    config.mc = config.mr * 10;
+    config.nc = config.nr * 12;
+    config.parallel_loop = threads == 1 ? ParallelLoop::kJc : ParallelLoop::kIc;
+    ASSERT_TRUE(config.Validate(problem, *machine).ok());
+    GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, Trans::kNo, Trans::kYes, 301, 1031, 523,
+                                 T(1), T(0), 1, true, rng);
+    GemmArgs<T> args{Layout::kRowMajor, Trans::kNo, Trans::kYes, 301, 1031, 523, T(1),
+                     gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld, T(0), gc.c.data(), gc.c.ld};
+    ASSERT_TRUE(Gemm(config, args).ok());
+    EXPECT_EQ(CheckResult(gc, config.ToString()), 0);
+  }
+}
+
+TYPED_TEST(GemmTest, DefaultConfigIsValidAndCorrectForEveryIsaCap) {
+  using T = TypeParam;
+  std::mt19937_64 rng(11);
+  auto host = DetectHostMachine();
+  ASSERT_TRUE(host.ok());
+  for (IsaLevel isa : RunnableLevels()) {
+    const Machine machine = DescribeMachine(host->cpu, host->topology, isa);
+    for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+             {1, 1, 1}, {1, 300, 200}, {200, 1, 300}, {8, 8, 8}, {33, 400, 17},
+             {100, 100, 100}, {150, 260, 700}}) {
+      for (int threads : {1, 2}) {
+        Problem problem{DTypeOf<T>(), Layout::kColMajor, Trans::kYes, Trans::kNo, m, n, k,
+                        threads};
+        const KernelConfig config = DefaultConfig(problem, machine);
+        const Status valid = config.Validate(problem, machine);
+        ASSERT_TRUE(valid.ok()) << problem.ToString() << " " << config.ToString() << ": "
+                                << valid.error().message;
+        EXPECT_EQ(config.isa, isa);
+        GemmCase<T> gc = MakeCase<T>(Layout::kColMajor, Trans::kYes, Trans::kNo, m, n, k,
+                                     T(-1), T(0.5), 2, false, rng);
+        GemmArgs<T> args{Layout::kColMajor, Trans::kYes, Trans::kNo, m, n, k, T(-1),
+                         gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld, T(0.5), gc.c.data(),
+                         gc.c.ld};
+        ASSERT_TRUE(Gemm(config, args).ok());
+        if (CheckResult(gc, config.ToString()) > 0) return;
+      }
+    }
+  }
+}
+
+TEST(GemmEdgeTest, EmptyAndScaleOnlyProblems) {
+  auto machine = DetectHostMachine();
+  ASSERT_TRUE(machine.ok());
+  std::mt19937_64 rng(5);
+  KernelConfig config =
+      DefaultConfig(Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 4, 4, 4, 1},
+                    *machine);
+  // K = 0 and alpha = 0 only scale C; M = 0 or N = 0 touch nothing.
+  for (auto [m, n, k, alpha, beta] :
+       std::vector<std::tuple<int, int, int, float, float>>{{4, 4, 0, 1.f, 0.f},
+                                                              {4, 4, 0, 1.f, 2.f},
+                                                              {4, 4, 4, 0.f, -1.f},
+                                                              {0, 4, 4, 1.f, 0.f},
+                                                              {4, 0, 4, 1.f, 0.f}}) {
+    GemmCase<float> gc = MakeCase<float>(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k,
+                                         alpha, beta, 1, beta == 0.f, rng);
+    GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, alpha,
+                         gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld, beta, gc.c.data(),
+                         gc.c.ld};
+    ASSERT_TRUE(Gemm(config, args).ok());
+    EXPECT_EQ(CheckResult(gc, "edge"), 0);
+  }
+}
+
+TEST(GemmEdgeTest, RejectsBadArgumentsAndConfigsWithoutWriting) {
+  auto machine = DetectHostMachine();
+  ASSERT_TRUE(machine.ok());
+  std::mt19937_64 rng(6);
+  const Problem problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 40, 40, 40, 1};
+  const KernelConfig good = DefaultConfig(problem, *machine);
+  GemmCase<float> gc = MakeCase<float>(Layout::kRowMajor, Trans::kNo, Trans::kNo, 40, 40, 40,
+                                       1.f, 0.f, 0, false, rng);
+  const std::vector<float> before = gc.c.storage;
+  GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, 40, 40, 40, 1.f,
+                       gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld, 0.f, gc.c.data(), gc.c.ld};
+
+  GemmArgs<float> bad_ld = args;
+  bad_ld.lda = 39;
+  EXPECT_FALSE(Gemm(good, bad_ld).ok());
+
+  KernelConfig no_kernel = good;
+  no_kernel.mr = 7;
+  no_kernel.nr = 3;
+  EXPECT_FALSE(Gemm(no_kernel, args).ok());
+
+  KernelConfig gemv = good;
+  gemv.family = KernelFamily::kGemv;
+  EXPECT_FALSE(Gemm(gemv, args).ok());
+
+  if (HostCpuFeatures().MaxIsaLevel() < IsaLevel::kAvx512) {
+    KernelConfig too_wide = good;
+    too_wide.isa = IsaLevel::kAvx512;
+    too_wide.nr = VectorLanes(IsaLevel::kAvx512, 4);
+    too_wide.mr = 8;
+    too_wide.k_unroll = 1;
+    too_wide.family = KernelFamily::kPacked;
+    too_wide.kc = 64;
+    too_wide.mc = 8;
+    too_wide.nc = too_wide.nr;
+    const Status status = Gemm(too_wide, args);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.error().code, ErrorCode::kUnsupported);
+  }
+  EXPECT_EQ(gc.c.storage, before);
+}
+
+}  // namespace
+}  // namespace mmtune

@@ -1,0 +1,149 @@
+#include "kernels/kernel_config.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/default_config.h"
+#include "kernels/thread_pool.h"
+
+namespace mmtune {
+namespace {
+
+Machine TestMachine(IsaLevel cap) {
+  auto host = DetectHostMachine();
+  EXPECT_TRUE(host.ok());
+  return DescribeMachine(host->cpu, host->topology, cap);
+}
+
+Problem Square(std::int64_t size) {
+  return Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size, size, 1};
+}
+
+KernelConfig GenericPacked() {
+  KernelConfig c;
+  c.family = KernelFamily::kPacked;
+  c.isa = IsaLevel::kGeneric;
+  c.mr = 6;
+  c.nr = 8;  // 2 vectors of 4 floats
+  c.k_unroll = 4;
+  c.mc = 60;
+  c.kc = 128;
+  c.nc = 256;
+  return c;
+}
+
+TEST(KernelConfigTest, ValidConfigPasses) {
+  const Status status = GenericPacked().Validate(Square(256), TestMachine(IsaLevel::kGeneric));
+  EXPECT_TRUE(status.ok()) << status.error().message;
+}
+
+TEST(KernelConfigTest, ValidationNamesTheProblem) {
+  const Machine machine = TestMachine(IsaLevel::kGeneric);
+  struct Case {
+    const char* field;
+    void (*mutate)(KernelConfig&);
+  };
+  const Case cases[] = {
+      {"isa", [](KernelConfig& c) { c.isa = IsaLevel::kAvx2; }},
+      {"micro-kernel", [](KernelConfig& c) { c.mr = 7; }},
+      {"k_unroll", [](KernelConfig& c) { c.k_unroll = 3; }},
+      {"mc", [](KernelConfig& c) { c.mc = 61; }},
+      {"nc", [](KernelConfig& c) { c.nc = 0; }},
+      {"kc", [](KernelConfig& c) { c.kc = 1 << 20; }},
+      {"threads", [](KernelConfig& c) { c.threads = 0; }},
+      {"threads", [](KernelConfig& c) { c.threads = 100000; }},
+      {"prefetch", [](KernelConfig& c) { c.prefetch_a = -1; }},
+      {"gemv", [](KernelConfig& c) { c.family = KernelFamily::kGemv; }},
+      {"direct", [](KernelConfig& c) { c.family = KernelFamily::kDirect; }},
+  };
+  for (const Case& test : cases) {
+    KernelConfig config = GenericPacked();
+    test.mutate(config);
+    const Status status = config.Validate(Square(64), machine);
+    ASSERT_FALSE(status.ok()) << test.field;
+    EXPECT_NE(status.error().message.find(test.field), std::string::npos)
+        << test.field << ": " << status.error().message;
+  }
+}
+
+TEST(KernelConfigTest, JsonRoundTrip) {
+  KernelConfig config = GenericPacked();
+  config.prefetch_a = 3;
+  config.prefetch_c = true;
+  config.parallel_loop = ParallelLoop::kJr;
+  config.threads = 2;
+  const nlohmann::json json = config;
+  EXPECT_EQ(json.at("family"), "packed");
+  EXPECT_EQ(json.at("parallel_loop"), "jr");
+  auto back = KernelConfigFromJson(json);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, config);
+  EXPECT_EQ(config.ToString(), "packed generic 6x8 ku4 mc60 kc128 nc256 pf3/0/c jr t2");
+}
+
+TEST(KernelConfigTest, HostileJsonIsAnErrorNotACrash) {
+  const nlohmann::json good = GenericPacked();
+  std::vector<nlohmann::json> hostile = {nlohmann::json::array(), nlohmann::json("packed"),
+                                         nlohmann::json::object()};
+  for (const char* field : {"mr", "family", "isa", "prefetch_c", "parallel_loop", "threads"}) {
+    nlohmann::json missing = good;
+    missing.erase(field);
+    hostile.push_back(missing);
+    nlohmann::json wrong_type = good;
+    wrong_type[field] = nlohmann::json::array({1, 2});
+    hostile.push_back(wrong_type);
+  }
+  nlohmann::json huge = good;
+  huge["mc"] = 1e300;
+  hostile.push_back(huge);
+  nlohmann::json overflow = good;
+  overflow["kc"] = std::int64_t{1} << 40;
+  hostile.push_back(overflow);
+  nlohmann::json unknown_isa = good;
+  unknown_isa["isa"] = "avx1024";
+  hostile.push_back(unknown_isa);
+  for (const auto& json : hostile) {
+    auto config = KernelConfigFromJson(json);
+    EXPECT_FALSE(config.ok()) << json.dump();
+  }
+}
+
+TEST(CacheBudgetTest, UsesPerCoreShares) {
+  auto topology = LoadSyntheticTopology(
+      "pack:1 l3:1(size=33554432) l2:4(size=1048576) l1d:1(size=49152) core:1 pu:1");
+  ASSERT_TRUE(topology.ok());
+  const CacheBudget budget = CacheBudgetOf(*topology);
+  EXPECT_EQ(budget.l1d, 49152u);
+  EXPECT_EQ(budget.l2, 1048576u);
+  EXPECT_EQ(budget.l3_per_core, 33554432u / 4);
+}
+
+TEST(ThreadPoolTest, RunsEveryMemberOnceAndBarriersHold) {
+  ThreadPool pool(3);
+  ASSERT_EQ(pool.size(), 3);
+  for (int round = 0; round < 200; ++round) {
+    const int team = 1 + round % 3;
+    std::atomic<int> ran{0};
+    std::atomic<int> before{0};
+    std::atomic<bool> early{false};
+    SpinBarrier barrier(team);
+    pool.Run(team, [&](int member) {
+      ASSERT_LT(member, team);
+      ran.fetch_add(1 << (member * 8));
+      before.fetch_add(1);
+      barrier.ArriveAndWait();
+      // Nobody passes the barrier before every member arrived.
+      if (before.load() != team) early.store(true);
+    });
+    int expected = 0;
+    for (int member = 0; member < team; ++member) expected += 1 << (member * 8);
+    ASSERT_EQ(ran.load(), expected) << "round " << round;
+    ASSERT_FALSE(early.load()) << "round " << round;
+  }
+}
+
+}  // namespace
+}  // namespace mmtune

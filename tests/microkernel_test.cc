@@ -1,0 +1,147 @@
+// Every registered micro-kernel and GEMV kernel, at every ISA level this CPU runs, against the
+// reference: all m <= MR and n <= NR, k in {0, 1, odd, large}, all three A modes, alpha/beta
+// variants, canaries around the tile.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "gemm_test_util.h"
+#include "kernels/microkernel.h"
+#include "kernels/packing.h"
+
+namespace mmtune {
+namespace {
+
+using testing::CheckResult;
+using testing::GemmCase;
+using testing::MakeCase;
+
+std::vector<IsaLevel> RunnableLevels() {
+  std::vector<IsaLevel> levels;
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (level <= HostCpuFeatures().MaxIsaLevel()) levels.push_back(level);
+  }
+  return levels;
+}
+
+template <typename T>
+class MicroKernelTest : public ::testing::Test {};
+using ElementTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(MicroKernelTest, ElementTypes);
+
+TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
+  using T = TypeParam;
+  std::mt19937_64 rng(42);
+  int kernels = 0;
+  for (IsaLevel isa : RunnableLevels()) {
+    for (const MicroKernelEntry<T>& kernel : MicroKernels<T>(isa)) {
+      ++kernels;
+      const std::string name = std::string(ToString(isa)) + " " + std::to_string(kernel.mr) +
+                               "x" + std::to_string(kernel.nr) + " ku" +
+                               std::to_string(kernel.k_unroll);
+      for (std::int64_t k : {0, 1, 7, 67}) {
+        for (int m = 1; m <= kernel.mr; ++m) {
+          for (int n = 1; n <= kernel.nr; ++n) {
+            // Alternate beta = 0 (with NaN in C) and beta != 0 so both store paths run.
+            const bool beta_zero = (m + n + k) % 2 == 0;
+            const T beta = beta_zero ? T(0) : T(-1.5);
+            // Row-major NN case: A is m x k with lda >= k, B is k x n, C is m x n.
+            GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k,
+                                         T(0.75), beta, 3, beta_zero, rng);
+            // Packed mode: pack the operands exactly as the drivers do.
+            std::vector<T> pa(static_cast<std::size_t>(kernel.mr * k + 1));
+            std::vector<T> pb(static_cast<std::size_t>(kernel.nr * k + 1));
+            PackA<T>({gc.a.data(), gc.a.ld, Trans::kNo}, 0, m, 0, k, kernel.mr, pa.data());
+            PackB<T>({gc.b.data(), gc.b.ld, Trans::kNo}, 0, k, 0, n, kernel.nr, pb.data());
+            MicroKernelArgs<T> args;
+            args.k = k;
+            args.a = pa.data();
+            args.b = pb.data();
+            args.c = gc.c.data();
+            args.ldc = gc.c.ld;
+            args.m = m;
+            args.n = n;
+            args.alpha = gc.alpha;
+            args.beta = gc.beta;
+            args.prefetch_a = static_cast<int>(k % 3);
+            args.prefetch_b = 2;
+            args.prefetch_c = (m % 2) == 0;
+            kernel.packed(args);
+            if (CheckResult(gc, name + " packed") > 0) return;
+          }
+        }
+        // In-place modes read the full MR x k of A and k x NR of B: run them on full tiles,
+        // with A by rows (kRows) and transposed (kCols).
+        for (Trans ta : {Trans::kNo, Trans::kYes}) {
+          GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, Trans::kNo, kernel.mr, kernel.nr,
+                                       k, T(1), T(0.5), 5, false, rng);
+          MicroKernelArgs<T> args;
+          args.k = k;
+          args.a = gc.a.data();
+          args.lda = gc.a.ld;
+          args.b = gc.b.data();
+          args.ldb = gc.b.ld;
+          args.c = gc.c.data();
+          args.ldc = gc.c.ld;
+          args.m = kernel.mr;
+          args.n = kernel.nr;
+          args.alpha = gc.alpha;
+          args.beta = gc.beta;
+          (ta == Trans::kNo ? kernel.rows : kernel.cols)(args);
+          if (CheckResult(gc, name + (ta == Trans::kNo ? " rows" : " cols")) > 0) return;
+        }
+      }
+    }
+  }
+  EXPECT_GT(kernels, 0);
+}
+
+TYPED_TEST(MicroKernelTest, EveryGemvKernelMatchesTheReference) {
+  using T = TypeParam;
+  std::mt19937_64 rng(7);
+  for (IsaLevel isa : RunnableLevels()) {
+    ASSERT_FALSE(GemvKernels<T>(isa).empty()) << ToString(isa);
+    for (const GemvKernelEntry<T>& kernel : GemvKernels<T>(isa)) {
+      const std::string name = std::string(ToString(isa)) + " gemv " + std::to_string(kernel.mr) +
+                               "x" + std::to_string(kernel.nr);
+      for (std::int64_t len : {1, 3, 8, 17, 40}) {
+        for (std::int64_t k : {0, 1, 5, 33, 130}) {
+          // Dot form: y (len) = alpha * A (len x k) * x + beta * y, as C = A * B with N = 1.
+          GemmCase<T> dot = MakeCase<T>(Layout::kRowMajor, Trans::kNo, Trans::kYes, len, 1, k,
+                                        T(-0.5), T(2), 2, false, rng);
+          // B^T stored 1 x k: x is contiguous; y = column 0 of C with stride ldc.
+          kernel.dot(len, k, dot.a.data(), dot.a.ld, dot.b.data(), dot.c.data(), dot.c.ld,
+                     dot.alpha, dot.beta);
+          if (CheckResult(dot, name + " dot") > 0) return;
+
+          // Axpy form: acc (len) += sum_p x[p * incx] * B[p][j], as C (1 x len) = x^T * B.
+          GemmCase<T> axpy = MakeCase<T>(Layout::kRowMajor, Trans::kYes, Trans::kNo, 1, len, k,
+                                         T(1), T(0), 3, true, rng);
+          std::vector<T> acc(static_cast<std::size_t>(len), T(0));
+          kernel.axpy(k, len, axpy.a.data(), axpy.a.ld, axpy.b.data(), axpy.b.ld, acc.data());
+          for (std::int64_t j = 0; j < len; ++j) axpy.c.data()[j] = acc[static_cast<std::size_t>(j)];
+          if (CheckResult(axpy, name + " axpy") > 0) return;
+        }
+      }
+    }
+  }
+}
+
+TEST(RegistryTest, FindsWhatItLists) {
+  for (IsaLevel isa : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    const int lanes = VectorLanes(isa, sizeof(float));
+    ASSERT_FALSE(MicroKernels<float>(isa).empty());
+    for (const auto& entry : MicroKernels<float>(isa)) {
+      EXPECT_EQ(entry.isa, isa);
+      EXPECT_EQ(entry.nr % lanes, 0);
+      EXPECT_EQ(FindMicroKernel<float>(isa, entry.mr, entry.nr, entry.k_unroll), &entry);
+    }
+    EXPECT_EQ(FindMicroKernel<float>(isa, 7, 7 * lanes, 1), nullptr);
+    EXPECT_EQ(FindMicroKernel<double>(isa, 1, 1, 1), nullptr);
+  }
+  EXPECT_EQ(VectorLanes(IsaLevel::kAvx2, 4), 8);
+  EXPECT_EQ(VectorLanes(IsaLevel::kAvx512, 8), 8);
+}
+
+}  // namespace
+}  // namespace mmtune
