@@ -1,0 +1,425 @@
+// mmtune's kernels against the peers, in one process, on the same buffers: per shape, the
+// analytical default, the best config of a two-stage sweep (every micro-kernel with model blocks,
+// then every block/prefetch/loop variant of the four fastest kernels), and each peer library
+// found at build time. Counters: GFLOP/s and % of the measured peak (`mmtune info --measure`).
+//
+//   ./build/bench/gemm_bench [--mmtune_threads=1,2] [--mmtune_dtypes=f32,f64]
+//       [--mmtune_shapes=anchors|small|large|transformer|MxNxK,...] [--mmtune_sweep=quick|none]
+//       [--mmtune_keep_openblas_core] [Google Benchmark flags]
+//
+// Interleaving: run with --benchmark_enable_random_interleaving=true and
+// --benchmark_repetitions=N so that implementations alternate (the default here: 3).
+// OpenBLAS: if OPENBLAS_CORETYPE is set (it forces e.g. the Haswell kernels), the benchmark
+// re-executes itself without it so OpenBLAS runs its native core, unless
+// --mmtune_keep_openblas_core is given. The active core is printed in the context.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/peers.h"
+#include "common/log.h"
+#include "kernels/default_config.h"
+#include "kernels/gemm.h"
+#include "machine/machine.h"
+#include "search/space.h"
+#include "tuner/peak.h"
+
+namespace mmtune::bench {
+namespace {
+
+struct Options {
+  std::vector<int> threads = {1};
+  std::vector<DType> dtypes = {DType::kF32};
+  std::string shapes = "anchors";
+  bool sweep = true;
+};
+
+const std::map<std::string, std::vector<Shape>>& ShapeSets() {
+  static const std::map<std::string, std::vector<Shape>> sets = {
+      {"small", {{8, 8, 8}, {16, 16, 16}, {24, 24, 24}, {32, 32, 32}, {48, 48, 48}, {64, 64, 64}}},
+      {"large", {{128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024},
+                 {2048, 2048, 2048}, {1000, 1000, 1000}, {127, 257, 509}}},
+      {"transformer", {{128, 768, 768}, {128, 3072, 768}, {128, 768, 3072}, {512, 4096, 4096},
+                       {33, 4096, 17}, {1, 4096, 4096}, {1, 11008, 4096}}},
+  };
+  return sets;
+}
+
+std::vector<Shape> ShapesFor(const std::string& name) {
+  const auto& sets = ShapeSets();
+  if (name == "anchors") {
+    std::vector<Shape> all;
+    for (const char* set : {"small", "large", "transformer"}) {
+      const auto& shapes = sets.at(set);
+      all.insert(all.end(), shapes.begin(), shapes.end());
+    }
+    return all;
+  }
+  if (auto it = sets.find(name); it != sets.end()) return it->second;
+  std::vector<Shape> shapes;
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    const std::size_t comma = name.find(',', start);
+    auto shape = ParseShape(name.substr(start, comma - start));
+    if (!shape) {
+      std::fprintf(stderr, "gemm_bench: error: %s\n", shape.error().message.c_str());
+      std::exit(2);
+    }
+    shapes.push_back(*shape);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return shapes;
+}
+
+// Removes the --mmtune_* flags from argv (Google Benchmark rejects flags it does not know).
+Options ParseOptions(int* argc, char** argv) {
+  Options options;
+  int out = 1;
+  for (int i = 1; i < *argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char* flag) -> const char* {
+      const std::size_t len = std::strlen(flag);
+      return arg.compare(0, len, flag) == 0 ? argv[i] + len : nullptr;
+    };
+    if (const char* list = value("--mmtune_threads=")) {
+      options.threads.clear();
+      for (const char* p = list; *p != '\0';) {
+        options.threads.push_back(std::max(1, std::atoi(p)));
+        p = std::strchr(p, ',');
+        if (p == nullptr) break;
+        ++p;
+      }
+    } else if (const char* dtypes = value("--mmtune_dtypes=")) {
+      options.dtypes.clear();
+      for (std::string text = dtypes; !text.empty();) {
+        const std::size_t comma = text.find(',');
+        auto dtype = ParseDType(text.substr(0, comma));
+        if (!dtype) {
+          std::fprintf(stderr, "gemm_bench: error: %s\n", dtype.error().message.c_str());
+          std::exit(2);
+        }
+        options.dtypes.push_back(*dtype);
+        text = comma == std::string::npos ? "" : text.substr(comma + 1);
+      }
+    } else if (const char* shapes = value("--mmtune_shapes=")) {
+      options.shapes = shapes;
+    } else if (const char* sweep = value("--mmtune_sweep=")) {
+      options.sweep = std::string(sweep) != "none";
+    } else if (arg == "--mmtune_keep_openblas_core") {
+      // Handled before re-execution; nothing to do here.
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  *argc = out;
+  return options;
+}
+
+// Operands shared by every implementation of one (dtype, shape): random values in [-1, 1).
+template <typename T>
+struct Buffers {
+  std::vector<T> a, b, c;
+};
+
+template <typename T>
+Buffers<T>& BuffersFor(const Shape& s) {
+  static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>,
+                  std::unique_ptr<Buffers<T>>>
+      cache;
+  auto& slot = cache[{s.m, s.n, s.k}];
+  if (!slot) {
+    slot = std::make_unique<Buffers<T>>();
+    std::mt19937_64 rng(static_cast<std::uint64_t>(s.m * 131 + s.n * 7 + s.k));
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    auto fill = [&](std::vector<T>& v, std::int64_t count) {
+      v.resize(static_cast<std::size_t>(count));
+      for (T& x : v) x = static_cast<T>(dist(rng));
+    };
+    fill(slot->a, s.m * s.k);
+    fill(slot->b, s.k * s.n);
+    fill(slot->c, s.m * s.n);
+  }
+  return *slot;
+}
+
+template <typename T>
+GemmArgs<T> ArgsFor(const Shape& s, Buffers<T>& buf) {
+  return GemmArgs<T>{Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, T(1),
+                     buf.a.data(), s.k, buf.b.data(), s.n, T(0), buf.c.data(), s.n};
+}
+
+// A fast wrong kernel must never be reported: 64 sampled elements of C against a double-precision
+// dot product.
+template <typename T>
+bool SampledCheck(const Shape& s, const Buffers<T>& buf) {
+  std::mt19937_64 rng(1);
+  const double eps = std::numeric_limits<T>::epsilon();
+  for (int sample = 0; sample < 64; ++sample) {
+    const std::int64_t i = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.m));
+    const std::int64_t j = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.n));
+    double sum = 0.0, bound = 0.0;
+    for (std::int64_t p = 0; p < s.k; ++p) {
+      const double term = static_cast<double>(buf.a[i * s.k + p]) * buf.b[p * s.n + j];
+      sum += term;
+      bound += std::abs(term);
+    }
+    if (std::abs(buf.c[i * s.n + j] - sum) > (s.k + 4) * eps * bound + eps) return false;
+  }
+  return true;
+}
+
+// Seconds of the fastest of a few timed batches of `config` (each batch >= ~5 ms).
+template <typename T>
+double TimeConfig(const KernelConfig& config, const Shape& s, Buffers<T>& buf) {
+  GemmArgs<T> args = ArgsFor(s, buf);
+  if (!Gemm(config, args).ok()) return 1e30;
+  const double flops = 2.0 * s.m * s.n * s.k;
+  const int reps = std::max(1, static_cast<int>(5e7 / std::max(1.0, flops)));
+  double best = 1e30;
+  for (int batch = 0; batch < 3; ++batch) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r) static_cast<void>(Gemm(config, args));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / reps;
+    best = std::min(best, seconds);
+  }
+  return best;
+}
+
+template <typename T>
+KernelConfig SweepBest(const Problem& problem, const Machine& machine, const Shape& s) {
+  Buffers<T>& buf = BuffersFor<T>(s);
+  const std::vector<KernelConfig> space = GenerateSpace(problem, machine);
+  const KernelConfig model = DefaultConfig(problem, machine);
+  // Stage 1: every kernel once (direct, gemv, and packed with the model-nearest blocks).
+  std::map<std::tuple<int, int, int, int>, std::pair<double, KernelConfig>> per_kernel;
+  for (const KernelConfig& c : space) {
+    const auto key = std::make_tuple(static_cast<int>(c.family), c.mr, c.nr, c.k_unroll);
+    auto it = per_kernel.find(key);
+    const bool closer =
+        it == per_kernel.end() ||
+        std::abs(c.kc - model.kc) + std::abs(c.mc - model.mc) + std::abs(c.nc - model.nc) +
+                (c.prefetch_a + c.prefetch_b) <
+            std::abs(it->second.second.kc - model.kc) + std::abs(it->second.second.mc - model.mc) +
+                std::abs(it->second.second.nc - model.nc) +
+                (it->second.second.prefetch_a + it->second.second.prefetch_b);
+    if (closer && (c.parallel_loop == model.parallel_loop || problem.threads == 1)) {
+      per_kernel[key] = {0.0, c};
+    }
+  }
+  std::vector<std::pair<double, KernelConfig>> ranked;
+  for (auto& [key, entry] : per_kernel) {
+    ranked.push_back({TimeConfig<T>(entry.second, s, buf), entry.second});
+  }
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+  // Stage 2: every variant of the four fastest kernels.
+  std::pair<double, KernelConfig> best = ranked.front();
+  const std::size_t finalists = std::min<std::size_t>(4, ranked.size());
+  for (const KernelConfig& c : space) {
+    for (std::size_t f = 0; f < finalists; ++f) {
+      const KernelConfig& r = ranked[f].second;
+      if (c.family == r.family && c.mr == r.mr && c.nr == r.nr && c.k_unroll == r.k_unroll) {
+        const double t = TimeConfig<T>(c, s, buf);
+        if (t < best.first) best = {t, c};
+      }
+    }
+  }
+  return best.second;
+}
+
+struct Setup {
+  Machine machine;
+  PeakReport peaks;
+  std::vector<Peer> peers;
+};
+
+Setup& Global() {
+  static Setup setup;
+  return setup;
+}
+
+double PeakGflops(DType dtype, int threads) {
+  const PeakReport& p = Global().peaks;
+  const std::optional<Throughput>& t = dtype == DType::kF32 ? p.f32_fma : p.f64_fma;
+  if (!t) return 0.0;
+  return threads > 1 ? t->all_cores * threads / std::max(1, p.cores) : t->one_core;
+}
+
+template <typename T>
+void SetCounters(benchmark::State& state, const Shape& s, DType dtype, int threads) {
+  const double flops = 2.0 * s.m * s.n * s.k;
+  state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  const double peak = PeakGflops(dtype, threads);
+  if (peak > 0) {
+    state.counters["%peak"] = benchmark::Counter(flops * 1e-9 * 100.0 / peak,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+  }
+}
+
+template <typename T>
+void RunMmtune(benchmark::State& state, Shape s, int threads, bool best) {
+  const DType dtype = sizeof(T) == 4 ? DType::kF32 : DType::kF64;
+  const Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, threads};
+  static std::map<std::string, KernelConfig> chosen;
+  const std::string key = problem.ToString() + (best ? " best" : " default");
+  if (!chosen.count(key)) {
+    chosen[key] = best ? SweepBest<T>(problem, Global().machine, s)
+                       : DefaultConfig(problem, Global().machine);
+  }
+  const KernelConfig& config = chosen[key];
+  Buffers<T>& buf = BuffersFor<T>(s);
+  GemmArgs<T> args = ArgsFor(s, buf);
+  if (!Gemm(config, args).ok() || !SampledCheck(s, buf)) {
+    state.SkipWithError(("wrong result or invalid config: " + config.ToString()).c_str());
+    return;
+  }
+  for (auto _ : state) {
+    static_cast<void>(Gemm(config, args));
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(config.ToString());
+  SetCounters<T>(state, s, dtype, threads);
+}
+
+template <typename T>
+void RunPeer(benchmark::State& state, Shape s, int threads, const Peer& peer) {
+  const DType dtype = sizeof(T) == 4 ? DType::kF32 : DType::kF64;
+  Buffers<T>& buf = BuffersFor<T>(s);
+  auto call = [&]() {
+    if constexpr (sizeof(T) == 4) {
+      return peer.sgemm(threads, s.m, s.n, s.k, buf.a.data(), buf.b.data(), buf.c.data());
+    } else {
+      return peer.dgemm(threads, s.m, s.n, s.k, buf.a.data(), buf.b.data(), buf.c.data());
+    }
+  };
+  if (!call() || !SampledCheck(s, buf)) {
+    state.SkipWithError("peer failed or returned a wrong result");
+    return;
+  }
+  for (auto _ : state) {
+    call();
+    benchmark::ClobberMemory();
+  }
+  SetCounters<T>(state, s, dtype, threads);
+}
+
+template <typename T>
+void Register(const Options& options, DType dtype) {
+  for (int threads : options.threads) {
+    for (const Shape& s : ShapesFor(options.shapes)) {
+      const std::string prefix = std::string(ToString(dtype)) + "/t" + std::to_string(threads) +
+                                 "/" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                                 std::to_string(s.k) + "/";
+      benchmark::RegisterBenchmark((prefix + "mmtune_default").c_str(),
+                                   [=](benchmark::State& st) { RunMmtune<T>(st, s, threads, false); })
+          ->UseRealTime();
+      if (options.sweep) {
+        benchmark::RegisterBenchmark((prefix + "mmtune_best").c_str(),
+                                     [=](benchmark::State& st) { RunMmtune<T>(st, s, threads, true); })
+            ->UseRealTime();
+      }
+      for (const Peer& peer : Global().peers) {
+        if ((sizeof(T) == 4 ? peer.sgemm == nullptr : peer.dgemm == nullptr)) continue;
+        benchmark::RegisterBenchmark((prefix + peer.name).c_str(),
+                                     [=](benchmark::State& st) { RunPeer<T>(st, s, threads, peer); })
+            ->UseRealTime();
+      }
+    }
+  }
+}
+
+// OpenBLAS reads OPENBLAS_CORETYPE once, when it loads: run natively by re-executing without it.
+void ReexecWithoutForcedOpenBlasCore(int argc, char** argv) {
+  if (std::getenv("OPENBLAS_CORETYPE") == nullptr) return;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--mmtune_keep_openblas_core") == 0) {
+      std::fprintf(stderr, "gemm_bench: keeping OPENBLAS_CORETYPE=%s as asked\n",
+                   std::getenv("OPENBLAS_CORETYPE"));
+      return;
+    }
+  }
+  std::fprintf(stderr,
+               "gemm_bench: OPENBLAS_CORETYPE=%s forces a non-native OpenBLAS core; re-running "
+               "without it (pass --mmtune_keep_openblas_core to keep it)\n",
+               std::getenv("OPENBLAS_CORETYPE"));
+  ::unsetenv("OPENBLAS_CORETYPE");
+  ::execv("/proc/self/exe", argv);
+  std::perror("gemm_bench: re-exec failed; continuing with the forced core");
+}
+
+}  // namespace
+}  // namespace mmtune::bench
+
+int main(int argc, char** argv) {
+  using namespace mmtune;
+  using namespace mmtune::bench;
+  ReexecWithoutForcedOpenBlasCore(argc, argv);
+  const Options options = ParseOptions(&argc, argv);
+  // Interleave implementations and repeat by default; explicit flags override these.
+  std::vector<char*> args(argv, argv + argc);
+  std::string interleave = "--benchmark_enable_random_interleaving=true";
+  std::string repetitions = "--benchmark_repetitions=3";
+  std::string aggregates = "--benchmark_report_aggregates_only=true";
+  args.insert(args.begin() + 1, {interleave.data(), repetitions.data(), aggregates.data()});
+  int count = static_cast<int>(args.size());
+  benchmark::Initialize(&count, args.data());
+  if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 2;
+
+  auto machine = DetectHostMachine();
+  if (!machine) {
+    std::fprintf(stderr, "gemm_bench: error: %s\n", machine.error().message.c_str());
+    return 1;
+  }
+  Global().machine = *machine;
+  PeakOptions peak_options;
+  peak_options.bandwidth_bytes = 64u << 20;
+  auto peaks = MeasurePeaks(*machine, peak_options);
+  if (!peaks) {
+    std::fprintf(stderr, "gemm_bench: error: %s\n", peaks.error().message.c_str());
+    return 1;
+  }
+  Global().peaks = *peaks;
+  Global().peers = AvailablePeers();
+
+  benchmark::AddCustomContext("mmtune_fingerprint", machine->fingerprint);
+  benchmark::AddCustomContext("mmtune_kernel_isa", ToString(machine->kernel_isa));
+  benchmark::AddCustomContext(
+      "peak_f32_gflops_1core",
+      std::to_string(peaks->f32_fma ? peaks->f32_fma->one_core : 0.0));
+  benchmark::AddCustomContext(
+      "peak_f64_gflops_1core",
+      std::to_string(peaks->f64_fma ? peaks->f64_fma->one_core : 0.0));
+  benchmark::AddCustomContext(
+      "peak_f32_gflops_all_cores",
+      std::to_string(peaks->f32_fma ? peaks->f32_fma->all_cores : 0.0));
+  std::string peer_names;
+  for (const Peer& peer : Global().peers) {
+    benchmark::AddCustomContext("peer_" + peer.name, peer.version);
+    peer_names += (peer_names.empty() ? "" : ", ") + peer.name;
+  }
+  if (peer_names.empty()) {
+    Log(LogLevel::kWarning, "no peer library found at build time: comparisons are missing");
+  }
+  for (DType dtype : options.dtypes) {
+    if (dtype == DType::kF32) {
+      Register<float>(options, dtype);
+    } else {
+      Register<double>(options, dtype);
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,25 @@
+// The peer libraries mmtune is compared with, each behind the same call: OpenBLAS (cblas), oneDNN
+// (dnnl_[sd]gemm) and libxsmm (JIT kernel for its sizes, its BLAS fallback otherwise). Each is
+// optional: compiled in when CMake found it (MMTUNE_HAVE_<PEER>), absent otherwise.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mmtune::bench {
+
+struct Peer {
+  std::string name;     // "openblas", "onednn", "libxsmm"
+  std::string version;  // and, for OpenBLAS, the active core
+  // Row-major, no transposes: C = A * B (beta = 0). Returns false when the peer cannot do it.
+  bool (*sgemm)(int threads, std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
+                const float* b, float* c) = nullptr;
+  bool (*dgemm)(int threads, std::int64_t m, std::int64_t n, std::int64_t k, const double* a,
+                const double* b, double* c) = nullptr;
+};
+
+// The peers this build found, in a fixed order.
+std::vector<Peer> AvailablePeers();
+
+}  // namespace mmtune::bench
