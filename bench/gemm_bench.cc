@@ -183,13 +183,14 @@ bool SampledCheck(const Shape& s, const Buffers<T>& buf) {
 template <typename T>
 double TimeConfig(const KernelConfig& config, const Shape& s, Buffers<T>& buf) {
   GemmArgs<T> args = ArgsFor(s, buf);
-  if (!Gemm(config, args).ok()) return 1e30;
+  auto plan = GemmPlan<T>::Create(config);
+  if (!plan || !plan->Run(args).ok()) return 1e30;
   const double flops = 2.0 * s.m * s.n * s.k;
   const int reps = std::max(1, static_cast<int>(5e7 / std::max(1.0, flops)));
   double best = 1e30;
   for (int batch = 0; batch < 3; ++batch) {
     const auto start = std::chrono::steady_clock::now();
-    for (int r = 0; r < reps; ++r) static_cast<void>(Gemm(config, args));
+    for (int r = 0; r < reps; ++r) static_cast<void>(plan->Run(args));
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / reps;
     best = std::min(best, seconds);
@@ -281,12 +282,13 @@ void RunMmtune(benchmark::State& state, Shape s, int threads, bool best) {
   const KernelConfig& config = chosen[key];
   Buffers<T>& buf = BuffersFor<T>(s);
   GemmArgs<T> args = ArgsFor(s, buf);
-  if (!Gemm(config, args).ok() || !SampledCheck(s, buf)) {
+  auto plan = GemmPlan<T>::Create(config);
+  if (!plan || !plan->Run(args).ok() || !SampledCheck(s, buf)) {
     state.SkipWithError(("wrong result or invalid config: " + config.ToString()).c_str());
     return;
   }
   for (auto _ : state) {
-    static_cast<void>(Gemm(config, args));
+    static_cast<void>(plan->Run(args));
     benchmark::ClobberMemory();
   }
   state.SetLabel(config.ToString());

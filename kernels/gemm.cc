@@ -27,26 +27,30 @@ void ScaleC(const detail::RowMajorGemm<T>& g) {
 }  // namespace
 
 template <typename T>
-Status Gemm(const KernelConfig& config, const GemmArgs<T>& args, ThreadPool& pool) {
+Result<GemmPlan<T>> GemmPlan<T>::Create(const KernelConfig& config) {
+  if (auto status = config.ValidateFor(DTypeOf<T>()); !status) return status.error();
+  if (config.isa > HostCpuFeatures().MaxIsaLevel()) {
+    return MakeError(ErrorCode::kUnsupported,
+                     std::string("this CPU cannot run ") + ToString(config.isa) + " kernels");
+  }
+  GemmPlan plan;
+  plan.config_ = config;
+  if (config.family == KernelFamily::kGemv) {
+    plan.gemv_kernel_ = FindGemvKernel<T>(config.isa, config.mr, config.nr);
+  } else {
+    plan.micro_kernel_ = FindMicroKernel<T>(config.isa, config.mr, config.nr, config.k_unroll);
+  }
+  return plan;
+}
+
+template <typename T>
+Status GemmPlan<T>::Run(const GemmArgs<T>& args, ThreadPool& pool) const {
   if (auto status = CheckGemmArguments(args.layout, args.trans_a, args.trans_b, args.m, args.n,
                                        args.k, args.lda, args.ldb, args.ldc);
       !status) {
     return status;
   }
-  Problem problem;
-  problem.dtype = DTypeOf<T>();
-  problem.layout = args.layout;
-  problem.trans_a = args.trans_a;
-  problem.trans_b = args.trans_b;
-  problem.m = args.m;
-  problem.n = args.n;
-  problem.k = args.k;
-  problem.threads = config.threads;
-  if (auto status = config.ValidateStructure(problem); !status) return status;
-  if (config.isa > HostCpuFeatures().MaxIsaLevel()) {
-    return MakeError(ErrorCode::kUnsupported,
-                     std::string("this CPU cannot run ") + ToString(config.isa) + " kernels");
-  }
+  if (auto status = config_.ValidateShape(args.m, args.n); !status) return status;
 
   detail::RowMajorGemm<T> g;
   g.alpha = args.alpha;
@@ -71,25 +75,21 @@ Status Gemm(const KernelConfig& config, const GemmArgs<T>& args, ThreadPool& poo
     ScaleC(g);
     return OkStatus();
   }
-  switch (config.family) {
+  switch (config_.family) {
     case KernelFamily::kGemv:
-      detail::RunGemv(config, *FindGemvKernel<T>(config.isa, config.mr, config.nr), g, pool);
+      detail::RunGemv(config_, *gemv_kernel_, g, pool);
       break;
     case KernelFamily::kDirect:
-      detail::RunDirect(config,
-                        *FindMicroKernel<T>(config.isa, config.mr, config.nr, config.k_unroll), g,
-                        pool);
+      detail::RunDirect(config_, *micro_kernel_, g, pool);
       break;
     case KernelFamily::kPacked:
-      detail::RunPacked(config,
-                        *FindMicroKernel<T>(config.isa, config.mr, config.nr, config.k_unroll), g,
-                        pool);
+      detail::RunPacked(config_, *micro_kernel_, g, pool);
       break;
   }
   return OkStatus();
 }
 
-template Status Gemm<float>(const KernelConfig&, const GemmArgs<float>&, ThreadPool&);
-template Status Gemm<double>(const KernelConfig&, const GemmArgs<double>&, ThreadPool&);
+template class GemmPlan<float>;
+template class GemmPlan<double>;
 
 }  // namespace mmtune

@@ -1,10 +1,11 @@
-// Runs one GEMM with one kernel configuration: the entry point the tuner times and the runtime
+// Runs GEMMs with one kernel configuration: the entry point the tuner times and the runtime
 // calls. BLAS semantics (see reference_gemm.h), any layout, transposes and leading dimensions.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/kernel_config.h"
+#include "kernels/microkernel.h"
 #include "kernels/thread_pool.h"
 #include "mmtune/result.h"
 #include "mmtune/types.h"
@@ -29,19 +30,42 @@ struct GemmArgs {
   std::int64_t ldc = 0;
 };
 
-// Computes C = alpha * op(A) * op(B) + beta * C with `config`. Checks the arguments (as BLAS
-// does) and that the config can run here: its kernel exists, its ISA does not exceed what this
-// CPU supports, its blocks and family fit the problem. An error means nothing was written.
-// `config.threads` members of `pool` work on it (capped at the pool's size).
+// A configuration checked once and bound to its kernels, so that each call pays only for the
+// BLAS argument check: what the runtime keeps per tuned problem and the tuner times.
 template <typename T>
-Status Gemm(const KernelConfig& config, const GemmArgs<T>& args, ThreadPool& pool);
+class GemmPlan {
+ public:
+  // Fails when the config is invalid for T (KernelConfig::ValidateFor) or needs an ISA level
+  // this CPU lacks: a plan never runs an instruction the CPU does not have.
+  static Result<GemmPlan> Create(const KernelConfig& config);
+
+  // C = alpha * op(A) * op(B) + beta * C. An error (bad arguments, a gemv plan on a matrix
+  // shape) means nothing was written. `config().threads` members of `pool` work on it.
+  Status Run(const GemmArgs<T>& args, ThreadPool& pool) const;
+  Status Run(const GemmArgs<T>& args) const { return Run(args, DefaultThreadPool()); }
+
+  const KernelConfig& config() const { return config_; }
+
+ private:
+  KernelConfig config_;
+  const MicroKernelEntry<T>* micro_kernel_ = nullptr;
+  const GemvKernelEntry<T>* gemv_kernel_ = nullptr;
+};
+
+// One-shot convenience: plan and run.
+template <typename T>
+Status Gemm(const KernelConfig& config, const GemmArgs<T>& args, ThreadPool& pool) {
+  auto plan = GemmPlan<T>::Create(config);
+  if (!plan) return plan.error();
+  return plan->Run(args, pool);
+}
 
 template <typename T>
 Status Gemm(const KernelConfig& config, const GemmArgs<T>& args) {
   return Gemm(config, args, DefaultThreadPool());
 }
 
-extern template Status Gemm<float>(const KernelConfig&, const GemmArgs<float>&, ThreadPool&);
-extern template Status Gemm<double>(const KernelConfig&, const GemmArgs<double>&, ThreadPool&);
+extern template class GemmPlan<float>;
+extern template class GemmPlan<double>;
 
 }  // namespace mmtune

@@ -76,11 +76,20 @@ Status KernelConfig::Validate(const Problem& problem, const Machine& machine) co
     return Invalid("threads = " + std::to_string(threads) + " exceeds this machine's " +
                    std::to_string(max_threads) + " cores");
   }
-  return ValidateStructure(problem);
+  if (auto status = problem.Validate(); !status) return status;
+  if (auto status = ValidateFor(problem.dtype); !status) return status;
+  return ValidateShape(problem.m, problem.n);
 }
 
-Status KernelConfig::ValidateStructure(const Problem& problem) const {
-  if (auto status = problem.Validate(); !status) return status;
+Status KernelConfig::ValidateShape(std::int64_t m, std::int64_t n) const {
+  if (family == KernelFamily::kGemv && m != 1 && n != 1) {
+    return Invalid("the gemv family needs M = 1 or N = 1, not M = " + std::to_string(m) +
+                   ", N = " + std::to_string(n));
+  }
+  return OkStatus();
+}
+
+Status KernelConfig::ValidateFor(DType dtype) const {
   if (threads < 1 || threads > kMaxThreads) {
     return Invalid("threads = " + std::to_string(threads) + " outside [1, " +
                    std::to_string(kMaxThreads) + "]");
@@ -90,27 +99,19 @@ Status KernelConfig::ValidateStructure(const Problem& problem) const {
     return Invalid("prefetch distances must be in [0, " + std::to_string(kMaxPrefetch) + "]");
   }
   const std::string tile = std::to_string(mr) + "x" + std::to_string(nr);
-  switch (family) {
-    case KernelFamily::kGemv:
-      if (problem.m != 1 && problem.n != 1) {
-        return Invalid("the gemv family needs M = 1 or N = 1, not " + problem.ToString());
-      }
-      if (!GemvExists(problem.dtype, isa, mr, nr)) {
-        return Invalid("no " + std::string(mmtune::ToString(isa)) + " " +
-                       mmtune::ToString(problem.dtype) + " gemv kernel " + tile);
-      }
-      if (k_unroll != 1 || mc != 0 || kc != 0 || nc != 0) {
-        return Invalid("the gemv family takes no k_unroll, mc, kc or nc");
-      }
-      return OkStatus();
-    case KernelFamily::kDirect:
-    case KernelFamily::kPacked:
-      break;
+  if (family == KernelFamily::kGemv) {
+    if (!GemvExists(dtype, isa, mr, nr)) {
+      return Invalid("no " + std::string(mmtune::ToString(isa)) + " " + mmtune::ToString(dtype) +
+                     " gemv kernel " + tile);
+    }
+    if (k_unroll != 1 || mc != 0 || kc != 0 || nc != 0) {
+      return Invalid("the gemv family takes no k_unroll, mc, kc or nc");
+    }
+    return OkStatus();
   }
-  if (!KernelExists(problem.dtype, isa, mr, nr, k_unroll)) {
-    return Invalid("no " + std::string(mmtune::ToString(isa)) + " " +
-                   mmtune::ToString(problem.dtype) + " micro-kernel " + tile + " with k_unroll " +
-                   std::to_string(k_unroll));
+  if (!KernelExists(dtype, isa, mr, nr, k_unroll)) {
+    return Invalid("no " + std::string(mmtune::ToString(isa)) + " " + mmtune::ToString(dtype) +
+                   " micro-kernel " + tile + " with k_unroll " + std::to_string(k_unroll));
   }
   if (family == KernelFamily::kDirect) {
     if (mc != 0 || kc != 0 || nc != 0) return Invalid("the direct family takes no mc, kc or nc");

@@ -57,9 +57,12 @@ struct KernelConfig {
   // does not exceed the machine's kernel ISA level, blocks are positive multiples of the tile
   // and of sane size, the family fits the shape, threads <= cores. The error names the field.
   Status Validate(const Problem& problem, const Machine& machine) const;
-  // The machine-independent part of `Validate` (everything but the ISA level and thread count
-  // against the machine); the GEMM entry point runs it on every call.
-  Status ValidateStructure(const Problem& problem) const;
+  // The part of `Validate` that depends on neither the shape nor the machine: the kernel exists
+  // for `dtype`, fields are in range, the family's fields are consistent. GEMM plans check it
+  // once, when they are made.
+  Status ValidateFor(DType dtype) const;
+  // Whether the family fits the shape (gemv needs M = 1 or N = 1).
+  Status ValidateShape(std::int64_t m, std::int64_t n) const;
   std::string ToString() const;  // e.g. "packed avx2 6x16 ku4 mc120 kc256 nc4080 pf0/0/c jc t1"
 
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;

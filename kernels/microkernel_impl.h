@@ -41,7 +41,6 @@ void MicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
   // Elements between consecutive k of A and of B.
   const std::int64_t a_step = kMode == AMode::kPacked ? MR : kMode == AMode::kRows ? 1 : lda;
   const std::int64_t b_step = kMode == AMode::kPacked ? NR : args.ldb;
-  // A distance of 0 prefetches the line being loaded anyway: no branch in the loop.
   const std::int64_t a_ahead = args.prefetch_a * a_step;
   const std::int64_t b_ahead = args.prefetch_b * b_step;
 
@@ -60,21 +59,31 @@ void MicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
       Unroll<NV>([&](auto v) { acc[i][v] = Vec::Fma(av, bv[v], acc[i][v]); });
     });
   };
-
-  const T* a = args.a;
-  const T* b = args.b;
-  std::int64_t p = 0;
-  for (; p + KU <= args.k; p += KU) {
-    __builtin_prefetch(a + a_ahead, 0, 3);
-    __builtin_prefetch(b + b_ahead, 0, 3);
-    Unroll<KU>([&](auto u) { step(a + u * a_step, b + u * b_step); });
-    a += KU * a_step;
-    b += KU * b_step;
-  }
-  for (; p < args.k; ++p) {
-    step(a, b);
-    a += a_step;
-    b += b_step;
+  // Two copies of the k loop, so that a kernel without software prefetch carries no prefetch
+  // instructions (they cost issue slots in the short loops of small matrices).
+  auto k_loop = [&]<bool kPrefetch>() __attribute__((always_inline)) {
+    const T* a = args.a;
+    const T* b = args.b;
+    std::int64_t p = 0;
+    for (; p + KU <= args.k; p += KU) {
+      if constexpr (kPrefetch) {
+        __builtin_prefetch(a + a_ahead, 0, 3);
+        __builtin_prefetch(b + b_ahead, 0, 3);
+      }
+      Unroll<KU>([&](auto u) { step(a + u * a_step, b + u * b_step); });
+      a += KU * a_step;
+      b += KU * b_step;
+    }
+    for (; p < args.k; ++p) {
+      step(a, b);
+      a += a_step;
+      b += b_step;
+    }
+  };
+  if (a_ahead != 0 || b_ahead != 0) {
+    k_loop.template operator()<true>();
+  } else {
+    k_loop.template operator()<false>();
   }
 
   const V alpha = Vec::Set1(args.alpha);

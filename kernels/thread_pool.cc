@@ -75,7 +75,7 @@ void ThreadPool::WorkerLoop(int index) {
   }
 }
 
-void ThreadPool::Run(int team, const std::function<void(int)>& task) {
+void ThreadPool::Run(int team, TaskRef task) {
   team = std::clamp(team, 1, size());
   if (team == 1) {
     task(0);

@@ -5,8 +5,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace mmtune {
@@ -23,6 +23,26 @@ class SpinBarrier {
   std::atomic<std::uint32_t> generation_{0};
 };
 
+// A non-owning reference to a callable `void(int)`: no allocation, unlike std::function, which
+// matters when a small GEMM costs less than a heap allocation.
+class TaskRef {
+ public:
+  // Valid while `f` lives: pass it straight to ThreadPool::Run (a temporary lives until Run
+  // returns).
+  template <typename F>
+    requires(!std::is_same_v<std::decay_t<F>, TaskRef>)
+  TaskRef(F&& f)  // NOLINT: implicit by design, like std::function_ref
+      : object_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* object, int member) {
+          (*static_cast<std::remove_reference_t<F>*>(object))(member);
+        }) {}
+  void operator()(int member) const { call_(object_, member); }
+
+ private:
+  void* object_;
+  void (*call_)(void*, int);
+};
+
 class ThreadPool {
  public:
   // `threads` members in all: the caller plus threads - 1 workers pinned to cores 1.. (the
@@ -36,13 +56,13 @@ class ThreadPool {
 
   // Runs task(0) .. task(team - 1) concurrently (team <= size()) and returns when all are done.
   // Not reentrant: one Run at a time per pool (callers serialize; the drivers never nest).
-  void Run(int team, const std::function<void(int)>& task);
+  void Run(int team, TaskRef task);
 
  private:
   void WorkerLoop(int index);
 
   std::vector<std::thread> workers_;
-  const std::function<void(int)>* task_ = nullptr;
+  const TaskRef* task_ = nullptr;
   // Generation (high 32 bits) and team size (low 32 bits) in one word, so that a worker waking
   // late can never pair one Run's generation with another Run's team.
   std::atomic<std::uint64_t> state_{0};
