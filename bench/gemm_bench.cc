@@ -1,6 +1,6 @@
 // mmtune's kernels against the peers, in one process, on the same buffers: per shape, the
 // analytical default, the best config of a two-stage sweep (every micro-kernel with model blocks,
-// then every block/prefetch/loop variant of the four fastest kernels), and each peer library
+// then every block/prefetch/loop variant of the two fastest kernels), and each peer library
 // found at build time. Counters: GFLOP/s and % of the measured peak (`mmtune info --measure`).
 //
 //   ./build/bench/gemm_bench [--mmtune_threads=1,2] [--mmtune_dtypes=f32,f64]
@@ -179,15 +179,23 @@ bool SampledCheck(const Shape& s, const Buffers<T>& buf) {
   return true;
 }
 
-// Seconds of the fastest of a few timed batches of `config` (each batch >= ~5 ms).
+// Seconds per call of `config`: the fastest of up to three timed batches (each >= ~5 ms). A
+// config whose first call is already `give_up` times slower than `best_so_far` is not timed
+// further (early skip, as the tuner does), so hopeless candidates cost one call.
 template <typename T>
-double TimeConfig(const KernelConfig& config, const Shape& s, Buffers<T>& buf) {
+double TimeConfig(const KernelConfig& config, const Shape& s, Buffers<T>& buf,
+                  double best_so_far = 1e30, double give_up = 1.5) {
   GemmArgs<T> args = ArgsFor(s, buf);
   auto plan = GemmPlan<T>::Create(config);
-  if (!plan || !plan->Run(args).ok()) return 1e30;
+  if (!plan) return 1e30;
+  const auto first_start = std::chrono::steady_clock::now();
+  if (!plan->Run(args).ok()) return 1e30;
+  const double first =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - first_start).count();
+  if (first > give_up * best_so_far && first > 1e-4) return first;
   const double flops = 2.0 * s.m * s.n * s.k;
   const int reps = std::max(1, static_cast<int>(5e7 / std::max(1.0, flops)));
-  double best = 1e30;
+  double best = first;
   for (int batch = 0; batch < 3; ++batch) {
     const auto start = std::chrono::steady_clock::now();
     for (int r = 0; r < reps; ++r) static_cast<void>(plan->Run(args));
@@ -198,46 +206,52 @@ double TimeConfig(const KernelConfig& config, const Shape& s, Buffers<T>& buf) {
   return best;
 }
 
+// Two stages: every kernel (family x tile x unroll) once with the blocks nearest the model's,
+// then every block, prefetch and loop variant of the two fastest kernels. Candidates slower than
+// the best so far by 1.5x after one call are dropped.
 template <typename T>
 KernelConfig SweepBest(const Problem& problem, const Machine& machine, const Shape& s) {
   Buffers<T>& buf = BuffersFor<T>(s);
   const std::vector<KernelConfig> space = GenerateSpace(problem, machine);
   const KernelConfig model = DefaultConfig(problem, machine);
-  // Stage 1: every kernel once (direct, gemv, and packed with the model-nearest blocks).
-  std::map<std::tuple<int, int, int, int>, std::pair<double, KernelConfig>> per_kernel;
+  auto distance = [&](const KernelConfig& c) {
+    return std::abs(c.kc - model.kc) + std::abs(c.mc - model.mc) + std::abs(c.nc - model.nc) +
+           c.prefetch_a + c.prefetch_b + (c.parallel_loop == model.parallel_loop ? 0 : 1);
+  };
+  std::map<std::tuple<int, int, int, int>, KernelConfig> per_kernel;
   for (const KernelConfig& c : space) {
     const auto key = std::make_tuple(static_cast<int>(c.family), c.mr, c.nr, c.k_unroll);
     auto it = per_kernel.find(key);
-    const bool closer =
-        it == per_kernel.end() ||
-        std::abs(c.kc - model.kc) + std::abs(c.mc - model.mc) + std::abs(c.nc - model.nc) +
-                (c.prefetch_a + c.prefetch_b) <
-            std::abs(it->second.second.kc - model.kc) + std::abs(it->second.second.mc - model.mc) +
-                std::abs(it->second.second.nc - model.nc) +
-                (it->second.second.prefetch_a + it->second.second.prefetch_b);
-    if (closer && (c.parallel_loop == model.parallel_loop || problem.threads == 1)) {
-      per_kernel[key] = {0.0, c};
-    }
+    if (it == per_kernel.end() || distance(c) < distance(it->second)) per_kernel[key] = c;
   }
+  double best_time = TimeConfig<T>(model, s, buf);
+  KernelConfig best = model;
   std::vector<std::pair<double, KernelConfig>> ranked;
-  for (auto& [key, entry] : per_kernel) {
-    ranked.push_back({TimeConfig<T>(entry.second, s, buf), entry.second});
+  for (auto& [key, config] : per_kernel) {
+    const double t = TimeConfig<T>(config, s, buf, best_time);
+    ranked.push_back({t, config});
+    if (t < best_time) {
+      best_time = t;
+      best = config;
+    }
   }
   std::sort(ranked.begin(), ranked.end(),
             [](const auto& x, const auto& y) { return x.first < y.first; });
-  // Stage 2: every variant of the four fastest kernels.
-  std::pair<double, KernelConfig> best = ranked.front();
-  const std::size_t finalists = std::min<std::size_t>(4, ranked.size());
+  const std::size_t finalists = std::min<std::size_t>(2, ranked.size());
   for (const KernelConfig& c : space) {
     for (std::size_t f = 0; f < finalists; ++f) {
       const KernelConfig& r = ranked[f].second;
-      if (c.family == r.family && c.mr == r.mr && c.nr == r.nr && c.k_unroll == r.k_unroll) {
-        const double t = TimeConfig<T>(c, s, buf);
-        if (t < best.first) best = {t, c};
+      if (c.family == r.family && c.mr == r.mr && c.nr == r.nr && c.k_unroll == r.k_unroll &&
+          !(c == r)) {
+        const double t = TimeConfig<T>(c, s, buf, best_time);
+        if (t < best_time) {
+          best_time = t;
+          best = c;
+        }
       }
     }
   }
-  return best.second;
+  return best;
 }
 
 struct Setup {
