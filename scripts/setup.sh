@@ -64,6 +64,6 @@ fi
 
 if [[ $build == 1 ]]; then
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMMTUNE_WERROR=ON \
-    -DMMTUNE_SANITIZE="$sanitize" >/dev/null
+    -DMMTUNE_SANITIZE="$sanitize" -DMMTUNE_BUILD_BENCH="$([[ $sanitize == ON ]] && echo OFF || echo ON)" >/dev/null
   cmake --build "$build_dir" --parallel "$(nproc)"
 fi
