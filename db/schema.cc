@@ -1,0 +1,180 @@
+#include "db/schema.h"
+
+#include <sqlite3.h>
+
+#include <iterator>
+#include <string>
+#include <string_view>
+
+#include "db/store.h"
+
+namespace mmtune {
+namespace {
+
+// Version 1. Times are ISO 8601 UTC text; JSON documents are text; enums are their `ToString`
+// names, so the file reads well in the sqlite3 shell. Ids are INTEGER PRIMARY KEY (rowid
+// aliases): ordering by id is insertion order. No CHECK constraints on enum text: adding a value
+// later would need a table rebuild in SQLite, and the store validates every row it reads anyway.
+constexpr std::string_view kSchemaV1 = R"sql(
+CREATE TABLE machines (
+  id                INTEGER PRIMARY KEY,
+  fingerprint       TEXT NOT NULL UNIQUE,
+  fingerprint_basis TEXT NOT NULL,
+  description       TEXT NOT NULL,
+  peaks             TEXT,
+  created_at        TEXT NOT NULL,
+  updated_at        TEXT NOT NULL
+);
+
+CREATE TABLE sessions (
+  id             INTEGER PRIMARY KEY,
+  machine_id     INTEGER NOT NULL REFERENCES machines(id),
+  mmtune_version TEXT NOT NULL,
+  git_revision   TEXT NOT NULL,
+  strategy       TEXT NOT NULL,
+  budget_seconds REAL NOT NULL,
+  max_evals      INTEGER NOT NULL,
+  seed           INTEGER NOT NULL,
+  command        TEXT NOT NULL,
+  started_at     TEXT NOT NULL,
+  finished_at    TEXT,
+  status         TEXT NOT NULL
+);
+CREATE INDEX sessions_by_machine ON sessions(machine_id);
+
+CREATE TABLE problems (
+  id      INTEGER PRIMARY KEY,
+  dtype   TEXT NOT NULL,
+  layout  TEXT NOT NULL,
+  trans   TEXT NOT NULL,
+  m       INTEGER NOT NULL,
+  n       INTEGER NOT NULL,
+  k       INTEGER NOT NULL,
+  threads INTEGER NOT NULL,
+  UNIQUE (dtype, layout, trans, m, n, k, threads)
+);
+
+CREATE TABLE configs (
+  id   INTEGER PRIMARY KEY,
+  hash TEXT NOT NULL UNIQUE,
+  json TEXT NOT NULL
+);
+
+CREATE TABLE measurements (
+  id             INTEGER PRIMARY KEY,
+  session_id     INTEGER NOT NULL REFERENCES sessions(id),
+  machine_id     INTEGER NOT NULL REFERENCES machines(id),
+  problem_id     INTEGER NOT NULL REFERENCES problems(id),
+  config_id      INTEGER NOT NULL REFERENCES configs(id),
+  status         TEXT NOT NULL,
+  stage          TEXT NOT NULL,
+  error          TEXT NOT NULL,
+  median_seconds REAL NOT NULL,
+  min_seconds    REAL NOT NULL,
+  mad_seconds    REAL NOT NULL,
+  samples        INTEGER NOT NULL,
+  gflops         REAL NOT NULL,
+  eval_index     INTEGER NOT NULL,
+  measured_at    TEXT NOT NULL
+);
+CREATE INDEX measurements_by_machine_problem ON measurements(machine_id, problem_id);
+CREATE INDEX measurements_by_session ON measurements(session_id);
+
+CREATE TABLE winners (
+  machine_id     INTEGER NOT NULL REFERENCES machines(id),
+  problem_id     INTEGER NOT NULL REFERENCES problems(id),
+  config_id      INTEGER NOT NULL REFERENCES configs(id),
+  gflops         REAL NOT NULL,
+  median_seconds REAL NOT NULL,
+  default_gflops REAL NOT NULL,
+  session_id     INTEGER REFERENCES sessions(id),
+  updated_at     TEXT NOT NULL,
+  PRIMARY KEY (machine_id, problem_id)
+) WITHOUT ROWID;
+)sql";
+
+// Step i takes a file from version i to version i + 1. Version 2 is one more entry here, written
+// as ALTER TABLE / CREATE statements that keep every existing row.
+constexpr std::string_view kMigrations[] = {
+    kSchemaV1,
+};
+static_assert(std::size(kMigrations) == static_cast<std::size_t>(kDbSchemaVersion),
+              "every schema version needs exactly one migration step");
+
+}  // namespace
+
+Result<DbIdentity> ReadDbIdentity(sqlite::Database& db) {
+  // One statement, so one read transaction: read one at a time, the three values could straddle
+  // another process's schema creation (no tables yet, but already a version). Preparing it makes
+  // SQLite read and check the header, so a file that is not a database fails here.
+  auto statement = sqlite::Statement::Prepare(
+      db,
+      "SELECT (SELECT count(*) FROM sqlite_master), "
+      "(SELECT application_id FROM pragma_application_id), "
+      "(SELECT user_version FROM pragma_user_version)");
+  Result<bool> row = statement ? statement->Step() : Result<bool>(statement.error());
+  if (!row) {
+    if ((sqlite3_errcode(db.handle()) & 0xff) == SQLITE_NOTADB) {
+      return MakeError(ErrorCode::kCorrupt, db.path() + " is not an SQLite database");
+    }
+    return row.error();
+  }
+  sqlite::RowReader reader(*statement);
+  DbIdentity identity;
+  identity.schema_objects = reader.Int64(0);
+  identity.application_id = reader.Int64(1);
+  identity.user_version = reader.Int64(2);
+  if (!*row || !reader.ok()) {
+    return MakeError(ErrorCode::kInternal, db.path() + ": cannot read the schema version");
+  }
+  return identity;
+}
+
+Result<int> CheckDbIdentity(const DbIdentity& identity, const std::string& path) {
+  if (identity.IsBlank()) return 0;
+  if (identity.application_id != kMmtuneApplicationId) {
+    return MakeError(ErrorCode::kCorrupt,
+                     path + " is not an mmtune database (an SQLite database with application_id " +
+                         std::to_string(identity.application_id) + ")");
+  }
+  if (identity.user_version > kDbSchemaVersion) {
+    return MakeError(ErrorCode::kUnsupported,
+                     path + ": schema version " + std::to_string(identity.user_version) +
+                         " is newer than this mmtune supports (" +
+                         std::to_string(kDbSchemaVersion) + ")");
+  }
+  if (identity.user_version < 0) {
+    return MakeError(ErrorCode::kCorrupt, path + ": invalid schema version " +
+                                              std::to_string(identity.user_version));
+  }
+  return static_cast<int>(identity.user_version);
+}
+
+Status MigrateToCurrentSchema(sqlite::Database& db) {
+  auto transaction = sqlite::Transaction::Begin(db);
+  if (!transaction) return transaction.error();
+  // Read again under the write lock: the check before the lock may be stale.
+  auto identity = ReadDbIdentity(db);
+  if (!identity) return identity.error();
+  auto version = CheckDbIdentity(*identity, db.path());
+  if (!version) return version.error();
+  if (*version == kDbSchemaVersion) return OkStatus();  // someone else migrated it; nothing to do
+
+  for (int step = *version; step < kDbSchemaVersion; ++step) {
+    if (Status status = db.Execute(kMigrations[step]); !status) {
+      return MakeError(status.error().code, db.path() + ": migrating the schema to version " +
+                                                std::to_string(step + 1) + " failed: " +
+                                                status.error().message);
+    }
+  }
+  // Pragmas take no bound parameters; both values are compile-time integers.
+  if (Status status = db.Execute("PRAGMA application_id = " +
+                                 std::to_string(kMmtuneApplicationId) + ";PRAGMA user_version = " +
+                                 std::to_string(kDbSchemaVersion));
+      !status) {
+    return status;
+  }
+  return transaction->Commit();
+}
+
+}  // namespace mmtune

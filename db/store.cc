@@ -1,0 +1,649 @@
+#include "db/store.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+#include <utility>
+
+#include "common/log.h"
+#include "db/schema.h"
+#include "db/sqlite.h"
+
+namespace mmtune {
+namespace {
+
+// SQLite waits this long inside a statement for another process's lock before it answers
+// SQLITE_BUSY; a measurement commit holds the lock for well under a millisecond, so reaching it
+// means another process hung while holding the lock.
+constexpr int kBusyTimeoutMs = 10'000;
+constexpr std::string_view kInMemoryPath = ":memory:";
+constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+
+// ---- Values <-> text ----------------------------------------------------------------------------
+
+std::string NowIso8601() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          now.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[40];
+  const std::size_t length = std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(text + length, sizeof(text) - length, ".%03dZ", static_cast<int>(millis));
+  return text;
+}
+
+// JSON text as stored: compact, keys sorted (nlohmann objects are ordered maps), and invalid
+// UTF-8 replaced instead of thrown, so dumping can never fail.
+std::string DumpJson(const nlohmann::json& json) {
+  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string CanonicalConfigJson(const KernelConfig& config) {
+  nlohmann::json json;
+  to_json(json, config);
+  return DumpJson(json);
+}
+
+// Parses JSON from the DB without exceptions; a malformed document is an error naming `what`.
+// Neither call below is documented to throw for bad input; the catch keeps that promise at this
+// boundary should a future nlohmann or `KernelConfigFromJson` change break it.
+Result<nlohmann::json> ParseStoredJson(const std::string& text, std::string_view what) {
+  try {
+    nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!json.is_discarded()) return json;
+  } catch (const nlohmann::json::exception&) {
+  }
+  return MakeError(ErrorCode::kCorrupt, std::string(what) + " is not valid JSON");
+}
+
+Result<KernelConfig> ParseStoredConfig(const std::string& text) {
+  auto json = ParseStoredJson(text, "config");
+  if (!json) return json.error();
+  try {
+    return KernelConfigFromJson(*json);
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError(ErrorCode::kCorrupt, std::string("config: ") + e.what());
+  }
+}
+
+Result<MeasurementStatus> ParseMeasurementStatus(std::string_view text) {
+  for (MeasurementStatus status :
+       {MeasurementStatus::kOk, MeasurementStatus::kFailed, MeasurementStatus::kSkipped}) {
+    if (text == ToString(status)) return status;
+  }
+  return MakeError(ErrorCode::kCorrupt, "unknown measurement status '" + std::string(text) + "'");
+}
+
+Result<MeasurementStage> ParseMeasurementStage(std::string_view text) {
+  for (MeasurementStage stage :
+       {MeasurementStage::kDefault, MeasurementStage::kSearch, MeasurementStage::kConfirm}) {
+    if (text == ToString(stage)) return stage;
+  }
+  return MakeError(ErrorCode::kCorrupt, "unknown measurement stage '" + std::string(text) + "'");
+}
+
+Result<Trans> ParseTransLetter(char letter) {
+  if (letter == 'N') return Trans::kNo;
+  if (letter == 'T') return Trans::kYes;
+  return MakeError(ErrorCode::kCorrupt, std::string("unknown transpose letter '") + letter + "'");
+}
+
+bool IsSessionEndStatus(std::string_view status) {
+  return status == "finished" || status == "interrupted" || status == "failed";
+}
+
+// Rows the store could not decode are skipped, never fatal: one corrupt measurement must not stop
+// a tune or a lookup. One warning per read names how many were dropped and why the first was.
+class SkippedRows {
+ public:
+  explicit SkippedRows(std::string what) : what_(std::move(what)) {}
+  void Add(const std::string& row, const std::string& why) {
+    if (count_++ == 0) first_ = row + ": " + why;
+  }
+  void Report(const std::string& path) const {
+    if (count_ == 0) return;
+    Log(LogLevel::kWarning, path + ": skipped " + std::to_string(count_) + " unreadable " + what_ +
+                                " (first: " + first_ + ")");
+  }
+
+ private:
+  std::string what_;
+  std::string first_;
+  std::int64_t count_ = 0;
+};
+
+// Reads `SELECT id, fingerprint, fingerprint_basis, description, peaks FROM machines`.
+Result<MachineRecord> ReadMachineRow(const sqlite::Statement& row) {
+  sqlite::RowReader reader(row);
+  MachineRecord record;
+  record.id = reader.Int64(0);
+  record.fingerprint = reader.Text(1);
+  record.fingerprint_basis = reader.Text(2);
+  const std::string description = reader.Text(3);
+  const std::optional<std::string> peaks = reader.OptionalText(4);
+  if (!reader.ok()) return MakeError(ErrorCode::kCorrupt, reader.error());
+  auto description_json = ParseStoredJson(description, "description");
+  if (!description_json) return description_json.error();
+  record.description = std::move(*description_json);
+  if (peaks) {
+    auto peaks_json = ParseStoredJson(*peaks, "peaks");
+    if (!peaks_json) return peaks_json.error();
+    record.peaks = std::move(*peaks_json);
+  }
+  return record;
+}
+
+// ---- Checks before SQLite touches the file ------------------------------------------------------
+
+std::string ParentDirectory(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+// Catches what SQLite would report late or vaguely ("unable to open database file"), or not at
+// all: SQLite silently opens a read-only file read-only even when asked for read-write, and would
+// then fail on the first write, after the caller had started work.
+Status CheckPathBeforeOpening(const std::string& path, DbOpenMode mode) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    const int error = errno;
+    if (error != ENOENT) {
+      return MakeError(ErrorCode::kIo, "cannot access " + path + ": " + std::strerror(error));
+    }
+    if (mode == DbOpenMode::kReadOnly) {
+      return MakeError(ErrorCode::kNotFound, "DB file " + path + " does not exist");
+    }
+    const std::string directory = ParentDirectory(path);
+    struct stat directory_info {};
+    if (::stat(directory.c_str(), &directory_info) != 0 || !S_ISDIR(directory_info.st_mode)) {
+      return MakeError(ErrorCode::kNotFound,
+                       "cannot create " + path + ": directory " + directory + " does not exist");
+    }
+    if (::access(directory.c_str(), W_OK | X_OK) != 0) {
+      return MakeError(ErrorCode::kIo,
+                       "cannot create " + path + ": directory " + directory + " is read-only");
+    }
+    return OkStatus();
+  }
+  if (S_ISDIR(info.st_mode)) {
+    return MakeError(ErrorCode::kIo, path + " is a directory, not a DB file");
+  }
+  if (::access(path.c_str(), R_OK) != 0) {
+    return MakeError(ErrorCode::kIo, "cannot read " + path + ": " + std::strerror(errno));
+  }
+  if (mode == DbOpenMode::kReadWrite) {
+    if (::access(path.c_str(), W_OK) != 0) {
+      return MakeError(ErrorCode::kIo, path + " is read-only");
+    }
+    // WAL mode keeps `-wal` and `-shm` files next to the DB, so its directory must be writable.
+    const std::string directory = ParentDirectory(path);
+    if (::access(directory.c_str(), W_OK | X_OK) != 0) {
+      return MakeError(ErrorCode::kIo, path + " is read-only: its directory " + directory +
+                                           " is not writable");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+const char* ToString(MeasurementStatus status) {
+  switch (status) {
+    case MeasurementStatus::kOk: return "ok";
+    case MeasurementStatus::kFailed: return "failed";
+    case MeasurementStatus::kSkipped: return "skipped";
+  }
+  return "?";
+}
+
+const char* ToString(MeasurementStage stage) {
+  switch (stage) {
+    case MeasurementStage::kDefault: return "default";
+    case MeasurementStage::kSearch: return "search";
+    case MeasurementStage::kConfirm: return "confirm";
+  }
+  return "?";
+}
+
+std::string ConfigHash(const KernelConfig& config) {
+  // The same 64-bit FNV-1a as machine fingerprints: pinned by published test vectors, identical on
+  // every platform, and the canonical JSON it hashes is what the `configs` table stores.
+  return FingerprintOf(CanonicalConfigJson(config));
+}
+
+// ---- TuningStore ------------------------------------------------------------------------------
+
+struct TuningStore::Impl {
+  Impl(sqlite::Database database, int version)
+      : db(std::move(database)), schema_version(version), statements(db) {}
+
+  Result<sqlite::StatementCache::Lease> Prepare(const std::string& sql) {
+    return statements.Get(sql);
+  }
+  // The id of the config's row, inserting it on first use. Runs inside the caller's transaction.
+  Result<std::int64_t> InternConfig(const KernelConfig& config);
+
+  sqlite::Database db;
+  int schema_version;
+  sqlite::StatementCache statements;  // after `db`: destroyed first
+};
+
+Result<std::int64_t> TuningStore::Impl::InternConfig(const KernelConfig& config) {
+  const std::string json = CanonicalConfigJson(config);
+  const std::string hash = FingerprintOf(json);
+  {
+    auto insert = Prepare("INSERT OR IGNORE INTO configs (hash, json) VALUES (?1, ?2)");
+    if (!insert) return insert.error();
+    if (Status status = (*insert)->Bind(1, hash).Bind(2, json).Run(); !status) {
+      return status.error();
+    }
+  }
+  auto select = Prepare("SELECT id, json FROM configs WHERE hash = ?1");
+  if (!select) return select.error();
+  auto row = (*select)->Bind(1, hash).Step();
+  if (!row) return row.error();
+  if (!*row) return MakeError(ErrorCode::kInternal, db.path() + ": config " + hash + " vanished");
+  sqlite::RowReader reader(**select);
+  const std::int64_t id = reader.Int64(0);
+  const std::string stored = reader.Text(1);
+  // Either a 64-bit hash collision or a row someone edited: storing measurements under it would
+  // silently attribute them to another config.
+  if (!reader.ok() || stored != json) {
+    return MakeError(ErrorCode::kCorrupt, db.path() + ": config row " + hash +
+                                              " does not hold the config it is keyed by");
+  }
+  return id;
+}
+
+TuningStore::TuningStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TuningStore::TuningStore(TuningStore&&) noexcept = default;
+TuningStore& TuningStore::operator=(TuningStore&&) noexcept = default;
+TuningStore::~TuningStore() = default;
+
+int TuningStore::schema_version() const { return impl_->schema_version; }
+const std::string& TuningStore::path() const { return impl_->db.path(); }
+
+Result<TuningStore> TuningStore::Open(const std::string& path, DbOpenMode mode) {
+  if (path.empty()) return MakeError(ErrorCode::kInvalidArgument, "empty DB path");
+  const bool in_memory = path == kInMemoryPath;
+  const bool read_write = mode == DbOpenMode::kReadWrite;
+  if (!in_memory) {
+    if (Status status = CheckPathBeforeOpening(path, mode); !status) return status.error();
+  }
+  auto db = sqlite::Database::Open(
+      path, read_write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY);
+  if (!db) return db.error();
+  // The access() checks above pass for root on a 0444 file, and a file can change in between;
+  // SQLite's own verdict is the last word.
+  if (read_write && db->IsReadOnly()) {
+    return MakeError(ErrorCode::kIo, path + " is read-only");
+  }
+  sqlite3_busy_timeout(db->handle(), kBusyTimeoutMs);
+
+  // Everything up to here only read the file; it is written only once it is known to be ours.
+  auto identity = ReadDbIdentity(*db);
+  if (!identity) return identity.error();
+  auto version = CheckDbIdentity(*identity, path);
+  if (!version) return version.error();
+
+  if (!read_write) {
+    if (identity->IsBlank()) {
+      return MakeError(ErrorCode::kCorrupt, path + " is empty, not an mmtune database");
+    }
+    return TuningStore(std::make_unique<Impl>(std::move(*db), *version));
+  }
+
+  if (!in_memory) {
+    // WAL lets readers (a `lookup`, a progress query) run while a tune commits, and makes each
+    // commit one append. NORMAL sync in WAL mode survives a killed process, which is the failure
+    // the tuner must survive; only a power cut may lose the last few commits.
+    if (Status status = db->ExecuteWithBusyRetry("PRAGMA journal_mode = WAL",
+                                                 sqlite::Transaction::kDefaultPatienceMs);
+        !status) {
+      return status.error();
+    }
+    if (Status status = db->Execute("PRAGMA synchronous = NORMAL"); !status) return status.error();
+  }
+  if (Status status = db->Execute("PRAGMA foreign_keys = ON"); !status) return status.error();
+  if (*version < kDbSchemaVersion) {
+    if (Status status = MigrateToCurrentSchema(*db); !status) return status.error();
+  }
+  return TuningStore(std::make_unique<Impl>(std::move(*db), kDbSchemaVersion));
+}
+
+Result<std::int64_t> TuningStore::UpsertMachine(const Machine& machine,
+                                                const nlohmann::json& peaks) {
+  nlohmann::json description;
+  to_json(description, machine);
+  const std::string now = NowIso8601();
+  auto transaction = sqlite::Transaction::Begin(impl_->db);
+  if (!transaction) return transaction.error();
+  {
+    // COALESCE keeps measured peaks when this call has none, so re-registering the machine at the
+    // start of every tune does not forget them.
+    auto upsert = impl_->Prepare(
+        "INSERT INTO machines (fingerprint, fingerprint_basis, description, peaks, created_at, "
+        "updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5) "
+        "ON CONFLICT (fingerprint) DO UPDATE SET fingerprint_basis = excluded.fingerprint_basis, "
+        "description = excluded.description, peaks = COALESCE(excluded.peaks, peaks), "
+        "updated_at = excluded.updated_at");
+    if (!upsert) return upsert.error();
+    (*upsert)->Bind(1, machine.fingerprint).Bind(2, machine.fingerprint_basis)
+        .Bind(3, DumpJson(description)).Bind(5, now);
+    if (peaks.is_null()) {
+      (*upsert)->BindNull(4);
+    } else {
+      (*upsert)->Bind(4, DumpJson(peaks));
+    }
+    if (Status status = (*upsert)->Run(); !status) return status.error();
+  }
+  std::int64_t id = 0;
+  {
+    auto select = impl_->Prepare("SELECT id FROM machines WHERE fingerprint = ?1");
+    if (!select) return select.error();
+    auto row = (*select)->Bind(1, machine.fingerprint).Step();
+    if (!row) return row.error();
+    if (!*row) return MakeError(ErrorCode::kInternal, path() + ": upserted machine vanished");
+    id = (*select)->ColumnInt64(0);
+  }
+  if (Status status = transaction->Commit(); !status) return status.error();
+  return id;
+}
+
+Result<std::optional<MachineRecord>> TuningStore::FindMachine(std::string_view fingerprint) const {
+  auto select = impl_->Prepare(
+      "SELECT id, fingerprint, fingerprint_basis, description, peaks FROM machines "
+      "WHERE fingerprint = ?1");
+  if (!select) return select.error();
+  auto row = (*select)->Bind(1, fingerprint).Step();
+  if (!row) return row.error();
+  if (!*row) return std::optional<MachineRecord>();
+  auto record = ReadMachineRow(**select);
+  if (!record) {
+    return MakeError(ErrorCode::kCorrupt, path() + ": machine " + std::string(fingerprint) +
+                                              ": " + record.error().message);
+  }
+  return std::optional<MachineRecord>(std::move(*record));
+}
+
+Result<std::vector<MachineRecord>> TuningStore::Machines() const {
+  auto select = impl_->Prepare(
+      "SELECT id, fingerprint, fingerprint_basis, description, peaks FROM machines ORDER BY id");
+  if (!select) return select.error();
+  std::vector<MachineRecord> machines;
+  SkippedRows skipped("machines");
+  while (true) {
+    auto row = (*select)->Step();
+    if (!row) return row.error();
+    if (!*row) break;
+    auto record = ReadMachineRow(**select);
+    if (record) {
+      machines.push_back(std::move(*record));
+    } else {
+      skipped.Add("id " + std::to_string((*select)->ColumnInt64(0)), record.error().message);
+    }
+  }
+  skipped.Report(path());
+  return machines;
+}
+
+Result<std::int64_t> TuningStore::BeginSession(std::int64_t machine_id, const SessionInfo& info) {
+  auto transaction = sqlite::Transaction::Begin(impl_->db);
+  if (!transaction) return transaction.error();
+  {
+    auto insert = impl_->Prepare(
+        "INSERT INTO sessions (machine_id, mmtune_version, git_revision, strategy, "
+        "budget_seconds, max_evals, seed, command, started_at, status) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'running')");
+    if (!insert) return insert.error();
+    // SQLite integers are signed: the seed is stored as the int64 with the same bits.
+    (*insert)->Bind(1, machine_id).Bind(2, info.mmtune_version).Bind(3, info.git_revision)
+        .Bind(4, info.strategy).Bind(5, info.budget_seconds).Bind(6, info.max_evals)
+        .Bind(7, static_cast<std::int64_t>(info.seed)).Bind(8, info.command)
+        .Bind(9, NowIso8601());
+    if (Status status = (*insert)->Run(); !status) return status.error();
+  }
+  const std::int64_t id = sqlite3_last_insert_rowid(impl_->db.handle());
+  if (Status status = transaction->Commit(); !status) return status.error();
+  return id;
+}
+
+Status TuningStore::FinishSession(std::int64_t session_id, std::string_view status) {
+  if (!IsSessionEndStatus(status)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "session status '" + std::string(status) +
+                         "' is not one of finished, interrupted, failed");
+  }
+  auto transaction = sqlite::Transaction::Begin(impl_->db);
+  if (!transaction) return transaction.error();
+  {
+    auto update = impl_->Prepare(
+        "UPDATE sessions SET status = ?2, finished_at = ?3 WHERE id = ?1");
+    if (!update) return update.error();
+    if (Status result = (*update)->Bind(1, session_id).Bind(2, status).Bind(3, NowIso8601()).Run();
+        !result) {
+      return result;
+    }
+  }
+  if (sqlite3_changes(impl_->db.handle()) != 1) {
+    return MakeError(ErrorCode::kNotFound,
+                     path() + ": no session " + std::to_string(session_id) + " to finish");
+  }
+  return transaction->Commit();
+}
+
+Result<std::int64_t> TuningStore::UpsertProblem(const Problem& problem) {
+  if (Status status = problem.Validate(); !status) return status.error();
+  const std::string trans = TransPairToString(problem.trans_a, problem.trans_b);
+  auto transaction = sqlite::Transaction::Begin(impl_->db);
+  if (!transaction) return transaction.error();
+  auto bind_key = [&](sqlite::Statement& statement) -> sqlite::Statement& {
+    return statement.Bind(1, ToString(problem.dtype)).Bind(2, ToString(problem.layout))
+        .Bind(3, trans).Bind(4, problem.m).Bind(5, problem.n).Bind(6, problem.k)
+        .Bind(7, problem.threads);
+  };
+  {
+    auto insert = impl_->Prepare(
+        "INSERT OR IGNORE INTO problems (dtype, layout, trans, m, n, k, threads) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    if (!insert) return insert.error();
+    if (Status status = bind_key(**insert).Run(); !status) return status.error();
+  }
+  std::int64_t id = 0;
+  {
+    auto select = impl_->Prepare(
+        "SELECT id FROM problems WHERE dtype = ?1 AND layout = ?2 AND trans = ?3 AND m = ?4 "
+        "AND n = ?5 AND k = ?6 AND threads = ?7");
+    if (!select) return select.error();
+    auto row = bind_key(**select).Step();
+    if (!row) return row.error();
+    if (!*row) return MakeError(ErrorCode::kInternal, path() + ": upserted problem vanished");
+    id = (*select)->ColumnInt64(0);
+  }
+  if (Status status = transaction->Commit(); !status) return status.error();
+  return id;
+}
+
+Status TuningStore::RecordMeasurement(std::int64_t session_id, std::int64_t machine_id,
+                                      std::int64_t problem_id,
+                                      const MeasurementRecord& measurement) {
+  auto transaction = sqlite::Transaction::Begin(impl_->db);
+  if (!transaction) return transaction.error();
+  auto config_id = impl_->InternConfig(measurement.config);
+  if (!config_id) return config_id.error();
+  {
+    auto insert = impl_->Prepare(
+        "INSERT INTO measurements (session_id, machine_id, problem_id, config_id, status, stage, "
+        "error, median_seconds, min_seconds, mad_seconds, samples, gflops, eval_index, "
+        "measured_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+    if (!insert) return insert.error();
+    (*insert)->Bind(1, session_id).Bind(2, machine_id).Bind(3, problem_id).Bind(4, *config_id)
+        .Bind(5, ToString(measurement.status)).Bind(6, ToString(measurement.stage))
+        .Bind(7, measurement.error).Bind(8, measurement.median_seconds)
+        .Bind(9, measurement.min_seconds).Bind(10, measurement.mad_seconds)
+        .Bind(11, measurement.samples).Bind(12, measurement.gflops)
+        .Bind(13, measurement.eval_index).Bind(14, NowIso8601());
+    if (Status status = (*insert)->Run(); !status) return status;
+  }
+  return transaction->Commit();
+}
+
+Result<std::vector<MeasurementRecord>> TuningStore::Measurements(std::int64_t machine_id,
+                                                                 std::int64_t problem_id) const {
+  auto select = impl_->Prepare(
+      "SELECT ms.id, c.json, ms.status, ms.stage, ms.error, ms.median_seconds, ms.min_seconds, "
+      "ms.mad_seconds, ms.samples, ms.gflops, ms.eval_index, ms.session_id "
+      "FROM measurements AS ms JOIN configs AS c ON c.id = ms.config_id "
+      "WHERE ms.machine_id = ?1 AND ms.problem_id = ?2 ORDER BY ms.id");
+  if (!select) return select.error();
+  (*select)->Bind(1, machine_id).Bind(2, problem_id);
+  std::vector<MeasurementRecord> measurements;
+  SkippedRows skipped("measurements");
+  while (true) {
+    auto row = (*select)->Step();
+    if (!row) return row.error();
+    if (!*row) break;
+    sqlite::RowReader reader(**select);
+    const std::string row_id = "id " + std::to_string((*select)->ColumnInt64(0));
+    const std::string config_json = reader.Text(1);
+    const std::string status_text = reader.Text(2);
+    const std::string stage_text = reader.Text(3);
+    MeasurementRecord record;
+    record.error = reader.Text(4);
+    record.median_seconds = reader.Double(5);
+    record.min_seconds = reader.Double(6);
+    record.mad_seconds = reader.Double(7);
+    record.samples = reader.Int(8, 0, kMaxInt);
+    record.gflops = reader.Double(9);
+    record.eval_index = reader.Int(10, 0, kMaxInt);
+    record.session_id = reader.Int64(11);
+    if (!reader.ok()) {
+      skipped.Add(row_id, reader.error());
+      continue;
+    }
+    auto config = ParseStoredConfig(config_json);
+    auto status = ParseMeasurementStatus(status_text);
+    auto stage = ParseMeasurementStage(stage_text);
+    if (!config || !status || !stage) {
+      skipped.Add(row_id, !config ? config.error().message
+                          : !status ? status.error().message
+                                    : stage.error().message);
+      continue;
+    }
+    record.config = *config;
+    record.status = *status;
+    record.stage = *stage;
+    measurements.push_back(std::move(record));
+  }
+  skipped.Report(path());
+  return measurements;
+}
+
+Status TuningStore::SetWinner(std::int64_t machine_id, std::int64_t problem_id,
+                              std::int64_t session_id, const WinnerRecord& winner) {
+  auto transaction = sqlite::Transaction::Begin(impl_->db);
+  if (!transaction) return transaction.error();
+  auto config_id = impl_->InternConfig(winner.config);
+  if (!config_id) return config_id.error();
+  {
+    auto upsert = impl_->Prepare(
+        "INSERT INTO winners (machine_id, problem_id, config_id, gflops, median_seconds, "
+        "default_gflops, session_id, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+        "ON CONFLICT (machine_id, problem_id) DO UPDATE SET config_id = excluded.config_id, "
+        "gflops = excluded.gflops, median_seconds = excluded.median_seconds, "
+        "default_gflops = excluded.default_gflops, session_id = excluded.session_id, "
+        "updated_at = excluded.updated_at");
+    if (!upsert) return upsert.error();
+    (*upsert)->Bind(1, machine_id).Bind(2, problem_id).Bind(3, *config_id)
+        .Bind(4, winner.gflops).Bind(5, winner.median_seconds).Bind(6, winner.default_gflops)
+        .Bind(8, NowIso8601());
+    // A winner merged in from another DB has no session here; 0 stands for "none".
+    if (session_id > 0) {
+      (*upsert)->Bind(7, session_id);
+    } else {
+      (*upsert)->BindNull(7);
+    }
+    if (Status status = (*upsert)->Run(); !status) return status;
+  }
+  return transaction->Commit();
+}
+
+Result<std::vector<WinnerRecord>> TuningStore::Winners(std::string_view fingerprint) const {
+  // Two texts rather than `?1 = '' OR ...`, so that the one-machine query can use the
+  // fingerprint's unique index.
+  const std::string select_all =
+      "SELECT ma.fingerprint, p.dtype, p.layout, p.trans, p.m, p.n, p.k, p.threads, c.json, "
+      "w.gflops, w.median_seconds, w.default_gflops, w.session_id, w.updated_at, w.problem_id "
+      "FROM winners AS w JOIN machines AS ma ON ma.id = w.machine_id "
+      "JOIN problems AS p ON p.id = w.problem_id JOIN configs AS c ON c.id = w.config_id";
+  auto select = fingerprint.empty()
+                    ? impl_->Prepare(select_all + " ORDER BY w.machine_id, w.problem_id")
+                    : impl_->Prepare(select_all +
+                                     " WHERE ma.fingerprint = ?1 ORDER BY w.problem_id");
+  if (!select) return select.error();
+  if (!fingerprint.empty()) (*select)->Bind(1, fingerprint);
+  std::vector<WinnerRecord> winners;
+  SkippedRows skipped("winners");
+  while (true) {
+    auto row = (*select)->Step();
+    if (!row) return row.error();
+    if (!*row) break;
+    sqlite::RowReader reader(**select);
+    WinnerRecord record;
+    record.fingerprint = reader.Text(0);
+    const std::string dtype = reader.Text(1);
+    const std::string layout = reader.Text(2);
+    const std::string trans = reader.Text(3);
+    record.problem.m = reader.Int64In(4, 0, kMaxInt64);
+    record.problem.n = reader.Int64In(5, 0, kMaxInt64);
+    record.problem.k = reader.Int64In(6, 0, kMaxInt64);
+    record.problem.threads = reader.Int(7, 1, kMaxInt);
+    const std::string config_json = reader.Text(8);
+    record.gflops = reader.Double(9);
+    record.median_seconds = reader.Double(10);
+    record.default_gflops = reader.Double(11);
+    record.session_id = reader.OptionalInt64(12).value_or(0);
+    record.updated_at = reader.Text(13);
+    // The winners table is WITHOUT ROWID; its key names the row in the warning.
+    const std::string row_id = "machine " + record.fingerprint + " problem " +
+                               std::to_string((*select)->ColumnInt64(14));
+    if (!reader.ok()) {
+      skipped.Add(row_id, reader.error());
+      continue;
+    }
+    auto parsed_dtype = ParseDType(dtype);
+    auto parsed_layout = ParseLayout(layout);
+    if (!parsed_dtype || !parsed_layout || trans.size() != 2) {
+      skipped.Add(row_id, "problem '" + dtype + " " + layout + " " + trans + "' is not readable");
+      continue;
+    }
+    auto trans_a = ParseTransLetter(trans[0]);
+    auto trans_b = ParseTransLetter(trans[1]);
+    auto config = ParseStoredConfig(config_json);
+    if (!trans_a || !trans_b || !config) {
+      skipped.Add(row_id, !config ? config.error().message : "transpose '" + trans + "'");
+      continue;
+    }
+    record.problem.dtype = *parsed_dtype;
+    record.problem.layout = *parsed_layout;
+    record.problem.trans_a = *trans_a;
+    record.problem.trans_b = *trans_b;
+    record.config = *config;
+    winners.push_back(std::move(record));
+  }
+  skipped.Report(path());
+  return winners;
+}
+
+}  // namespace mmtune

@@ -1,0 +1,142 @@
+// The tuning database: one SQLite file holding the machines, tuning sessions, problems, kernel
+// configs, EVERY measurement (failures included, so searches can be replayed and compared
+// offline) and the winner per machine and problem. Writes are committed one measurement at a
+// time, so a tuner killed with SIGKILL loses at most what it was measuring; WAL mode and busy
+// retries let several `mmtune tune` processes share one file.
+//
+// Opening never modifies a file that is not an mmtune DB of this or an older schema version:
+// a non-SQLite file, a foreign SQLite DB or a newer schema is reported as an error and left as it
+// was.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/kernel_config.h"
+#include "machine/machine.h"
+#include "mmtune/result.h"
+#include "mmtune/types.h"
+
+namespace mmtune {
+
+// The schema this build writes. Older files are migrated on open (read-write mode only).
+inline constexpr int kDbSchemaVersion = 1;
+
+enum class DbOpenMode {
+  kReadWrite,  // create the file if missing, migrate an older schema
+  kReadOnly,   // never writes; a missing file is kNotFound, an older schema is fine to read
+};
+
+// What a session was asked to do, for the record.
+struct SessionInfo {
+  std::string mmtune_version;
+  std::string git_revision;
+  std::string strategy;
+  double budget_seconds = 0.0;  // per problem; 0 = none
+  std::int64_t max_evals = 0;   // per problem; 0 = none
+  std::uint64_t seed = 0;
+  std::string command;          // the command line, for people
+};
+
+enum class MeasurementStatus : std::uint8_t {
+  kOk,      // verified against the reference and timed
+  kFailed,  // invalid, wrong result or failed to run: `error` says why; never a winner
+  kSkipped, // verified, but dropped after the first round as clearly slower than the best
+};
+const char* ToString(MeasurementStatus status);
+
+// Which step of a tune produced a measurement.
+enum class MeasurementStage : std::uint8_t {
+  kDefault,  // the analytical default, timed first as the baseline
+  kSearch,   // a candidate proposed by the search strategy
+  kConfirm,  // the final interleaved re-measurement of the top few and the default
+};
+const char* ToString(MeasurementStage stage);
+
+struct MeasurementRecord {
+  KernelConfig config;
+  MeasurementStatus status = MeasurementStatus::kOk;
+  MeasurementStage stage = MeasurementStage::kSearch;
+  std::string error;            // empty unless kFailed
+  double median_seconds = 0.0;  // per GEMM call; 0 when failed
+  double min_seconds = 0.0;
+  double mad_seconds = 0.0;     // median absolute deviation of the samples
+  int samples = 0;
+  double gflops = 0.0;          // from the median; 0 when failed
+  int eval_index = 0;           // position in the session's search order for this problem
+  std::int64_t session_id = 0;  // filled in when read back
+};
+
+struct WinnerRecord {
+  std::string fingerprint;      // machine
+  Problem problem;
+  KernelConfig config;
+  double gflops = 0.0;
+  double median_seconds = 0.0;
+  double default_gflops = 0.0;  // the analytical default measured in the same confirm round
+  std::int64_t session_id = 0;
+  std::string updated_at;       // ISO 8601 UTC, filled in when read back
+};
+
+struct MachineRecord {
+  std::int64_t id = 0;
+  std::string fingerprint;
+  std::string fingerprint_basis;
+  nlohmann::json description;   // to_json(Machine): topology, ISA, features
+  nlohmann::json peaks;         // to_json(PeakReport), or null when not measured
+};
+
+// A stable identity for a config: hex digest of its canonical JSON.
+std::string ConfigHash(const KernelConfig& config);
+
+class TuningStore {
+ public:
+  // ":memory:" opens a private in-memory DB (tests).
+  static Result<TuningStore> Open(const std::string& path, DbOpenMode mode);
+
+  TuningStore(TuningStore&&) noexcept;
+  TuningStore& operator=(TuningStore&&) noexcept;
+  ~TuningStore();
+
+  int schema_version() const;
+  const std::string& path() const;
+
+  // Inserts the machine or refreshes its description; `peaks` may be null (keeps the stored
+  // peaks). Returns the machine id.
+  Result<std::int64_t> UpsertMachine(const Machine& machine, const nlohmann::json& peaks);
+  Result<std::optional<MachineRecord>> FindMachine(std::string_view fingerprint) const;
+  Result<std::vector<MachineRecord>> Machines() const;
+
+  Result<std::int64_t> BeginSession(std::int64_t machine_id, const SessionInfo& info);
+  // status: "finished", "interrupted", "failed".
+  Status FinishSession(std::int64_t session_id, std::string_view status);
+
+  Result<std::int64_t> UpsertProblem(const Problem& problem);
+
+  // Committed before it returns (its own transaction).
+  Status RecordMeasurement(std::int64_t session_id, std::int64_t machine_id,
+                           std::int64_t problem_id, const MeasurementRecord& measurement);
+  // Every measurement of `problem_id` on `machine_id`, all sessions, oldest first.
+  Result<std::vector<MeasurementRecord>> Measurements(std::int64_t machine_id,
+                                                      std::int64_t problem_id) const;
+
+  // Replaces the winner of (machine, problem): the newest tune's confirmed winner is the one
+  // that counts on this machine. Committed before it returns.
+  Status SetWinner(std::int64_t machine_id, std::int64_t problem_id, std::int64_t session_id,
+                   const WinnerRecord& winner);
+  // Winners of one machine (by fingerprint), or of all machines when `fingerprint` is empty.
+  Result<std::vector<WinnerRecord>> Winners(std::string_view fingerprint) const;
+
+ private:
+  struct Impl;
+  explicit TuningStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mmtune
