@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/info_command.h"
+#include "cli/tune_command.h"
 #include "mmtune/version.h"
 
 namespace mmtune::cli {
@@ -20,7 +21,10 @@ int RunMmtune(const std::vector<std::string>& args, Context& context) {
   app.footer("Run 'mmtune COMMAND --help' for the options of a command. Environment: "
              "MMTUNE_ISA caps the kernel ISA level, MMTUNE_LOG sets the log level "
              "(error|warning|info|debug).");
+  context.command_line = "mmtune";
+  for (const std::string& arg : args) context.command_line += " " + arg;
   SetupInfoCommand(app, context);
+  SetupTuneCommand(app, context);
 
   // A misspelt command would otherwise surface as CLI11's generic "arguments were not expected".
   if (!args.empty() && !args.front().empty() && args.front()[0] != '-') {

@@ -17,6 +17,7 @@ struct Context {
   std::ostream* out = &std::cout;
   std::ostream* err = &std::cerr;
   int exit_code = kExitOk;
+  std::string command_line;  // "mmtune ARGS...", recorded with tuning sessions
 
   // Prints "mmtune: error: <message>" as one line and records `code` as the exit code.
   void Fail(int code, const std::string& message) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job in one command: set up, build, describe this machine and measure its peaks.
-# (Until `mmtune tune` lands, the main job is `mmtune info --measure`; see README.)
+# The main job in one command: set up, build, describe this machine, then tune the default shape
+# set (`--preset quick`) into mmtune.db. Extra arguments go to `mmtune tune` (e.g. --preset
+# bert-base --budget 60). Re-running resumes: measured candidates are not re-run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh
-./build/mmtune info --measure
+./build/mmtune info
+./build/mmtune tune --db mmtune.db "$@"

@@ -1,0 +1,223 @@
+// Search efficiency: how close each strategy gets to the exhaustive best with a fraction of the
+// evaluations. The space of each shape is measured exhaustively ONCE (into a DB, so a second run
+// reuses it: `--mmtune_db=FILE`), then every strategy is replayed offline over those stored
+// measurements with several seeds, which is deterministic and costs no machine time.
+//
+// Counters per (shape, strategy), averaged over seeds:
+//   at_5pct / at_10pct / at_25pct  best found within that share of the space's evaluations,
+//                                  as a fraction of the exhaustive best (1.0 = found it)
+//   evals_to_3pct                  evaluations until within 3% of the exhaustive best, as a
+//                                  fraction of the space (1.0 = never earlier than exhaustive)
+//   space                          candidates in the space
+//
+//   ./build/bench/search_bench [--mmtune_db=FILE] [--mmtune_shapes=MxNxK,...] [--mmtune_seeds=N]
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "db/store.h"
+#include "kernels/default_config.h"
+#include "kernels/thread_pool.h"
+#include "machine/machine.h"
+#include "search/space.h"
+#include "search/strategy.h"
+#include "tuner/shape_sets.h"
+#include "tuner/tune_session.h"
+
+namespace mmtune {
+namespace {
+
+struct Options {
+  std::string db = "search_bench.db";
+  std::string shapes = "64x64x64,128x768x768,200x200x200";
+  int seeds = 8;
+};
+
+Options ParseOptions(int* argc, char** argv) {
+  Options options;
+  int out = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* flag) -> std::optional<std::string> {
+      const std::size_t len = std::strlen(flag);
+      if (arg.compare(0, len, flag) == 0) return arg.substr(len);
+      return std::nullopt;
+    };
+    if (auto v = value("--mmtune_db=")) {
+      options.db = *v;
+    } else if (auto s = value("--mmtune_shapes=")) {
+      options.shapes = *s;
+    } else if (auto n = value("--mmtune_seeds=")) {
+      options.seeds = std::max(1, std::stoi(*n));
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  *argc = out;
+  return options;
+}
+
+// The exhaustive measurements of one problem, by config hash: GFLOP/s, or nullopt for a config
+// that failed verification.
+struct Landscape {
+  Problem problem;
+  SearchContext context;
+  std::vector<std::optional<double>> score;  // per index of context.space
+  double best = 0.0;
+};
+
+// One replay: the best score found after each evaluation.
+std::vector<double> Replay(const Landscape& land, const std::string& strategy_name,
+                           std::uint64_t seed) {
+  SearchContext context = land.context;
+  context.seed = seed;
+  auto strategy = MakeStrategy(strategy_name, std::move(context));
+  std::vector<double> best_so_far;
+  if (!strategy) return best_so_far;
+  double best = 0.0;
+  while (best_so_far.size() < land.score.size()) {
+    const std::vector<std::size_t> proposed = (*strategy)->Propose(4);
+    if (proposed.empty()) break;
+    for (std::size_t index : proposed) {
+      (*strategy)->Observe(index, land.score[index]);
+      if (land.score[index]) best = std::max(best, *land.score[index]);
+      best_so_far.push_back(best);
+    }
+  }
+  return best_so_far;
+}
+
+void RunReplays(benchmark::State& state, const Landscape* land, std::string strategy, int seeds) {
+  const double n = static_cast<double>(land->score.size());
+  double at[3] = {0, 0, 0};
+  double to_3pct = 0.0;
+  for (auto _ : state) {
+    for (int seed = 1; seed <= seeds; ++seed) {
+      const std::vector<double> trace = Replay(*land, strategy, static_cast<std::uint64_t>(seed));
+      const double fractions[3] = {0.05, 0.10, 0.25};
+      for (int f = 0; f < 3; ++f) {
+        const std::size_t evals = std::max<std::size_t>(1, static_cast<std::size_t>(fractions[f] * n));
+        const double found = trace.empty() ? 0.0 : trace[std::min(evals, trace.size()) - 1];
+        at[f] += found / land->best;
+      }
+      std::size_t needed = land->score.size();
+      for (std::size_t i = 0; i < trace.size(); ++i) {
+        if (trace[i] >= 0.97 * land->best) {
+          needed = i + 1;
+          break;
+        }
+      }
+      to_3pct += static_cast<double>(needed) / n;
+    }
+  }
+  const double runs = static_cast<double>(seeds) * static_cast<double>(state.iterations());
+  state.counters["at_5pct"] = at[0] / runs;
+  state.counters["at_10pct"] = at[1] / runs;
+  state.counters["at_25pct"] = at[2] / runs;
+  state.counters["evals_to_3pct"] = to_3pct / runs;
+  state.counters["space"] = n;
+}
+
+}  // namespace
+}  // namespace mmtune
+
+int main(int argc, char** argv) {
+  using namespace mmtune;
+  const Options options = ParseOptions(&argc, argv);
+  benchmark::Initialize(&argc, argv);
+  auto machine = DetectHostMachine();
+  if (!machine) {
+    std::cerr << "search_bench: " << machine.error().message << "\n";
+    return 1;
+  }
+  auto shapes = ParseShapeList(options.shapes);
+  if (!shapes) {
+    std::cerr << "search_bench: " << shapes.error().message << "\n";
+    return 2;
+  }
+  auto store = TuningStore::Open(options.db, DbOpenMode::kReadWrite);
+  if (!store) {
+    std::cerr << "search_bench: " << store.error().message << "\n";
+    return 1;
+  }
+  auto machine_id = store->UpsertMachine(*machine, nullptr);
+  if (!machine_id) {
+    std::cerr << "search_bench: " << machine_id.error().message << "\n";
+    return 1;
+  }
+
+  // Exhaustive measurement (resumed from the DB when it is already there). The early skip stays
+  // on: skipped candidates keep their one-round GFLOP/s, which is all a replay needs to rank them.
+  TuneRequest request;
+  for (const Shape& shape : *shapes) {
+    request.problems.push_back(
+        Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, shape.m, shape.n,
+                shape.k, 1});
+  }
+  request.strategy = "exhaustive";
+  request.budget_seconds = 0.0;
+  request.command = "search_bench";
+  std::cerr << "search_bench: measuring the full space of " << request.problems.size()
+            << " shapes into " << options.db << " (resumes if already there)\n";
+  auto summary = RunTuning(*store, *machine_id, *machine, request, DefaultThreadPool(),
+                           [](const TuneEvent& event) {
+                             if (event.kind == TuneEvent::Kind::kProblemDone) {
+                               std::cerr << "  " << event.problem.ToString() << ": "
+                                         << event.evaluations << " evaluated\n";
+                             }
+                           });
+  if (!summary) {
+    std::cerr << "search_bench: " << summary.error().message << "\n";
+    return 1;
+  }
+
+  static std::vector<Landscape> lands;
+  lands.reserve(request.problems.size());
+  for (const Problem& problem : request.problems) {
+    auto problem_id = store->UpsertProblem(problem);
+    auto records = problem_id ? store->Measurements(*machine_id, *problem_id)
+                              : Result<std::vector<MeasurementRecord>>(problem_id.error());
+    if (!records) {
+      std::cerr << "search_bench: " << records.error().message << "\n";
+      return 1;
+    }
+    std::unordered_map<std::string, std::optional<double>> by_hash;
+    for (const MeasurementRecord& r : *records) {
+      if (r.stage == MeasurementStage::kConfirm) continue;
+      by_hash[ConfigHash(r.config)] =
+          r.status == MeasurementStatus::kFailed ? std::nullopt : std::optional<double>(r.gflops);
+    }
+    Landscape land;
+    land.problem = problem;
+    land.context = BuildSearchSpace(DefaultConfig(problem, *machine), {},
+                                    GenerateSpace(problem, *machine), 1, 0);
+    for (const KernelConfig& config : land.context.space) {
+      const auto it = by_hash.find(ConfigHash(config));
+      land.score.push_back(it == by_hash.end() ? std::nullopt : it->second);
+      if (land.score.back()) land.best = std::max(land.best, *land.score.back());
+    }
+    lands.push_back(std::move(land));
+  }
+  for (const Landscape& land : lands) {
+    for (const std::string& strategy : StrategyNames()) {
+      benchmark::RegisterBenchmark(
+          (land.problem.ToString() + "/" + strategy).c_str(),
+          [&land, strategy, seeds = options.seeds](benchmark::State& state) {
+            RunReplays(state, &land, strategy, seeds);
+          })
+          ->Iterations(1)
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,334 @@
+#include "cli/tune_command.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iomanip>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "db/store.h"
+#include "kernels/thread_pool.h"
+#include "machine/machine.h"
+#include "search/strategy.h"
+#include "tuner/peak.h"
+#include "tuner/roofline.h"
+#include "tuner/shape_sets.h"
+#include "tuner/tune_session.h"
+
+namespace mmtune::cli {
+namespace {
+
+struct TuneOptions {
+  std::string db = "mmtune.db";
+  std::string shapes;
+  std::string shapes_file;
+  std::string preset;
+  std::string dtype = "f32";
+  std::string layout = "row";
+  std::string trans = "NN";
+  std::string threads = "1";
+  std::string strategy = "auto";
+  double budget = 20.0;
+  std::int64_t evals = 0;
+  std::uint64_t seed = 1;
+  bool cold_cache = false;
+  std::string shard;
+  std::string command_line;
+};
+
+// Set by SIGINT/SIGTERM: the tune stops after the batch in flight, keeps what it measured and
+// marks the session interrupted. A second signal kills the process (default action restored).
+std::atomic<bool> g_stop{false};
+
+extern "C" void OnStopSignal(int signal_number) {
+  g_stop.store(true);
+  std::signal(signal_number, SIG_DFL);
+}
+
+std::string FormatDuration(double seconds) {
+  const long total = static_cast<long>(seconds + 0.5);
+  std::ostringstream text;
+  if (total >= 3600) text << total / 3600 << "h";
+  if (total >= 60) text << std::setw(total >= 3600 ? 2 : 1) << std::setfill('0') << (total / 60) % 60 << "m";
+  text << std::setw(total >= 60 ? 2 : 1) << std::setfill('0') << total % 60 << "s";
+  return text.str();
+}
+
+std::string Fixed(double value, int precision) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(precision) << value;
+  return text.str();
+}
+
+Result<std::vector<Shape>> ChooseShapes(const TuneOptions& options) {
+  const int sources = !options.shapes.empty() + !options.shapes_file.empty() +
+                      !options.preset.empty();
+  if (sources > 1) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "give only one of --shapes, --shapes-file and --preset");
+  }
+  if (!options.shapes.empty()) return ParseShapeList(options.shapes);
+  if (!options.shapes_file.empty()) return ReadShapesFile(options.shapes_file);
+  return PresetShapes(options.preset.empty() ? "quick" : options.preset);
+}
+
+Result<std::pair<Trans, Trans>> ParseTransPair(const std::string& text) {
+  if (text.size() == 2) {
+    auto one = [](char c) -> std::optional<Trans> {
+      if (c == 'N' || c == 'n') return Trans::kNo;
+      if (c == 'T' || c == 't') return Trans::kYes;
+      return std::nullopt;
+    };
+    const auto a = one(text[0]), b = one(text[1]);
+    if (a && b) return std::make_pair(*a, *b);
+  }
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "unknown --trans '" + text + "' (expected NN, NT, TN or TT)");
+}
+
+Result<int> ParseThreads(const std::string& text, int cores) {
+  if (text == "all") return cores;
+  int value = 0;
+  std::size_t used = 0;
+  try {
+    value = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || value < 1 || value > cores) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "--threads must be 'all' or a number from 1 to " + std::to_string(cores) +
+                         " (this machine's cores), not '" + text + "'");
+  }
+  return value;
+}
+
+// Progress: one line rewritten in place on a terminal, plain lines (one per shape, plus
+// warnings) otherwise so logs stay readable.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(std::ostream& err) : err_(err), tty_(isatty(fileno(stderr)) != 0) {}
+
+  void operator()(const TuneEvent& event) {
+    const std::string shape = "[" + std::to_string(event.problem_index + 1) + "/" +
+                              std::to_string(event.problem_count) + "] " +
+                              event.problem.ToString();
+    switch (event.kind) {
+      case TuneEvent::Kind::kProblemStart:
+        if (!tty_) {
+          err_ << shape << ": " << event.space_size << " candidates in the space, up to "
+               << event.planned << " to evaluate\n";
+        }
+        break;
+      case TuneEvent::Kind::kProgress:
+        if (tty_) {
+          const double fraction = event.planned > 0 ? static_cast<double>(event.evaluations) /
+                                                          static_cast<double>(event.planned)
+                                                    : 0.0;
+          const int filled = static_cast<int>(std::min(1.0, fraction) * 20);
+          err_ << "\r\033[K" << shape << " [" << std::string(filled, '#')
+               << std::string(20 - filled, '.') << "] " << event.evaluations << "/"
+               << event.planned << " evals, best " << Fixed(event.best_gflops, 1)
+               << " GFLOP/s, ETA " << FormatDuration(event.eta_seconds) << std::flush;
+        }
+        break;
+      case TuneEvent::Kind::kProblemDone:
+        if (tty_) err_ << "\r\033[K";
+        err_ << shape << ": " << event.evaluations << " evals"
+             << (event.resumed > 0 ? " (" + std::to_string(event.resumed) + " resumed)" : "")
+             << ", winner " << Fixed(event.best_gflops, 1) << " GFLOP/s, "
+             << FormatDuration(event.elapsed_seconds) << " elapsed\n";
+        break;
+      case TuneEvent::Kind::kWarning:
+        if (tty_) err_ << "\r\033[K";
+        err_ << "mmtune: warning: " << event.message << "\n";
+        break;
+    }
+  }
+
+ private:
+  std::ostream& err_;
+  bool tty_;
+};
+
+void PrintSummary(std::ostream& out, const TuneSummary& summary, const nlohmann::json& peaks) {
+  out << "\n" << std::left << std::setw(28) << "problem" << std::setw(54) << "winner"
+      << std::right << std::setw(9) << "GFLOP/s" << std::setw(8) << "% roof" << std::setw(10)
+      << "vs dflt" << std::setw(16) << "evals (f/s/r)" << "\n";
+  for (const ProblemOutcome& o : summary.outcomes) {
+    out << std::left << std::setw(28) << o.problem.ToString();
+    if (!o.winner) {
+      out << "not tuned: " << o.error << "\n";
+      continue;
+    }
+    const Roofline roof = RooflineOf(o.problem, peaks);
+    const std::string percent =
+        roof.attainable_gflops > 0.0 ? Fixed(100.0 * o.winner_gflops / roof.attainable_gflops, 0)
+                                     : "?";
+    const std::string speedup =
+        o.default_gflops > 0.0 ? Fixed(o.winner_gflops / o.default_gflops, 2) + "x" : "?";
+    out << std::setw(54) << o.winner->ToString() << std::right << std::setw(9)
+        << Fixed(o.winner_gflops, 1) << std::setw(8) << percent << std::setw(10) << speedup
+        << std::setw(16)
+        << (std::to_string(o.evaluations) + " (" + std::to_string(o.failed) + "/" +
+            std::to_string(o.skipped) + "/" + std::to_string(o.resumed) + ")")
+        << "\n";
+  }
+  out << "(% roof: of min(measured FMA peak, intensity x measured bandwidth); vs dflt: speed-up "
+         "over the analytical default in the same confirm round; f/s/r: failed verification, "
+         "skipped as slow, resumed from the DB)\n";
+}
+
+void RunTune(const TuneOptions& options, Context& context) {
+  // Everything the user typed is checked before the DB is touched.
+  auto shapes = ChooseShapes(options);
+  if (!shapes) return context.Fail(kExitUsage, shapes.error().message);
+  Shard shard;
+  if (!options.shard.empty()) {
+    auto parsed = ParseShard(options.shard);
+    if (!parsed) return context.Fail(kExitUsage, parsed.error().message);
+    shard = *parsed;
+  }
+  auto dtype = ParseDType(options.dtype);
+  if (!dtype) return context.Fail(kExitUsage, dtype.error().message);
+  auto layout = ParseLayout(options.layout);
+  if (!layout) return context.Fail(kExitUsage, layout.error().message);
+  auto trans = ParseTransPair(options.trans);
+  if (!trans) return context.Fail(kExitUsage, trans.error().message);
+  const std::vector<std::string> strategies = StrategyNames();
+  if (std::find(strategies.begin(), strategies.end(), options.strategy) == strategies.end()) {
+    std::string names;
+    for (const std::string& name : strategies) names += (names.empty() ? "" : ", ") + name;
+    return context.Fail(kExitUsage, "unknown strategy '" + options.strategy +
+                                        "' (strategies: " + names + ")");
+  }
+  if (options.budget < 0.0 || options.evals < 0) {
+    return context.Fail(kExitUsage, "--budget and --evals must not be negative");
+  }
+  auto machine = DetectHostMachine();
+  if (!machine) {
+    const bool usage = machine.error().code == ErrorCode::kInvalidArgument;
+    return context.Fail(usage ? kExitUsage : kExitFailure, machine.error().message);
+  }
+  auto threads = ParseThreads(options.threads, std::max(1, machine->topology.cores));
+  if (!threads) return context.Fail(kExitUsage, threads.error().message);
+
+  std::vector<Problem> problems;
+  for (const Shape& shape : ApplyShard(*shapes, shard)) {
+    Problem problem;
+    problem.dtype = *dtype;
+    problem.layout = *layout;
+    problem.trans_a = trans->first;
+    problem.trans_b = trans->second;
+    problem.m = shape.m;
+    problem.n = shape.n;
+    problem.k = shape.k;
+    problem.threads = *threads;
+    problems.push_back(problem);
+  }
+
+  auto store = TuningStore::Open(options.db, DbOpenMode::kReadWrite);
+  if (!store) return context.Fail(kExitFailure, store.error().message);
+
+  // Peaks are measured once per machine and kept in the DB; "% of peak" needs them.
+  auto known_machine = store->FindMachine(machine->fingerprint);
+  if (!known_machine) return context.Fail(kExitFailure, known_machine.error().message);
+  nlohmann::json peaks = *known_machine ? (*known_machine)->peaks : nlohmann::json(nullptr);
+  if (peaks.is_null()) {
+    *context.err << "measuring this machine's peaks (once per DB) ...\n";
+    auto report = MeasurePeaks(*machine, PeakOptions{});
+    if (!report) return context.Fail(kExitFailure, report.error().message);
+    peaks = *report;
+  }
+  auto machine_id = store->UpsertMachine(*machine, peaks);
+  if (!machine_id) return context.Fail(kExitFailure, machine_id.error().message);
+
+  TuneRequest request;
+  request.problems = problems;
+  request.strategy = options.strategy;
+  request.budget_seconds = options.budget;
+  request.max_evals = options.evals;
+  request.seed = options.seed;
+  request.measure.cold_cache = options.cold_cache;
+  request.command = options.command_line;
+
+  *context.err << "tuning " << problems.size() << (problems.size() == 1 ? " shape" : " shapes")
+               << " on " << machine->cpu.brand << " (" << machine->fingerprint << "), "
+               << ToString(machine->kernel_isa) << " kernels, strategy " << options.strategy
+               << ", budget " << (options.budget > 0 ? FormatDuration(options.budget) : "none")
+               << " per shape" << (options.evals > 0 ? ", at most " +
+                                                           std::to_string(options.evals) +
+                                                           " evals per shape"
+                                                     : "")
+               << ", DB " << options.db << "\n";
+  g_stop.store(false);
+  std::signal(SIGINT, OnStopSignal);
+  std::signal(SIGTERM, OnStopSignal);
+  ProgressPrinter printer(*context.err);
+  auto summary = RunTuning(*store, *machine_id, *machine, request, DefaultThreadPool(),
+                           [&](const TuneEvent& event) { printer(event); }, &g_stop);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (!summary) return context.Fail(kExitFailure, summary.error().message);
+  PrintSummary(*context.out, *summary, peaks);
+  if (summary->interrupted) {
+    context.Fail(130, "interrupted; measurements so far are in " + options.db +
+                          " (run the same command again to resume)");
+  }
+}
+
+}  // namespace
+
+void SetupTuneCommand(CLI::App& app, Context& context) {
+  auto options = std::make_shared<TuneOptions>();
+  CLI::App* tune = app.add_subcommand(
+      "tune",
+      "Find the fastest kernel config for each shape on this machine: verify every candidate "
+      "against the reference, time it, and store all measurements and the winners in the DB. "
+      "Interrupted or repeated runs resume: measured candidates are not re-run.");
+  tune->add_option("--db", options->db, "SQLite tuning DB (created if missing)")
+      ->capture_default_str();
+  tune->add_option("--shapes", options->shapes, "Shapes to tune: MxNxK[,MxNxK...]");
+  tune->add_option("--shapes-file", options->shapes_file,
+                   "CSV (MxNxK or M,N,K per line) or JSON (array of \"MxNxK\" or {m,n,k})");
+  std::string preset_help = "Built-in shape set (default quick):";
+  for (const ShapePreset& preset : ShapePresets()) {
+    preset_help += "\n  " + preset.name + ": " + preset.description;
+  }
+  tune->add_option("--preset", options->preset, preset_help);
+  tune->add_option("--dtype", options->dtype, "Element type: f32 or f64")->capture_default_str();
+  tune->add_option("--layout", options->layout, "Storage layout: row or col")
+      ->capture_default_str();
+  tune->add_option("--trans", options->trans, "Transposes of A and B: NN, NT, TN or TT")
+      ->capture_default_str();
+  tune->add_option("--threads", options->threads, "Threads per GEMM: a number or 'all'")
+      ->capture_default_str();
+  std::string strategy_help = "Search strategy:";
+  for (const std::string& name : StrategyNames()) strategy_help += " " + name;
+  strategy_help += " (auto: analytical seed + warm start from the nearest tuned shapes + local "
+                   "and evolutionary search; see docs/search.md)";
+  tune->add_option("--strategy", options->strategy, strategy_help)->capture_default_str();
+  tune->add_option("--budget", options->budget,
+                   "Seconds of search per shape, 0 = no limit (the confirm round comes on top)")
+      ->capture_default_str();
+  tune->add_option("--evals", options->evals, "At most this many candidates per shape, 0 = no limit")
+      ->capture_default_str();
+  tune->add_option("--seed", options->seed, "Random seed of the search (reproducible proposals)")
+      ->capture_default_str();
+  tune->add_flag("--cold-cache", options->cold_cache,
+                 "Time with operands evicted from the caches (rotating copies larger than the "
+                 "last-level cache) instead of warm");
+  tune->add_option("--shard", options->shard,
+                   "Tune only part i of N of the shape list (i/N, 0-based), for N machines");
+  tune->callback([options, &context]() {
+    options->command_line = context.command_line;
+    RunTune(*options, context);
+  });
+}
+
+}  // namespace mmtune::cli

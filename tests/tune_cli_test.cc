@@ -1,0 +1,226 @@
+// `mmtune tune` as users run it: bad input is refused before any file is touched, foreign and
+// newer files are left byte-identical, a real tune stores winners, a tune killed with SIGKILL
+// resumes without re-running what it measured, and two tunes can share one DB.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/cli_test_util.h"
+
+namespace {
+
+using mmtune::testing::Lines;
+using mmtune::testing::RunMmtune;
+using mmtune::testing::RunResult;
+using mmtune::testing::Slurp;
+
+// A fresh directory per test (ctest runs tests in parallel processes).
+std::string TempDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/mmtune_tune_" + name + "_" +
+                          std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Runs one SQL query that returns a single integer; -1 on any error.
+std::int64_t QueryInt(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::int64_t value = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt* statement = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK &&
+        sqlite3_step(statement) == SQLITE_ROW) {
+      value = sqlite3_column_int64(statement, 0);
+    }
+    sqlite3_finalize(statement);
+  }
+  sqlite3_close(db);
+  return value;
+}
+
+std::string IntegrityCheck(const std::string& path) {
+  sqlite3* db = nullptr;
+  std::string result = "cannot open";
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* statement = nullptr;
+    if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &statement, nullptr) == SQLITE_OK &&
+        sqlite3_step(statement) == SQLITE_ROW) {
+      result = reinterpret_cast<const char*>(sqlite3_column_text(statement, 0));
+    }
+    sqlite3_finalize(statement);
+  }
+  sqlite3_close(db);
+  return result;
+}
+
+void ExecSql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+void ExpectOneLineError(const RunResult& r, int exit_code) {
+  EXPECT_EQ(r.exit_code, exit_code) << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("mmtune: error: ", 0), 0u) << r.err;
+}
+
+TEST(TuneCliTest, BadInputIsRefusedBeforeTheDbIsCreated) {
+  const std::string dir = TempDir("bad_input");
+  const std::string db = dir + "/never.db";
+  for (const char* args :
+       {"--shapes 12x", "--shapes -1x2x3", "--shapes axbxc", "--shapes 1x1x99999999999",
+        "--shapes 8x8x8,", "--dtype f16", "--preset nope", "--strategy telepathy",
+        "--trans XY", "--threads 0", "--threads 99999", "--threads two", "--shard 3/2",
+        "--shard x", "--shapes 8x8x8 --preset quick", "--budget -1", "--evals -3",
+        "--layout diagonal", "--shapes-file /no/such/file.csv", "--bogus"}) {
+    SCOPED_TRACE(args);
+    const RunResult r = RunMmtune("tune --db '" + db + "' " + args);
+    ExpectOneLineError(r, 2);
+    EXPECT_FALSE(std::filesystem::exists(db));
+  }
+}
+
+TEST(TuneCliTest, ForeignAndNewerFilesAreLeftUntouched) {
+  const std::string dir = TempDir("foreign");
+  const std::string text = dir + "/notes.db";
+  { std::ofstream(text) << "not a database, just notes\n"; }
+  const std::string foreign = dir + "/foreign.db";
+  ExecSql(foreign, "CREATE TABLE recipes(name TEXT); INSERT INTO recipes VALUES ('soup');");
+  const std::string newer = dir + "/newer.db";
+  // A real mmtune DB from a real (tiny) tune, then marked as written by a future version.
+  ASSERT_EQ(RunMmtune("tune --db '" + newer + "' --shapes 8x8x8 --strategy model --budget 0")
+                .exit_code,
+            0);
+  ExecSql(newer, "PRAGMA user_version = 99;");
+  for (const std::string& path : {text, foreign, newer}) {
+    SCOPED_TRACE(path);
+    const std::string before = Slurp(path);
+    const RunResult r = RunMmtune("tune --db '" + path + "' --shapes 8x8x8 --budget 0");
+    ExpectOneLineError(r, 1);
+    EXPECT_EQ(Slurp(path), before);
+  }
+  EXPECT_NE(RunMmtune("tune --db '" + newer + "' --shapes 8x8x8").err.find("newer"),
+            std::string::npos);
+  const RunResult dir_as_db = RunMmtune("tune --db '" + dir + "' --shapes 8x8x8 --budget 0");
+  ExpectOneLineError(dir_as_db, 1);
+}
+
+TEST(TuneCliTest, ReadOnlyDbIsAnErrorAndUnchanged) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root ignores file permissions";
+  const std::string dir = TempDir("read_only");
+  const std::string db = dir + "/tuned.db";
+  ASSERT_EQ(RunMmtune("tune --db '" + db + "' --shapes 8x8x8 --strategy model --budget 0")
+                .exit_code,
+            0);
+  ::chmod(db.c_str(), 0444);
+  const std::string before = Slurp(db);
+  ExpectOneLineError(RunMmtune("tune --db '" + db + "' --shapes 9x9x9 --budget 0"), 1);
+  EXPECT_EQ(Slurp(db), before);
+}
+
+TEST(TuneCliTest, TuneStoresAWinnerPerShapeAndPrintsATable) {
+  const std::string dir = TempDir("tiny");
+  const std::string db = dir + "/tuned.db";
+  const RunResult r = RunMmtune("tune --db '" + db +
+                                "' --shapes 16x16x16,1x64x64 --strategy random --evals 5 "
+                                "--budget 0 --seed 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("16x16x16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1x64x64"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("[2/2]"), std::string::npos) << r.err;  // plain progress lines
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 2);
+  EXPECT_GE(QueryInt(db, "SELECT COUNT(*) FROM measurements"), 2 * 5);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM sessions WHERE status = 'finished'"), 1);
+}
+
+// Counts measurements of the search (not the confirm round) that were repeated for the same
+// problem and config: resuming must never re-run one.
+std::int64_t RepeatedSearchMeasurements(const std::string& db) {
+  return QueryInt(db,
+                  "SELECT COUNT(*) FROM (SELECT problem_id, config_id, COUNT(*) AS n "
+                  "FROM measurements WHERE stage != 'confirm' "
+                  "GROUP BY machine_id, problem_id, config_id HAVING n > 1)");
+}
+
+TEST(TuneCliTest, KilledTuneResumesWithoutRerunningCandidates) {
+  const std::string dir = TempDir("resume");
+  const std::string db = dir + "/tuned.db";
+  const std::vector<std::string> args = {
+      MMTUNE_BINARY, "tune",    "--db",        db,   "--shapes", "40x40x40,56x56x56",
+      "--strategy",  "exhaustive", "--evals", "40", "--budget", "0"};
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::vector<char*> argv;
+    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  // Kill it once a few search measurements are committed, in the middle of the first shape.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  std::int64_t measured = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    measured = QueryInt(db, "SELECT COUNT(*) FROM measurements WHERE stage = 'search'");
+    if (measured >= 5) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the tune finished before it could be killed";
+  ASSERT_GE(measured, 5);
+  EXPECT_EQ(IntegrityCheck(db), "ok");
+  const std::int64_t kept = QueryInt(db, "SELECT COUNT(*) FROM measurements");
+  EXPECT_GE(kept, measured);
+
+  std::string command;
+  for (std::size_t i = 1; i < args.size(); ++i) command += "'" + args[i] + "' ";
+  const RunResult resumed = RunMmtune(command);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("resumed"), std::string::npos) << resumed.err;
+  EXPECT_EQ(RepeatedSearchMeasurements(db), 0);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 2);
+  EXPECT_EQ(IntegrityCheck(db), "ok");
+}
+
+TEST(TuneCliTest, TwoTunesShareOneDb) {
+  const std::string dir = TempDir("concurrent");
+  const std::string db = dir + "/shared.db";
+  auto run = [&](const std::string& shapes, RunResult* result) {
+    *result = RunMmtune("tune --db '" + db + "' --shapes " + shapes +
+                        " --strategy random --evals 12 --budget 0");
+  };
+  RunResult first, second;
+  std::thread a(run, "24x24x24,1x96x96", &first);
+  std::thread b(run, "32x32x32,2x80x40", &second);
+  a.join();
+  b.join();
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(IntegrityCheck(db), "ok");
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 4);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM machines"), 1);
+}
+
+}  // namespace

@@ -1,0 +1,340 @@
+// The measurement side of tuning: the result checker (full and sampled + projections), the
+// candidate runner (verify, time, fail, skip), shape sets and shards, the roofline, and a whole
+// tune on an in-memory DB including resume.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "db/store.h"
+#include "kernels/default_config.h"
+#include "kernels/gemm_args.h"
+#include "kernels/reference_gemm.h"
+#include "tuner/candidate_runner.h"
+#include "tuner/problem_buffers.h"
+#include "tuner/result_checker.h"
+#include "tuner/roofline.h"
+#include "tuner/sample_stats.h"
+#include "tuner/shape_sets.h"
+#include "tuner/tune_session.h"
+
+namespace mmtune {
+namespace {
+
+Machine Host() {
+  auto host = DetectHostMachine();
+  EXPECT_TRUE(host.ok());
+  return *host;
+}
+
+Problem MakeProblem(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
+                    Layout layout = Layout::kRowMajor, Trans ta = Trans::kNo,
+                    Trans tb = Trans::kNo) {
+  return Problem{dtype, layout, ta, tb, m, n, k, 1};
+}
+
+// Computes the right answer with the reference into `c` (of the buffers' copy 0).
+template <typename T>
+void ReferenceInto(const Problem& p, ProblemBuffers<T>& buffers, T alpha, T beta) {
+  if (beta == T(0)) {
+    buffers.PoisonC(0);
+  } else {
+    buffers.ResetC(0);
+  }
+  ASSERT_TRUE(ReferenceGemm<T>(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha,
+                               buffers.a(0), buffers.lda(), buffers.b(0), buffers.ldb(), beta,
+                               buffers.c(0), buffers.ldc())
+                  .ok());
+}
+
+TEST(SampleStatsTest, MedianMinAndMad) {
+  const SampleStats stats = Summarize({5.0, 1.0, 3.0, 100.0, 2.0});
+  EXPECT_EQ(stats.count, 5);
+  EXPECT_DOUBLE_EQ(stats.median, 3.0);
+  EXPECT_DOUBLE_EQ(stats.min, 1.0);
+  EXPECT_DOUBLE_EQ(stats.mad, 2.0);  // deviations 2, 2, 0, 97, 1 -> median 2
+  EXPECT_DOUBLE_EQ(Summarize({1.0, 2.0, 3.0, 4.0}).median, 2.5);
+  EXPECT_EQ(Summarize({}).count, 0);
+}
+
+// The checker accepts the reference answer and rejects a single wrong element, NaN, and a
+// missing beta term: in full mode (small) and in sampled + projection mode (large), for every
+// layout and transpose.
+template <typename T>
+void CheckerCatchesOneWrongElement(const Problem& p, bool expect_full) {
+  ProblemBuffers<T> buffers(p, 1, 7, DefaultThreadPool());
+  ResultChecker<T> checker(p, buffers.a(0), buffers.lda(), buffers.b(0), buffers.ldb(),
+                           buffers.c_initial(), buffers.ldc(), 7);
+  EXPECT_EQ(checker.full(), expect_full);
+  for (const auto& [alpha, beta] : {std::pair<T, T>{1, 0}, std::pair<T, T>{-1.5, 0.5}}) {
+    ReferenceInto(p, buffers, alpha, beta);
+    ASSERT_TRUE(checker.Check(alpha, beta, buffers.c(0)).ok()) << p.ToString();
+    // Corrupt elements that are unlikely to be in the sampled rows and columns.
+    for (const auto& [i, j] : {std::pair<std::int64_t, std::int64_t>{p.m / 3, p.n / 3 + 1},
+                              {p.m - 3, 7}, {p.m / 2 + 5, p.n - 4}}) {
+      T& element = buffers.c(0)[StoredOffset(p.layout, i, j, buffers.ldc())];
+      const T saved = element;
+      // Full checks see a 1% error; the projections of sampled checks see errors above their
+      // summed rounding bound (docs/tuning.md), e.g. an element that lost its value.
+      element = saved + (expect_full ? T(0.01) : T(10)) * (std::abs(saved) + T(1));
+      EXPECT_FALSE(checker.Check(alpha, beta, buffers.c(0)).ok())
+          << p.ToString() << " wrong C(" << i << ", " << j << ") passed";
+      element = std::numeric_limits<T>::quiet_NaN();
+      EXPECT_FALSE(checker.Check(alpha, beta, buffers.c(0)).ok()) << "NaN passed";
+      element = saved;
+    }
+  }
+  // The answer for a different beta is wrong.
+  ReferenceInto(p, buffers, T(-1.5), T(0.5));
+  EXPECT_FALSE(checker.Check(T(-1.5), T(0), buffers.c(0)).ok());
+}
+
+TEST(ResultCheckerTest, FullCheckOnSmallProblems) {
+  for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+    for (Trans ta : {Trans::kNo, Trans::kYes}) {
+      for (Trans tb : {Trans::kNo, Trans::kYes}) {
+        CheckerCatchesOneWrongElement<float>(MakeProblem(DType::kF32, 37, 29, 53, layout, ta, tb),
+                                             true);
+        CheckerCatchesOneWrongElement<double>(
+            MakeProblem(DType::kF64, 23, 41, 17, layout, ta, tb), true);
+      }
+    }
+  }
+}
+
+TEST(ResultCheckerTest, SampledCheckOnLargeProblems) {
+  // 2^26 multiply-adds is the full-check limit: these are above it.
+  CheckerCatchesOneWrongElement<float>(MakeProblem(DType::kF32, 311, 257, 1031), false);
+  CheckerCatchesOneWrongElement<double>(
+      MakeProblem(DType::kF64, 257, 311, 1031, Layout::kColMajor, Trans::kYes, Trans::kNo),
+      false);
+}
+
+TEST(ProblemBuffersTest, RandomNonZeroOperandsAndCanaries) {
+  const Problem p = MakeProblem(DType::kF32, 33, 17, 9);
+  ProblemBuffers<float> buffers(p, 3, 1, DefaultThreadPool());
+  EXPECT_EQ(buffers.copies(), 3);
+  int zeros = 0;
+  for (std::int64_t i = 0; i < 33 * 9; ++i) zeros += buffers.a(0)[i] == 0.0f;
+  EXPECT_LT(zeros, 3);
+  EXPECT_EQ(std::vector<float>(buffers.a(0), buffers.a(0) + 33 * 9),
+            std::vector<float>(buffers.a(2), buffers.a(2) + 33 * 9));
+  EXPECT_TRUE(buffers.CanariesIntact(1));
+  buffers.c(1)[buffers.c_elements()] = 0.0f;  // one past the end
+  EXPECT_FALSE(buffers.CanariesIntact(1));
+  EXPECT_TRUE(buffers.CanariesIntact(0));
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffers.b(0)) % 64, 0u);
+}
+
+TEST(ProblemBuffersTest, ColdCacheCopiesExceedTwiceTheLastLevelCache) {
+  const Problem p = MakeProblem(DType::kF32, 256, 256, 256);  // 768 KiB of operands
+  const int copies = ColdCacheCopies(p, 32 << 20, 4ull << 30);
+  EXPECT_GT(copies * 768.0 * 1024, 2.0 * (32 << 20));
+  EXPECT_EQ(ColdCacheCopies(p, 32 << 20, 1 << 20), 2);  // memory limit wins, but at least 2
+}
+
+TEST(CandidateRunnerTest, VerifiesTimesFailsAndSkips) {
+  const Machine machine = Host();
+  const Problem p = MakeProblem(DType::kF32, 61, 47, 33);
+  MeasureOptions options;
+  options.min_sample_seconds = 0.0002;
+  auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
+  ASSERT_TRUE(runner.ok()) << runner.error().message;
+  const KernelConfig good = DefaultConfig(p, machine);
+  EXPECT_TRUE((*runner)->Verify(good).ok());
+  KernelConfig bad = good;
+  bad.mr = 1000;  // no such kernel
+  EXPECT_FALSE((*runner)->Verify(bad).ok());
+
+  auto results = (*runner)->Measure({good, bad}, 0.0, /*allow_skip=*/false);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].status, MeasurementStatus::kOk);
+  EXPECT_GE(results[0].stats.count, options.min_samples);
+  EXPECT_LE(results[0].stats.count, options.max_samples);
+  EXPECT_GT(results[0].gflops, 0.0);
+  EXPECT_NEAR(results[0].gflops, p.Flops() / results[0].stats.median * 1e-9, 1e-6);
+  EXPECT_EQ(results[1].status, MeasurementStatus::kFailed);
+  EXPECT_NE(results[1].error.find("1000"), std::string::npos) << results[1].error;
+  EXPECT_EQ(results[1].gflops, 0.0);
+
+  // A best time far below anything reachable: after round one everything is skipped.
+  auto skipped = (*runner)->Measure({good}, 1e-12, /*allow_skip=*/true);
+  EXPECT_EQ(skipped[0].status, MeasurementStatus::kSkipped);
+  EXPECT_EQ(skipped[0].stats.count, 1);
+}
+
+TEST(CandidateRunnerTest, RejectsInvalidProblems) {
+  Problem p = MakeProblem(DType::kF32, -1, 4, 4);
+  EXPECT_FALSE(CandidateRunner::Create(p, Host(), {}, DefaultThreadPool()).ok());
+}
+
+TEST(ShapeSetsTest, PresetsListsAndErrors) {
+  for (const char* name : {"quick", "square", "small", "bert-base", "llama-7b", "decode"}) {
+    auto shapes = PresetShapes(name);
+    ASSERT_TRUE(shapes.ok()) << name;
+    EXPECT_FALSE(shapes->empty());
+  }
+  auto unknown = PresetShapes("gpt-5");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("llama-7b"), std::string::npos);
+
+  auto list = ParseShapeList("1x2x3, 4X5X6");
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(*list, (std::vector<Shape>{{1, 2, 3}, {4, 5, 6}}));
+  for (const char* bad : {"12x", "-1x2x3", "axbxc", "1x2x99999999999999999999", "1x2x3,", ""}) {
+    EXPECT_FALSE(ParseShapeList(bad).ok()) << bad;
+  }
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ShapeSetsTest, CsvAndJsonFiles) {
+  auto csv = ReadShapesFile(WriteTemp("shapes.csv", "m,n,k\n# decode\n1,4096,4096\n\n8x8x8\n"));
+  ASSERT_TRUE(csv.ok()) << csv.error().message;
+  EXPECT_EQ(*csv, (std::vector<Shape>{{1, 4096, 4096}, {8, 8, 8}}));
+  auto json = ReadShapesFile(
+      WriteTemp("shapes.json", R"({"shapes": ["2x3x4", {"m": 5, "n": 6, "k": 7}]})"));
+  ASSERT_TRUE(json.ok()) << json.error().message;
+  EXPECT_EQ(*json, (std::vector<Shape>{{2, 3, 4}, {5, 6, 7}}));
+
+  auto bad_line = ReadShapesFile(WriteTemp("bad.csv", "1,2,3\n4,5\n"));
+  ASSERT_FALSE(bad_line.ok());
+  EXPECT_NE(bad_line.error().message.find(":2:"), std::string::npos) << bad_line.error().message;
+  EXPECT_FALSE(ReadShapesFile(WriteTemp("bad.json", "[\"1x2x3\", {\"m\": 1}]")).ok());
+  EXPECT_FALSE(ReadShapesFile(WriteTemp("broken.json", "[\"1x2x3\"")).ok());
+  EXPECT_FALSE(ReadShapesFile(WriteTemp("empty.csv", "# nothing\n")).ok());
+  auto missing = ReadShapesFile(::testing::TempDir() + "/no/such/file.csv");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+}
+
+TEST(ShapeSetsTest, ShardsAreDisjointAndCoverEverything) {
+  std::vector<Shape> shapes;
+  for (int i = 1; i <= 10; ++i) shapes.push_back({i, i, i});
+  shapes.push_back({3, 3, 3});  // a repeat goes to exactly one shard
+  std::multiset<std::int64_t> seen;
+  for (int index = 0; index < 3; ++index) {
+    for (const Shape& s : ApplyShard(shapes, Shard{index, 3})) seen.insert(s.m);
+  }
+  EXPECT_EQ(seen.size(), 10u);
+  EXPECT_EQ(std::set<std::int64_t>(seen.begin(), seen.end()).size(), 10u);
+  EXPECT_EQ(ApplyShard(shapes, Shard{1, 3}), ApplyShard(shapes, Shard{1, 3}));
+  auto shard = ParseShard("2/4");
+  ASSERT_TRUE(shard.ok());
+  EXPECT_EQ(shard->index, 2);
+  EXPECT_EQ(shard->count, 4);
+  for (const char* bad : {"4/4", "-1/4", "1/0", "1", "a/b", "1/4x"}) {
+    EXPECT_FALSE(ParseShard(bad).ok()) << bad;
+  }
+}
+
+TEST(RooflineTest, ComputeAndMemoryBound) {
+  const nlohmann::json peaks = {{"f32_fma_gflops", {{"one_core", 100.0}, {"all_cores", 190.0}}},
+                                {"f64_fma_gflops", {{"one_core", 50.0}, {"all_cores", 95.0}}},
+                                {"memory_read_gbs", {{"one_core", 20.0}, {"all_cores", 30.0}}}};
+  Problem big = MakeProblem(DType::kF32, 1024, 1024, 1024);
+  EXPECT_DOUBLE_EQ(RooflineOf(big, peaks).attainable_gflops, 100.0);
+  big.threads = 2;
+  EXPECT_DOUBLE_EQ(RooflineOf(big, peaks).attainable_gflops, 190.0);
+  // GEMV: 2 flops per 4 bytes of the matrix, so about 0.5 flop/byte x 20 GB/s.
+  const Roofline gemv = RooflineOf(MakeProblem(DType::kF32, 1, 4096, 4096), peaks);
+  EXPECT_NEAR(gemv.attainable_gflops, 10.0, 0.1);
+  EXPECT_DOUBLE_EQ(RooflineOf(big, nullptr).attainable_gflops, 0.0);
+  EXPECT_DOUBLE_EQ(RooflineOf(big, nlohmann::json{{"f32_fma_gflops", "junk"}}).attainable_gflops,
+                   0.0);
+}
+
+TEST(TuneSessionTest, NearestWinnersAreFilteredAndOrdered) {
+  const Machine machine = Host();
+  auto winner = [&](std::int64_t m, DType dtype, const std::string& fingerprint) {
+    WinnerRecord w;
+    w.fingerprint = fingerprint;
+    w.problem = MakeProblem(dtype, m, m, m);
+    w.config = DefaultConfig(w.problem, machine);
+    return w;
+  };
+  std::vector<WinnerRecord> winners = {
+      winner(1000, DType::kF32, machine.fingerprint),  // far
+      winner(70, DType::kF32, machine.fingerprint),    // near
+      winner(64, DType::kF64, machine.fingerprint),    // other dtype
+      winner(64, DType::kF32, "someone-else"),         // other machine
+  };
+  // If the other machine's entry got through, the far config would come first.
+  winners[3].config = winners[0].config;
+  ASSERT_NE(winners[0].config, winners[1].config);
+  const auto near =
+      NearestWinnerConfigs(winners, MakeProblem(DType::kF32, 64, 64, 64), machine, 3);
+  EXPECT_EQ(near, (std::vector<KernelConfig>{winners[1].config, winners[0].config}));
+  EXPECT_EQ(NearestWinnerConfigs(winners, MakeProblem(DType::kF32, 64, 64, 64), machine, 1).size(),
+            1u);
+}
+
+TEST(TuneSessionTest, TunesStoresWinnersAndResumes) {
+  const Machine machine = Host();
+  auto store = TuningStore::Open(":memory:", DbOpenMode::kReadWrite);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto machine_id = store->UpsertMachine(machine, nullptr);
+  ASSERT_TRUE(machine_id.ok());
+  TuneRequest request;
+  request.problems = {MakeProblem(DType::kF32, 24, 40, 16), MakeProblem(DType::kF64, 1, 33, 20)};
+  request.strategy = "exhaustive";
+  request.budget_seconds = 0.0;
+  request.max_evals = 6;
+  request.measure.min_sample_seconds = 0.0002;
+  int progress_events = 0;
+  auto first = RunTuning(*store, *machine_id, machine, request, DefaultThreadPool(),
+                         [&](const TuneEvent& e) { progress_events += e.kind ==
+                                                                      TuneEvent::Kind::kProgress; });
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_GT(progress_events, 0);
+  ASSERT_EQ(first->outcomes.size(), 2u);
+  for (const ProblemOutcome& o : first->outcomes) {
+    EXPECT_TRUE(o.winner.has_value()) << o.problem.ToString() << ": " << o.error;
+    EXPECT_GT(o.winner_gflops, 0.0);
+    EXPECT_GT(o.default_gflops, 0.0);
+    EXPECT_EQ(o.resumed, 0);
+    EXPECT_EQ(o.evaluations, std::min<std::int64_t>(6, static_cast<std::int64_t>(o.space_size)));
+    EXPECT_EQ(o.best_so_far.size(), static_cast<std::size_t>(o.evaluations));
+  }
+  auto winners = store->Winners(machine.fingerprint);
+  ASSERT_TRUE(winners.ok());
+  EXPECT_EQ(winners->size(), 2u);
+
+  // The same request again: every search candidate comes from the DB, nothing is re-run.
+  auto problem_id = store->UpsertProblem(request.problems[0]);
+  ASSERT_TRUE(problem_id.ok());
+  auto before = store->Measurements(*machine_id, *problem_id);
+  ASSERT_TRUE(before.ok());
+  auto second = RunTuning(*store, *machine_id, machine, request, DefaultThreadPool(), {});
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->outcomes[0].resumed, second->outcomes[0].evaluations);
+  auto after = store->Measurements(*machine_id, *problem_id);
+  ASSERT_TRUE(after.ok());
+  std::size_t new_search = 0;
+  for (std::size_t i = before->size(); i < after->size(); ++i) {
+    new_search += (*after)[i].stage != MeasurementStage::kConfirm;
+  }
+  EXPECT_EQ(new_search, 0u);
+}
+
+TEST(TuneSessionTest, UnknownStrategyIsAnError) {
+  auto store = TuningStore::Open(":memory:", DbOpenMode::kReadWrite);
+  ASSERT_TRUE(store.ok());
+  TuneRequest request;
+  request.strategy = "telepathy";
+  auto result = RunTuning(*store, 1, Host(), request, DefaultThreadPool(), {});
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error().message.find("telepathy"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mmtune

@@ -1,0 +1,220 @@
+#include "tuner/candidate_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <new>
+
+#include "kernels/gemm.h"
+#include "tuner/problem_buffers.h"
+#include "tuner/result_checker.h"
+
+namespace mmtune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Operand copies stay below this much memory in cold-cache mode.
+constexpr std::uint64_t kColdCacheMemoryLimit = 4ull << 30;
+
+std::uint64_t LastLevelCacheBytes(const Machine& machine) {
+  std::uint64_t bytes = 0;
+  for (const CacheLevel& cache : machine.topology.caches) {
+    if (cache.kind != CacheKind::kInstruction) bytes = std::max(bytes, cache.size_bytes);
+  }
+  return bytes > 0 ? bytes : (32ull << 20);
+}
+
+template <typename T>
+class Runner final : public CandidateRunner {
+ public:
+  Runner(const Problem& problem, const MeasureOptions& options, ThreadPool& pool, int copies)
+      : problem_(problem),
+        options_(options),
+        pool_(pool),
+        buffers_(problem, copies, options.data_seed, pool),
+        checker_(problem, buffers_.a(0), buffers_.lda(), buffers_.b(0), buffers_.ldb(),
+                 buffers_.c_initial(), buffers_.ldc(), options.data_seed) {}
+
+  const Problem& problem() const override { return problem_; }
+  bool full_check() const override { return checker_.full(); }
+
+  Status Verify(const KernelConfig& config) override {
+    auto plan = GemmPlan<T>::Create(config);
+    if (!plan) return plan.error();
+    return VerifyPlan(*plan);
+  }
+
+  std::vector<CandidateMeasurement> Measure(const std::vector<KernelConfig>& configs,
+                                            double best_seconds, bool allow_skip) override {
+    std::vector<CandidateMeasurement> results(configs.size());
+    std::vector<Candidate> candidates;
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      const Clock::time_point start = Clock::now();
+      results[i].config = configs[i];
+      auto plan = GemmPlan<T>::Create(configs[i]);
+      const Status status = plan ? VerifyPlan(*plan) : Status(plan.error());
+      if (status) {
+        Candidate candidate{i, *plan, 1, {}, true};
+        Calibrate(candidate);
+        candidates.push_back(std::move(candidate));
+      } else {
+        results[i].status = MeasurementStatus::kFailed;
+        results[i].error = status.error().message;
+      }
+      results[i].seconds_spent += SecondsSince(start);
+    }
+    TimeInterleaved(candidates, best_seconds, allow_skip, results);
+    for (CandidateMeasurement& result : results) {
+      if (result.status != MeasurementStatus::kFailed && result.stats.median > 0.0) {
+        result.gflops = problem_.Flops() / result.stats.median * 1e-9;
+      }
+    }
+    return results;
+  }
+
+ private:
+  struct Candidate {
+    std::size_t index;  // into the batch
+    GemmPlan<T> plan;
+    int calls_per_sample = 1;
+    std::vector<double> samples;
+    bool active = true;
+  };
+
+  Status VerifyPlan(const GemmPlan<T>& plan) {
+    struct Run {
+      T alpha, beta;
+      bool poison;
+    };
+    for (const Run run : {Run{T(1), T(0), true}, Run{T(-1.5), T(0.5), false}}) {
+      if (run.poison) {
+        buffers_.PoisonC(0);
+      } else {
+        buffers_.ResetC(0);
+      }
+      if (auto status = plan.Run(buffers_.Args(0, run.alpha, run.beta), pool_); !status) {
+        return status;
+      }
+      if (!buffers_.CanariesIntact(0)) {
+        return MakeError(ErrorCode::kInvalidArgument, "wrote outside C (canary overwritten)");
+      }
+      if (auto status = checker_.Check(run.alpha, run.beta, buffers_.c(0)); !status) {
+        return MakeError(status.error().code,
+                         status.error().message + " with alpha " +
+                             std::to_string(static_cast<double>(run.alpha)) + ", beta " +
+                             std::to_string(static_cast<double>(run.beta)));
+      }
+    }
+    return OkStatus();
+  }
+
+  // One call per operand copy in turn; returns the seconds per call.
+  double Sample(const Candidate& candidate) {
+    const Clock::time_point start = Clock::now();
+    for (int call = 0; call < candidate.calls_per_sample; ++call) {
+      const int copy = next_copy_;
+      next_copy_ = (next_copy_ + 1) % buffers_.copies();
+      // Verified plans on valid arguments cannot fail; a failure would show as a wrong result
+      // in the next verification, so the status is not needed here.
+      (void)candidate.plan.Run(buffers_.Args(copy, T(1), T(0)), pool_);
+    }
+    return SecondsSince(start) / candidate.calls_per_sample;
+  }
+
+  void Calibrate(Candidate& candidate) {
+    candidate.calls_per_sample = 1;
+    (void)Sample(candidate);  // warm-up: caches, pages, workspace growth
+    const double one_call = std::max(1e-9, Sample(candidate));
+    candidate.calls_per_sample = static_cast<int>(
+        std::clamp(std::ceil(options_.min_sample_seconds / one_call), 1.0, 1e6));
+  }
+
+  void TimeInterleaved(std::vector<Candidate>& candidates, double best_seconds, bool allow_skip,
+                       std::vector<CandidateMeasurement>& results) {
+    std::size_t previous = candidates.size();
+    for (int round = 0; round < options_.max_samples; ++round) {
+      std::vector<std::size_t> order;
+      for (std::size_t c = 0; c < candidates.size(); ++c) {
+        if (candidates[c].active) order.push_back(c);
+      }
+      if (order.empty()) break;
+      // Rotate the order each round; never start with the candidate that ended the last one.
+      std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(round % order.size()),
+                  order.end());
+      if (order.size() > 1 && order.front() == previous) {
+        std::rotate(order.begin(), order.begin() + 1, order.end());
+      }
+      for (std::size_t c : order) {
+        const Clock::time_point start = Clock::now();
+        candidates[c].samples.push_back(Sample(candidates[c]));
+        results[candidates[c].index].seconds_spent += SecondsSince(start);
+        previous = c;
+      }
+      if (round == 0 && allow_skip) {
+        double best = best_seconds > 0.0 ? best_seconds : 1e300;
+        for (std::size_t c : order) best = std::min(best, candidates[c].samples.front());
+        for (std::size_t c : order) {
+          if (candidates[c].samples.front() > options_.skip_ratio * best) {
+            candidates[c].active = false;
+            results[candidates[c].index].status = MeasurementStatus::kSkipped;
+          }
+        }
+      }
+      for (std::size_t c : order) {
+        Candidate& candidate = candidates[c];
+        if (!candidate.active) continue;
+        const SampleStats stats = Summarize(candidate.samples);
+        if (stats.count >= options_.min_samples &&
+            stats.RelativeSpread() <= options_.target_spread) {
+          candidate.active = false;
+        }
+      }
+    }
+    for (Candidate& candidate : candidates) {
+      results[candidate.index].stats = Summarize(candidate.samples);
+    }
+  }
+
+  Problem problem_;
+  MeasureOptions options_;
+  ThreadPool& pool_;
+  ProblemBuffers<T> buffers_;
+  ResultChecker<T> checker_;
+  int next_copy_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CandidateRunner>> CandidateRunner::Create(const Problem& problem,
+                                                                 const Machine& machine,
+                                                                 const MeasureOptions& options,
+                                                                 ThreadPool& pool) {
+  if (auto status = problem.Validate(); !status) return status.error();
+  if (problem.threads > pool.size()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "threads = " + std::to_string(problem.threads) + " exceeds the pool's " +
+                         std::to_string(pool.size()));
+  }
+  const int copies = options.cold_cache
+                         ? ColdCacheCopies(problem, LastLevelCacheBytes(machine),
+                                           kColdCacheMemoryLimit)
+                         : 1;
+  try {
+    if (problem.dtype == DType::kF32) {
+      return std::unique_ptr<CandidateRunner>(
+          std::make_unique<Runner<float>>(problem, options, pool, copies));
+    }
+    return std::unique_ptr<CandidateRunner>(
+        std::make_unique<Runner<double>>(problem, options, pool, copies));
+  } catch (const std::bad_alloc&) {
+    return MakeError(ErrorCode::kIo, "not enough memory for the operands of " +
+                                         problem.ToString());
+  }
+}
+
+}  // namespace mmtune

@@ -1,0 +1,71 @@
+// Measures kernel configs on one problem: verify each against the reference first (a wrong or
+// failing config is recorded as failed and never timed), then time a batch of them in
+// interleaved rounds so that slow drifts of the machine hit every candidate alike.
+//
+// Timing protocol: one untimed warm-up call and one calibration call per candidate; a sample
+// repeats the call until it lasts at least `min_sample_seconds` and records the time per call;
+// each round takes one sample of every active candidate, in an order that never times the same
+// candidate twice in a row (when two or more are active); after the first round, candidates
+// slower than `skip_ratio` x the best known time are dropped as skipped; a candidate is done when
+// it has `min_samples` samples with a relative MAD under `target_spread`, or `max_samples`.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "db/store.h"
+#include "kernels/kernel_config.h"
+#include "kernels/thread_pool.h"
+#include "machine/machine.h"
+#include "mmtune/result.h"
+#include "mmtune/types.h"
+#include "tuner/sample_stats.h"
+
+namespace mmtune {
+
+struct MeasureOptions {
+  double min_sample_seconds = 0.002;
+  int min_samples = 3;
+  int max_samples = 12;
+  double target_spread = 0.02;  // relative MAD at which timing counts as stable
+  double skip_ratio = 1.25;     // early skip: slower than this x the best after round one
+  bool cold_cache = false;      // rotate operand copies larger than the last-level cache
+  std::uint64_t data_seed = 1;  // operand values
+};
+
+struct CandidateMeasurement {
+  KernelConfig config;
+  MeasurementStatus status = MeasurementStatus::kOk;
+  std::string error;  // kFailed only
+  SampleStats stats;  // seconds per call
+  double gflops = 0.0;
+  double seconds_spent = 0.0;  // wall time verifying and timing it
+};
+
+class CandidateRunner {
+ public:
+  // Allocates and fills the operands (and the reference data for verification). Fails when the
+  // problem is invalid or its operands do not fit in memory.
+  static Result<std::unique_ptr<CandidateRunner>> Create(const Problem& problem,
+                                                         const Machine& machine,
+                                                         const MeasureOptions& options,
+                                                         ThreadPool& pool);
+  virtual ~CandidateRunner() = default;
+
+  virtual const Problem& problem() const = 0;
+  // Whether the checker compares all of C (small problems) or samples plus projections.
+  virtual bool full_check() const = 0;
+
+  // Runs `config` twice (alpha 1, beta 0 on a NaN-filled C; alpha -1.5, beta 0.5 on a random C)
+  // and checks both results and the canaries around C.
+  virtual Status Verify(const KernelConfig& config) = 0;
+
+  // Verifies every config, then times the verified ones together as described above.
+  // `best_seconds` is the best median known before this batch (0 = none), for the early skip;
+  // `allow_skip` = false times every verified candidate to the end (baselines, confirmation).
+  virtual std::vector<CandidateMeasurement> Measure(const std::vector<KernelConfig>& configs,
+                                                    double best_seconds, bool allow_skip) = 0;
+};
+
+}  // namespace mmtune

@@ -1,0 +1,91 @@
+// Operand buffers for timing one problem: allocated once, 64-byte aligned, first touched by the
+// pinned threads that will compute on them (so pages land on their NUMA node), filled with random
+// values (never zeros: some hardware is faster on zeros, and a kernel that ignores its inputs
+// must not pass verification). C is surrounded by canaries that reveal out-of-bounds writes.
+//
+// For cold-cache timing there are several copies of the operands whose total exceeds the
+// last-level cache; each timed call uses the next copy, so none is still cached when reused.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/gemm.h"
+#include "kernels/thread_pool.h"
+#include "mmtune/types.h"
+
+namespace mmtune {
+
+// 64-byte aligned array, freed with std::free.
+template <typename T>
+class AlignedArray {
+ public:
+  AlignedArray() = default;
+  explicit AlignedArray(std::size_t count);
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(T* pointer) const;
+  };
+  std::unique_ptr<T, Free> data_;
+  std::size_t size_ = 0;
+};
+
+template <typename T>
+class ProblemBuffers {
+ public:
+  // Canary elements before and after C's storage.
+  static constexpr std::int64_t kCanaryElements = 64;
+
+  // `copies` >= 1 operand sets; `pool` members 0 .. threads - 1 first-touch their share.
+  ProblemBuffers(const Problem& problem, int copies, std::uint64_t seed, ThreadPool& pool);
+
+  int copies() const { return static_cast<int>(sets_.size()); }
+  std::int64_t lda() const { return lda_; }
+  std::int64_t ldb() const { return ldb_; }
+  std::int64_t ldc() const { return ldc_; }
+  const T* a(int copy) const { return sets_[static_cast<std::size_t>(copy)].a.data(); }
+  const T* b(int copy) const { return sets_[static_cast<std::size_t>(copy)].b.data(); }
+  T* c(int copy) {
+    return sets_[static_cast<std::size_t>(copy)].c.data() + kCanaryElements;
+  }
+  // The random initial C that runs with beta != 0 start from.
+  const T* c_initial() const { return c_initial_.data(); }
+  std::int64_t c_elements() const { return c_elements_; }
+
+  // Copies the initial C into copy `copy` (for a beta != 0 verification run).
+  void ResetC(int copy);
+  // Fills copy `copy` of C with NaN: with beta = 0 a correct GEMM never reads it.
+  void PoisonC(int copy);
+  // Whether the canaries around C of copy `copy` are intact.
+  bool CanariesIntact(int copy) const;
+
+  GemmArgs<T> Args(int copy, T alpha, T beta);
+
+ private:
+  struct OperandSet {
+    AlignedArray<T> a, b, c;
+  };
+  Problem problem_;
+  std::int64_t lda_ = 1, ldb_ = 1, ldc_ = 1;
+  std::int64_t a_elements_ = 0, b_elements_ = 0, c_elements_ = 0;
+  std::vector<OperandSet> sets_;
+  AlignedArray<T> c_initial_;
+};
+
+// How many operand copies cold-cache timing needs so that the copies together exceed twice the
+// last-level cache (`llc_bytes`); at least 2, and at most what fits in `memory_limit_bytes`.
+int ColdCacheCopies(const Problem& problem, std::uint64_t llc_bytes,
+                    std::uint64_t memory_limit_bytes);
+
+extern template class AlignedArray<float>;
+extern template class AlignedArray<double>;
+extern template class ProblemBuffers<float>;
+extern template class ProblemBuffers<double>;
+
+}  // namespace mmtune

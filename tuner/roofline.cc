@@ -1,0 +1,44 @@
+#include "tuner/roofline.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+namespace mmtune {
+namespace {
+
+double Ceiling(const nlohmann::json& peaks, const char* key, int threads) {
+  if (!peaks.is_object()) return 0.0;
+  const auto entry = peaks.find(key);
+  if (entry == peaks.end() || !entry->is_object()) return 0.0;
+  const double one = entry->value("one_core", 0.0);
+  const double all = entry->value("all_cores", 0.0);
+  const double scaled = one * std::max(1, threads);
+  return all > 0.0 ? std::min(scaled, all) : scaled;
+}
+
+}  // namespace
+
+Roofline RooflineOf(const Problem& problem, const nlohmann::json& peaks) {
+  Roofline roof;
+  try {
+    roof.compute_gflops = Ceiling(
+        peaks, problem.dtype == DType::kF32 ? "f32_fma_gflops" : "f64_fma_gflops",
+        problem.threads);
+    roof.bandwidth_gbs = Ceiling(peaks, "memory_read_gbs", problem.threads);
+  } catch (const nlohmann::json::exception&) {
+    return Roofline{};  // stored peaks of the wrong shape: unknown, not a crash
+  }
+  const double bytes = static_cast<double>(DTypeSize(problem.dtype)) *
+                       static_cast<double>(problem.m * problem.k + problem.k * problem.n +
+                                           problem.m * problem.n);
+  roof.intensity = bytes > 0.0 ? problem.Flops() / bytes : 0.0;
+  if (roof.compute_gflops > 0.0 && roof.bandwidth_gbs > 0.0) {
+    roof.attainable_gflops = std::min(roof.compute_gflops, roof.intensity * roof.bandwidth_gbs);
+  } else {
+    roof.attainable_gflops = roof.compute_gflops;
+  }
+  return roof;
+}
+
+}  // namespace mmtune

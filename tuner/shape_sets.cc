@@ -1,0 +1,209 @@
+#include "tuner/shape_sets.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace mmtune {
+namespace {
+
+Error Invalid(std::string message) {
+  return MakeError(ErrorCode::kInvalidArgument, std::move(message));
+}
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+std::vector<std::string_view> Split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return out;
+}
+
+Result<Shape> ParseCsvLine(std::string_view line) {
+  if (line.find(',') == std::string_view::npos) return ParseShape(line);
+  const auto fields = Split(line, ',');
+  if (fields.size() != 3) {
+    return Invalid("expected 'M,N,K' or 'MxNxK', got '" + std::string(line) + "'");
+  }
+  return ParseShape(std::string(Trim(fields[0])) + "x" + std::string(Trim(fields[1])) + "x" +
+                    std::string(Trim(fields[2])));
+}
+
+Result<std::vector<Shape>> ParseCsv(const std::string& path, const std::string& text) {
+  std::vector<Shape> shapes;
+  std::istringstream lines(text);
+  std::string raw;
+  int number = 0;
+  while (std::getline(lines, raw)) {
+    ++number;
+    std::string_view line = Trim(raw);
+    if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) {
+      line = Trim(line.substr(0, hash));
+    }
+    if (line.empty()) continue;
+    if (shapes.empty() && Lower(line).find_first_of("mnk") == 0 &&
+        Lower(line).find_first_of("0123456789") == std::string::npos) {
+      continue;  // a header such as "m,n,k"
+    }
+    auto shape = ParseCsvLine(line);
+    if (!shape) {
+      return Invalid(path + ":" + std::to_string(number) + ": " + shape.error().message);
+    }
+    shapes.push_back(*shape);
+  }
+  return shapes;
+}
+
+Result<Shape> ShapeFromJson(const nlohmann::json& item) {
+  if (item.is_string()) return ParseShape(item.get<std::string>());
+  if (item.is_object()) {
+    std::string text;
+    for (const char* key : {"m", "n", "k"}) {
+      const auto it = item.find(key);
+      if (it == item.end() || !it->is_number_integer()) {
+        return Invalid(std::string("needs an integer \"") + key + "\"");
+      }
+      text += (text.empty() ? "" : "x") + std::to_string(it->get<std::int64_t>());
+    }
+    return ParseShape(text);
+  }
+  return Invalid("expected \"MxNxK\" or {\"m\":..,\"n\":..,\"k\":..}, got " + item.dump());
+}
+
+Result<std::vector<Shape>> ParseJson(const std::string& path, const std::string& text) {
+  const nlohmann::json document = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded()) return Invalid(path + ": not valid JSON");
+  const nlohmann::json* list = &document;
+  if (document.is_object()) {
+    const auto it = document.find("shapes");
+    if (it == document.end()) return Invalid(path + ": a JSON object needs a \"shapes\" array");
+    list = &*it;
+  }
+  if (!list->is_array()) return Invalid(path + ": expected an array of shapes");
+  std::vector<Shape> shapes;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    auto shape = ShapeFromJson((*list)[i]);
+    if (!shape) {
+      return Invalid(path + ": shape #" + std::to_string(i + 1) + ": " + shape.error().message);
+    }
+    shapes.push_back(*shape);
+  }
+  return shapes;
+}
+
+std::vector<Shape> Cubes(std::initializer_list<std::int64_t> sizes) {
+  std::vector<Shape> shapes;
+  for (std::int64_t s : sizes) shapes.push_back({s, s, s});
+  return shapes;
+}
+
+}  // namespace
+
+const std::vector<ShapePreset>& ShapePresets() {
+  static const std::vector<ShapePreset> presets = {
+      {"quick", "one shape of each kind: small, square, transformer, decode (GEMV)",
+       {{32, 32, 32}, {256, 256, 256}, {128, 768, 768}, {1, 4096, 4096}}},
+      {"square", "cubes from 64 to 2048", Cubes({64, 128, 256, 512, 1024, 2048})},
+      {"small", "small and odd matrices, where call overhead and edges dominate",
+       {{8, 8, 8}, {16, 16, 16}, {24, 24, 24}, {32, 32, 32}, {48, 48, 48}, {64, 64, 64},
+        {13, 17, 19}, {31, 33, 35}}},
+      {"bert-base", "BERT-base layers at 128 tokens: QKV/output projections, FFN, attention",
+       {{128, 768, 768}, {128, 3072, 768}, {128, 768, 3072}, {128, 128, 64}, {128, 64, 128}}},
+      {"llama-7b", "LLaMA-7B layers at 128 tokens of prefill",
+       {{128, 4096, 4096}, {128, 11008, 4096}, {128, 4096, 11008}}},
+      {"decode", "one token at a time (M = 1): GEMV, memory-bound",
+       {{1, 768, 768}, {1, 3072, 768}, {1, 768, 3072}, {1, 4096, 4096}, {1, 11008, 4096},
+        {1, 4096, 11008}}},
+  };
+  return presets;
+}
+
+Result<std::vector<Shape>> PresetShapes(std::string_view name) {
+  std::string names;
+  for (const ShapePreset& preset : ShapePresets()) {
+    if (preset.name == name) return preset.shapes;
+    names += (names.empty() ? "" : ", ") + preset.name;
+  }
+  return Invalid("unknown preset '" + std::string(name) + "' (presets: " + names + ")");
+}
+
+Result<std::vector<Shape>> ParseShapeList(std::string_view text) {
+  std::vector<Shape> shapes;
+  for (std::string_view item : Split(text, ',')) {
+    auto shape = ParseShape(Trim(item));
+    if (!shape) return shape.error();
+    shapes.push_back(*shape);
+  }
+  return shapes;
+}
+
+Result<std::vector<Shape>> ReadShapesFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return MakeError(ErrorCode::kNotFound, "cannot read shapes file '" + path + "'");
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  if (file.bad()) return MakeError(ErrorCode::kIo, "cannot read shapes file '" + path + "'");
+  const std::string text = contents.str();
+  const std::string_view trimmed = Trim(text);
+  const bool json = (path.size() >= 5 && Lower(path.substr(path.size() - 5)) == ".json") ||
+                    (!trimmed.empty() && (trimmed.front() == '[' || trimmed.front() == '{'));
+  auto shapes = json ? ParseJson(path, text) : ParseCsv(path, text);
+  if (shapes && shapes->empty()) return Invalid(path + ": no shapes in the file");
+  return shapes;
+}
+
+Result<Shard> ParseShard(std::string_view text) {
+  const std::size_t slash = text.find('/');
+  Shard shard;
+  auto parse = [](std::string_view digits, int& out) {
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+    return error == std::errc() && end == digits.data() + digits.size() && !digits.empty();
+  };
+  if (slash == std::string_view::npos || !parse(text.substr(0, slash), shard.index) ||
+      !parse(text.substr(slash + 1), shard.count) || shard.count < 1 || shard.index < 0 ||
+      shard.index >= shard.count) {
+    return Invalid("malformed shard '" + std::string(text) +
+                   "' (expected i/N with 0 <= i < N, e.g. 0/4)");
+  }
+  return shard;
+}
+
+std::vector<Shape> ApplyShard(const std::vector<Shape>& shapes, const Shard& shard) {
+  std::vector<Shape> unique;
+  for (const Shape& shape : shapes) {
+    if (std::find(unique.begin(), unique.end(), shape) == unique.end()) unique.push_back(shape);
+  }
+  std::vector<Shape> mine;
+  for (std::size_t i = 0; i < unique.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(shard.count)) == shard.index) {
+      mine.push_back(unique[i]);
+    }
+  }
+  return mine;
+}
+
+}  // namespace mmtune
