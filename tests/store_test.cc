@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/schema.h"
+#include "tests/synthetic_machine.h"
 
 namespace mmtune {
 namespace {
@@ -93,29 +94,7 @@ std::int64_t QueryInt(const std::string& path, const std::string& sql) {
   return std::strtoll(QueryText(path, sql).c_str(), nullptr, 10);
 }
 
-Topology TwoCoreTopology() {
-  Topology topology;
-  topology.packages = 1;
-  topology.numa_nodes = 1;
-  topology.cores = 2;
-  topology.pus = 4;
-  topology.caches = {
-      CacheLevel{1, CacheKind::kData, 32768, 64, 8, {{0}, {1}}},
-      CacheLevel{2, CacheKind::kUnified, 524288, 64, 8, {{0}, {1}}},
-      CacheLevel{3, CacheKind::kUnified, 33554432, 64, 16, {{0, 1}}},
-  };
-  return topology;
-}
-
-Machine TestMachine(int model = 1) {
-  CpuFeatures cpu;
-  cpu.vendor = "AuthenticAMD";
-  cpu.brand = "AMD EPYC (test)";
-  cpu.family = 25;
-  cpu.model = model;
-  cpu.avx = cpu.avx2 = cpu.fma = true;
-  return DescribeMachine(cpu, TwoCoreTopology(), std::nullopt);
-}
+Machine TestMachine(int model = 1) { return testing::SyntheticZen3Machine(model); }
 
 KernelConfig TestConfig(int mc = 120) {
   KernelConfig config;

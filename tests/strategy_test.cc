@@ -13,31 +13,12 @@
 #include "kernels/default_config.h"
 #include "search/neighborhood.h"
 #include "search/space.h"
+#include "tests/synthetic_machine.h"
 
 namespace mmtune {
 namespace {
 
-// A two-core AVX2 machine with Zen 3 caches, described in code so the spaces do not depend on
-// the host.
-Machine SyntheticMachine() {
-  Topology topology;
-  topology.packages = 1;
-  topology.numa_nodes = 1;
-  topology.cores = 2;
-  topology.pus = 4;
-  topology.caches = {
-      CacheLevel{1, CacheKind::kData, 32768, 64, 8, {{0}, {1}}},
-      CacheLevel{2, CacheKind::kUnified, 524288, 64, 8, {{0}, {1}}},
-      CacheLevel{3, CacheKind::kUnified, 33554432, 64, 16, {{0, 1}}},
-  };
-  CpuFeatures cpu;
-  cpu.vendor = "AuthenticAMD";
-  cpu.brand = "AMD EPYC (synthetic)";
-  cpu.family = 25;
-  cpu.model = 1;
-  cpu.sse42 = cpu.avx = cpu.avx2 = cpu.fma = true;
-  return DescribeMachine(cpu, topology, std::nullopt);
-}
+Machine SyntheticMachine() { return testing::SyntheticZen3Machine(); }
 
 Problem MatrixProblem(int threads) {
   return Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 512, 512, 512, threads};
