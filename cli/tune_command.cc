@@ -200,12 +200,8 @@ void RunTune(const TuneOptions& options, Context& context) {
   if (!layout) return context.Fail(kExitUsage, layout.error().message);
   auto trans = ParseTransPair(options.trans);
   if (!trans) return context.Fail(kExitUsage, trans.error().message);
-  const std::vector<std::string> strategies = StrategyNames();
-  if (std::find(strategies.begin(), strategies.end(), options.strategy) == strategies.end()) {
-    std::string names;
-    for (const std::string& name : strategies) names += (names.empty() ? "" : ", ") + name;
-    return context.Fail(kExitUsage, "unknown strategy '" + options.strategy +
-                                        "' (strategies: " + names + ")");
+  if (auto status = CheckStrategyName(options.strategy); !status) {
+    return context.Fail(kExitUsage, status.error().message);
   }
   if (options.budget < 0.0 || options.evals < 0) {
     return context.Fail(kExitUsage, "--budget and --evals must not be negative");

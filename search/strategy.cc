@@ -74,10 +74,9 @@ std::vector<std::string> StrategyNames() {
   return names;
 }
 
-Result<std::unique_ptr<SearchStrategy>> MakeStrategy(std::string_view name,
-                                                     SearchContext context) {
+Status CheckStrategyName(std::string_view name) {
   for (const StrategyEntry& entry : kStrategies) {
-    if (name == entry.name) return entry.make(std::move(context));
+    if (name == entry.name) return OkStatus();
   }
   std::string valid;
   for (const StrategyEntry& entry : kStrategies) {
@@ -86,6 +85,14 @@ Result<std::unique_ptr<SearchStrategy>> MakeStrategy(std::string_view name,
   }
   return MakeError(ErrorCode::kInvalidArgument,
                    "unknown search strategy '" + std::string(name) + "' (valid: " + valid + ")");
+}
+
+Result<std::unique_ptr<SearchStrategy>> MakeStrategy(std::string_view name,
+                                                     SearchContext context) {
+  for (const StrategyEntry& entry : kStrategies) {
+    if (name == entry.name) return entry.make(std::move(context));
+  }
+  return CheckStrategyName(name).error();
 }
 
 }  // namespace mmtune

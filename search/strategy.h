@@ -53,6 +53,7 @@ class SearchStrategy {
 // "exhaustive", "random", "model", "local", "evolutionary", "auto".
 std::vector<std::string> StrategyNames();
 // Unknown name → kInvalidArgument naming the valid ones.
+Status CheckStrategyName(std::string_view name);
 Result<std::unique_ptr<SearchStrategy>> MakeStrategy(std::string_view name,
                                                      SearchContext context);
 

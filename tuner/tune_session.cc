@@ -362,13 +362,7 @@ std::vector<KernelConfig> NearestWinnerConfigs(const std::vector<WinnerRecord>& 
 Result<TuneSummary> RunTuning(TuningStore& store, std::int64_t machine_id, const Machine& machine,
                               const TuneRequest& request, ThreadPool& pool,
                               const TuneEventHandler& on_event, const std::atomic<bool>* stop) {
-  const std::vector<std::string> strategies = StrategyNames();
-  if (std::find(strategies.begin(), strategies.end(), request.strategy) == strategies.end()) {
-    std::string names;
-    for (const std::string& name : strategies) names += (names.empty() ? "" : ", ") + name;
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "unknown strategy '" + request.strategy + "' (strategies: " + names + ")");
-  }
+  if (auto status = CheckStrategyName(request.strategy); !status) return status.error();
   SessionInfo info;
   info.mmtune_version = kVersion;
   info.git_revision = kGitRevision;
