@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/info_command.h"
+#include "cli/lookup_command.h"
 #include "cli/tune_command.h"
 #include "mmtune/version.h"
 
@@ -25,6 +26,7 @@ int RunMmtune(const std::vector<std::string>& args, Context& context) {
   for (const std::string& arg : args) context.command_line += " " + arg;
   SetupInfoCommand(app, context);
   SetupTuneCommand(app, context);
+  SetupLookupCommand(app, context);
 
   // A misspelt command would otherwise surface as CLI11's generic "arguments were not expected".
   if (!args.empty() && !args.front().empty() && args.front()[0] != '-') {

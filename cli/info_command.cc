@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/command_helpers.h"
 #include "machine/machine.h"
 #include "mmtune/version.h"
 #include "tuner/peak.h"
@@ -127,12 +128,8 @@ void PrintPeaks(std::ostream& out, const PeakReport& r) {
 }
 
 void RunInfo(const InfoOptions& options, Context& context) {
-  auto machine = DetectHostMachine();
-  if (!machine) {
-    const bool usage = machine.error().code == ErrorCode::kInvalidArgument;
-    context.Fail(usage ? kExitUsage : kExitFailure, machine.error().message);
-    return;
-  }
+  auto machine = DetectHostMachineOrFail(context);
+  if (!machine) return;
   std::optional<PeakReport> peaks;
   if (options.measure) {
     // Progress goes to a terminal only, overwritten in place, so logs and pipes stay clean.

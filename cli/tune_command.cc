@@ -11,9 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/command_helpers.h"
 #include "db/store.h"
 #include "kernels/thread_pool.h"
 #include "machine/machine.h"
+#include "runtime/record_file.h"
 #include "search/strategy.h"
 #include "tuner/peak.h"
 #include "tuner/roofline.h"
@@ -28,9 +30,7 @@ struct TuneOptions {
   std::string shapes;
   std::string shapes_file;
   std::string preset;
-  std::string dtype = "f32";
-  std::string layout = "row";
-  std::string trans = "NN";
+  ProblemKindText kind;
   std::string threads = "1";
   std::string strategy = "auto";
   double budget = 20.0;
@@ -38,6 +38,10 @@ struct TuneOptions {
   std::uint64_t seed = 1;
   bool cold_cache = false;
   std::string shard;
+  std::string from_record;
+  // Whether the per-problem options were given (they clash with --from-record, whose problems
+  // carry their own).
+  bool problem_options_given = false;
   std::string command_line;
 };
 
@@ -67,45 +71,15 @@ std::string Fixed(double value, int precision) {
 
 Result<std::vector<Shape>> ChooseShapes(const TuneOptions& options) {
   const int sources = !options.shapes.empty() + !options.shapes_file.empty() +
-                      !options.preset.empty();
+                      !options.preset.empty() + !options.from_record.empty();
   if (sources > 1) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     "give only one of --shapes, --shapes-file and --preset");
+                     "give only one of --shapes, --shapes-file, --preset and --from-record");
   }
+  if (!options.from_record.empty()) return std::vector<Shape>{};  // problems come from the record
   if (!options.shapes.empty()) return ParseShapeList(options.shapes);
   if (!options.shapes_file.empty()) return ReadShapesFile(options.shapes_file);
   return PresetShapes(options.preset.empty() ? "quick" : options.preset);
-}
-
-Result<std::pair<Trans, Trans>> ParseTransPair(const std::string& text) {
-  if (text.size() == 2) {
-    auto one = [](char c) -> std::optional<Trans> {
-      if (c == 'N' || c == 'n') return Trans::kNo;
-      if (c == 'T' || c == 't') return Trans::kYes;
-      return std::nullopt;
-    };
-    const auto a = one(text[0]), b = one(text[1]);
-    if (a && b) return std::make_pair(*a, *b);
-  }
-  return MakeError(ErrorCode::kInvalidArgument,
-                   "unknown --trans '" + text + "' (expected NN, NT, TN or TT)");
-}
-
-Result<int> ParseThreads(const std::string& text, int cores) {
-  if (text == "all") return cores;
-  int value = 0;
-  std::size_t used = 0;
-  try {
-    value = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || value < 1 || value > cores) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "--threads must be 'all' or a number from 1 to " + std::to_string(cores) +
-                         " (this machine's cores), not '" + text + "'");
-  }
-  return value;
 }
 
 // Progress: one line rewritten in place on a terminal, plain lines (one per shape, plus
@@ -194,38 +168,53 @@ void RunTune(const TuneOptions& options, Context& context) {
     if (!parsed) return context.Fail(kExitUsage, parsed.error().message);
     shard = *parsed;
   }
-  auto dtype = ParseDType(options.dtype);
-  if (!dtype) return context.Fail(kExitUsage, dtype.error().message);
-  auto layout = ParseLayout(options.layout);
-  if (!layout) return context.Fail(kExitUsage, layout.error().message);
-  auto trans = ParseTransPair(options.trans);
-  if (!trans) return context.Fail(kExitUsage, trans.error().message);
+  auto kind = ParseProblemKind(options.kind);
+  if (!kind) return context.Fail(kExitUsage, kind.error().message);
   if (auto status = CheckStrategyName(options.strategy); !status) {
     return context.Fail(kExitUsage, status.error().message);
   }
   if (options.budget < 0.0 || options.evals < 0) {
     return context.Fail(kExitUsage, "--budget and --evals must not be negative");
   }
-  auto machine = DetectHostMachine();
-  if (!machine) {
-    const bool usage = machine.error().code == ErrorCode::kInvalidArgument;
-    return context.Fail(usage ? kExitUsage : kExitFailure, machine.error().message);
-  }
+  auto machine = DetectHostMachineOrFail(context);
+  if (!machine) return;
   auto threads = ParseThreads(options.threads, std::max(1, machine->topology.cores));
   if (!threads) return context.Fail(kExitUsage, threads.error().message);
 
   std::vector<Problem> problems;
-  for (const Shape& shape : ApplyShard(*shapes, shard)) {
-    Problem problem;
-    problem.dtype = *dtype;
-    problem.layout = *layout;
-    problem.trans_a = trans->first;
-    problem.trans_b = trans->second;
-    problem.m = shape.m;
-    problem.n = shape.n;
-    problem.k = shape.k;
-    problem.threads = *threads;
-    problems.push_back(problem);
+  if (!options.from_record.empty()) {
+    // The record's problems carry their dtype, layout, transposes and threads; most
+    // time-consuming first, so an interrupted or budget-limited run tunes what matters most.
+    if (options.problem_options_given) {
+      return context.Fail(kExitUsage, "--dtype, --layout, --trans and --threads come from the "
+                                      "record file; do not give them with --from-record");
+    }
+    auto recorded = ReadRecordFile(options.from_record);
+    if (!recorded) return context.Fail(kExitUsage, recorded.error().message);
+    std::vector<Problem> all;
+    for (const RecordedProblem& item : *recorded) {
+      Problem problem = item.problem;
+      problem.threads = std::min(problem.threads, std::max(1, machine->topology.cores));
+      all.push_back(problem);
+    }
+    problems = ApplyShard(all, shard);
+  } else {
+    for (const Shape& shape : ApplyShard(*shapes, shard)) {
+      Problem problem;
+      problem.dtype = kind->dtype;
+      problem.layout = kind->layout;
+      problem.trans_a = kind->trans_a;
+      problem.trans_b = kind->trans_b;
+      problem.m = shape.m;
+      problem.n = shape.n;
+      problem.k = shape.k;
+      problem.threads = *threads;
+      problems.push_back(problem);
+    }
+  }
+  if (problems.empty()) {
+    return context.Fail(kExitUsage, "nothing to tune: the shape list (or this shard of it) is "
+                                    "empty");
   }
 
   auto store = TuningStore::Open(options.db, DbOpenMode::kReadWrite);
@@ -297,11 +286,7 @@ void SetupTuneCommand(CLI::App& app, Context& context) {
     preset_help += "\n  " + preset.name + ": " + preset.description;
   }
   tune->add_option("--preset", options->preset, preset_help);
-  tune->add_option("--dtype", options->dtype, "Element type: f32 or f64")->capture_default_str();
-  tune->add_option("--layout", options->layout, "Storage layout: row or col")
-      ->capture_default_str();
-  tune->add_option("--trans", options->trans, "Transposes of A and B: NN, NT, TN or TT")
-      ->capture_default_str();
+  AddProblemKindOptions(*tune, options->kind);
   tune->add_option("--threads", options->threads, "Threads per GEMM: a number or 'all'")
       ->capture_default_str();
   std::string strategy_help = "Search strategy:";
@@ -321,8 +306,16 @@ void SetupTuneCommand(CLI::App& app, Context& context) {
                  "last-level cache) instead of warm");
   tune->add_option("--shard", options->shard,
                    "Tune only part i of N of the shape list (i/N, 0-based), for N machines");
-  tune->callback([options, &context]() {
+  tune->add_option("--from-record", options->from_record,
+                   "Tune the problems an application recorded with MMTUNE_RECORD (most "
+                   "time-consuming first; each keeps its dtype, layout, transposes and threads, "
+                   "capped at this machine's cores)");
+  tune->callback([options, &context, tune]() {
     options->command_line = context.command_line;
+    options->problem_options_given = false;
+    for (const char* name : {"--dtype", "--layout", "--trans", "--threads"}) {
+      if (tune->get_option(name)->count() > 0) options->problem_options_given = true;
+    }
     RunTune(*options, context);
   });
 }

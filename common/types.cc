@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <limits>
+#include <optional>
 
 namespace mmtune {
 
@@ -36,6 +37,20 @@ Result<Layout> ParseLayout(std::string_view text) {
   if (text == "col") return Layout::kColMajor;
   return MakeError(ErrorCode::kInvalidArgument,
                    "unknown layout '" + std::string(text) + "' (expected row or col)");
+}
+
+Result<std::pair<Trans, Trans>> ParseTransPair(std::string_view text) {
+  auto one = [](char c) -> std::optional<Trans> {
+    if (c == 'N' || c == 'n') return Trans::kNo;
+    if (c == 'T' || c == 't') return Trans::kYes;
+    return std::nullopt;
+  };
+  if (text.size() == 2) {
+    const auto a = one(text[0]), b = one(text[1]);
+    if (a && b) return std::make_pair(*a, *b);
+  }
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "unknown transpose pair '" + std::string(text) + "' (expected NN, NT, TN or TT)");
 }
 
 std::size_t DTypeSize(DType dtype) {

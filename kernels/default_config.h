@@ -13,6 +13,12 @@ namespace mmtune {
 // Always valid for `problem` on `machine` (KernelConfig::Validate passes), for any shape.
 KernelConfig DefaultConfig(const Problem& problem, const Machine& machine);
 
+// How many threads pay off for `problem` when up to `max_threads` may run it: one per
+// kMinFlopsPerThread of work, so a fork-join (a few microseconds) stays a small share of each
+// thread's time, and small shapes run on the caller's thread alone. At least 1.
+inline constexpr double kMinFlopsPerThread = 4e6;
+int DefaultThreadCount(const Problem& problem, int max_threads);
+
 // Cache sizes the model uses, with fallbacks for machines where hwloc reports none.
 struct CacheBudget {
   std::uint64_t l1d = 32 * 1024;

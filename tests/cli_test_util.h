@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -51,6 +52,21 @@ inline int Lines(const std::string& text) {
   int lines = 0;
   for (char c : text) lines += c == '\n';
   return lines;
+}
+
+// A fresh, empty directory per test and process (ctest runs tests in parallel processes).
+inline std::string FreshTestDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/mmtune_" + name + "_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// The CLI's error contract: one line "mmtune: error: ..." on stderr and the given exit code.
+inline void ExpectOneLineError(const RunResult& r, int exit_code) {
+  EXPECT_EQ(r.exit_code, exit_code) << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("mmtune: error: ", 0), 0u) << r.err;
 }
 
 }  // namespace mmtune::testing

@@ -21,19 +21,12 @@
 
 namespace {
 
+using mmtune::testing::ExpectOneLineError;
+using mmtune::testing::FreshTestDir;
 using mmtune::testing::Lines;
 using mmtune::testing::RunMmtune;
 using mmtune::testing::RunResult;
 using mmtune::testing::Slurp;
-
-// A fresh directory per test (ctest runs tests in parallel processes).
-std::string TempDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/mmtune_tune_" + name + "_" +
-                          std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 // Runs one SQL query that returns a single integer; -1 on any error.
 std::int64_t QueryInt(const std::string& path, const std::string& sql) {
@@ -75,14 +68,8 @@ void ExecSql(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
 }
 
-void ExpectOneLineError(const RunResult& r, int exit_code) {
-  EXPECT_EQ(r.exit_code, exit_code) << r.err;
-  EXPECT_EQ(Lines(r.err), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("mmtune: error: ", 0), 0u) << r.err;
-}
-
 TEST(TuneCliTest, BadInputIsRefusedBeforeTheDbIsCreated) {
-  const std::string dir = TempDir("bad_input");
+  const std::string dir = FreshTestDir("tune_bad_input");
   const std::string db = dir + "/never.db";
   for (const char* args :
        {"--shapes 12x", "--shapes -1x2x3", "--shapes axbxc", "--shapes 1x1x99999999999",
@@ -98,7 +85,7 @@ TEST(TuneCliTest, BadInputIsRefusedBeforeTheDbIsCreated) {
 }
 
 TEST(TuneCliTest, ForeignAndNewerFilesAreLeftUntouched) {
-  const std::string dir = TempDir("foreign");
+  const std::string dir = FreshTestDir("tune_foreign");
   const std::string text = dir + "/notes.db";
   { std::ofstream(text) << "not a database, just notes\n"; }
   const std::string foreign = dir + "/foreign.db";
@@ -124,7 +111,7 @@ TEST(TuneCliTest, ForeignAndNewerFilesAreLeftUntouched) {
 
 TEST(TuneCliTest, ReadOnlyDbIsAnErrorAndUnchanged) {
   if (::geteuid() == 0) GTEST_SKIP() << "root ignores file permissions";
-  const std::string dir = TempDir("read_only");
+  const std::string dir = FreshTestDir("tune_read_only");
   const std::string db = dir + "/tuned.db";
   ASSERT_EQ(RunMmtune("tune --db '" + db + "' --shapes 8x8x8 --strategy model --budget 0")
                 .exit_code,
@@ -136,7 +123,7 @@ TEST(TuneCliTest, ReadOnlyDbIsAnErrorAndUnchanged) {
 }
 
 TEST(TuneCliTest, TuneStoresAWinnerPerShapeAndPrintsATable) {
-  const std::string dir = TempDir("tiny");
+  const std::string dir = FreshTestDir("tune_tiny");
   const std::string db = dir + "/tuned.db";
   const RunResult r = RunMmtune("tune --db '" + db +
                                 "' --shapes 16x16x16,1x64x64 --strategy random --evals 5 "
@@ -160,7 +147,7 @@ std::int64_t RepeatedSearchMeasurements(const std::string& db) {
 }
 
 TEST(TuneCliTest, KilledTuneResumesWithoutRerunningCandidates) {
-  const std::string dir = TempDir("resume");
+  const std::string dir = FreshTestDir("tune_resume");
   const std::string db = dir + "/tuned.db";
   const std::vector<std::string> args = {
       MMTUNE_BINARY, "tune",    "--db",        db,   "--shapes", "40x40x40,56x56x56",
@@ -205,7 +192,7 @@ TEST(TuneCliTest, KilledTuneResumesWithoutRerunningCandidates) {
 }
 
 TEST(TuneCliTest, TwoTunesShareOneDb) {
-  const std::string dir = TempDir("concurrent");
+  const std::string dir = FreshTestDir("tune_concurrent");
   const std::string db = dir + "/shared.db";
   auto run = [&](const std::string& shapes, RunResult* result) {
     *result = RunMmtune("tune --db '" + db + "' --shapes " + shapes +

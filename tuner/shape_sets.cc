@@ -192,18 +192,4 @@ Result<Shard> ParseShard(std::string_view text) {
   return shard;
 }
 
-std::vector<Shape> ApplyShard(const std::vector<Shape>& shapes, const Shard& shard) {
-  std::vector<Shape> unique;
-  for (const Shape& shape : shapes) {
-    if (std::find(unique.begin(), unique.end(), shape) == unique.end()) unique.push_back(shape);
-  }
-  std::vector<Shape> mine;
-  for (std::size_t i = 0; i < unique.size(); ++i) {
-    if (static_cast<int>(i % static_cast<std::size_t>(shard.count)) == shard.index) {
-      mine.push_back(unique[i]);
-    }
-  }
-  return mine;
-}
-
 }  // namespace mmtune

@@ -3,6 +3,7 @@
 // machines of one type tune disjoint parts (merged later).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,8 +40,21 @@ struct Shard {
 // "i/N" with 0 <= i < N.
 Result<Shard> ParseShard(std::string_view text);
 
-// Removes repeated shapes (first occurrence stays), then keeps the shapes whose position is
-// `index` modulo `count`.
-std::vector<Shape> ApplyShard(const std::vector<Shape>& shapes, const Shard& shard);
+// Removes repeated items (first occurrence stays), then keeps the items whose position is
+// `index` modulo `count`. For shapes and for whole problems (`tune --from-record`).
+template <typename Item>
+std::vector<Item> ApplyShard(const std::vector<Item>& items, const Shard& shard) {
+  std::vector<Item> unique;
+  for (const Item& item : items) {
+    if (std::find(unique.begin(), unique.end(), item) == unique.end()) unique.push_back(item);
+  }
+  std::vector<Item> mine;
+  for (std::size_t i = 0; i < unique.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(shard.count)) == shard.index) {
+      mine.push_back(unique[i]);
+    }
+  }
+  return mine;
+}
 
 }  // namespace mmtune

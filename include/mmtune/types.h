@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "mmtune/result.h"
 
@@ -21,6 +22,8 @@ std::string TransPairToString(Trans trans_a, Trans trans_b);
 
 Result<DType> ParseDType(std::string_view text);
 Result<Layout> ParseLayout(std::string_view text);
+// "NN", "NT", "TN", "TT" (either case): op(A) then op(B).
+Result<std::pair<Trans, Trans>> ParseTransPair(std::string_view text);
 
 std::size_t DTypeSize(DType dtype);
 

@@ -1,0 +1,147 @@
+// What the runtime costs on top of the kernel it picks.
+//
+//   lookup/<tier>            one cold lookup in the winner index (what a first call of a shape
+//                            pays), with 200 winners loaded
+//   overhead/MxNxK           runtime Gemm vs the same config's GemmPlan::Run called directly,
+//                            alternated in batches so both see the same machine state; counters:
+//                            direct_ns, runtime_ns, overhead_pct (median of the batch pairs)
+//
+//   ./build/bench/runtime_bench [Google Benchmark flags]
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <random>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/default_config.h"
+#include "kernels/gemm.h"
+#include "machine/machine.h"
+#include "mmtune/runtime.h"
+#include "runtime/winner_index.h"
+
+namespace mmtune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+void BM_Lookup(benchmark::State& state, const Machine* machine, LookupTier want) {
+  // 200 winners over f32 row NN shapes between 16 and 4096.
+  std::vector<WinnerRecord> winners;
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> dim(16, 4096);
+  for (int i = 0; i < 200; ++i) {
+    WinnerRecord w;
+    w.fingerprint = machine->fingerprint;
+    w.problem = Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, dim(rng), dim(rng),
+                        dim(rng), 1};
+    w.config = DefaultConfig(w.problem, *machine);
+    w.gflops = 50.0;
+    winners.push_back(w);
+  }
+  const WinnerIndex index = WinnerIndex::Build(winners, *machine, nullptr);
+  Problem asked = want == LookupTier::kExact ? winners[123].problem
+                                             : Problem{DType::kF32, Layout::kRowMajor, Trans::kNo,
+                                                       Trans::kNo, 333, 777, 555, 1};
+  if (want == LookupTier::kDefault) asked.dtype = DType::kF64;
+  for (auto _ : state) {
+    const Lookup found = index.Find(asked);
+    benchmark::DoNotOptimize(found.config.mr);
+    if (found.tier != want) {
+      state.SkipWithError("unexpected tier");
+      break;
+    }
+  }
+}
+
+void BM_Overhead(benchmark::State& state, std::int64_t size) {
+  RuntimeOptions options;
+  options.max_threads = 1;
+  auto runtime = Runtime::Open(options);
+  if (!runtime) {
+    state.SkipWithError(runtime.error().message.c_str());
+    return;
+  }
+  const Problem problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size, size,
+                        1};
+  const LookupReport report = (*runtime)->Lookup(problem);
+  auto config = KernelConfigFromJson(nlohmann::json::parse(report.config_json, nullptr, false));
+  auto plan = config ? GemmPlan<float>::Create(*config) : Result<GemmPlan<float>>(config.error());
+  if (!plan) {
+    state.SkipWithError(plan.error().message.c_str());
+    return;
+  }
+  const std::size_t n = static_cast<std::size_t>(size * size);
+  std::vector<float> a(n, 0.5f), b(n, 0.25f), c(n, 0.0f);
+  const GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size, size, 1.0f,
+                             a.data(), size, b.data(), size, 0.0f, c.data(), size};
+  // Batches of about 200 us so the clock's resolution does not matter.
+  const int calls = static_cast<int>(std::clamp<std::int64_t>(
+      200000 / std::max<std::int64_t>(1, size * size * size / 4096), 10, 100000));
+  auto direct_batch = [&] {
+    const auto start = Clock::now();
+    for (int i = 0; i < calls; ++i) (void)plan->Run(args);
+    return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / calls;
+  };
+  auto runtime_batch = [&] {
+    const auto start = Clock::now();
+    for (int i = 0; i < calls; ++i) {
+      (void)(*runtime)->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size, size, 1.0f,
+                             a.data(), size, b.data(), size, 0.0f, c.data(), size);
+    }
+    return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / calls;
+  };
+  direct_batch();
+  runtime_batch();
+  std::vector<double> direct, through, ratio;
+  for (auto _ : state) {
+    for (int round = 0; round < 41; ++round) {
+      // Alternate which goes first, so neither always runs on the warmer machine.
+      const bool direct_first = round % 2 == 0;
+      const double first = direct_first ? direct_batch() : runtime_batch();
+      const double second = direct_first ? runtime_batch() : direct_batch();
+      direct.push_back(direct_first ? first : second);
+      through.push_back(direct_first ? second : first);
+      ratio.push_back(through.back() / direct.back());
+    }
+  }
+  state.counters["direct_ns"] = Median(direct);
+  state.counters["runtime_ns"] = Median(through);
+  state.counters["overhead_pct"] = (Median(ratio) - 1.0) * 100.0;
+  state.SetLabel(std::string(ToString(report.tier)) + " " + report.config_text);
+}
+
+}  // namespace
+}  // namespace mmtune
+
+int main(int argc, char** argv) {
+  using namespace mmtune;
+  benchmark::Initialize(&argc, argv);
+  static auto machine = DetectHostMachine();
+  if (!machine) {
+    std::cerr << "runtime_bench: " << machine.error().message << "\n";
+    return 1;
+  }
+  for (LookupTier tier : {LookupTier::kExact, LookupTier::kNearest, LookupTier::kDefault}) {
+    benchmark::RegisterBenchmark((std::string("lookup/") + ToString(tier)).c_str(), BM_Lookup,
+                                 &*machine, tier);
+  }
+  for (std::int64_t size : {8, 32, 128}) {
+    const std::string name = "overhead/" + std::to_string(size) + "x" + std::to_string(size) +
+                             "x" + std::to_string(size);
+    benchmark::RegisterBenchmark(name.c_str(), BM_Overhead, size)
+        ->Iterations(1)
+        ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

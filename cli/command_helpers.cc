@@ -1,0 +1,49 @@
+#include "cli/command_helpers.h"
+
+#include <exception>
+
+namespace mmtune::cli {
+
+void AddProblemKindOptions(CLI::App& command, ProblemKindText& text) {
+  command.add_option("--dtype", text.dtype, "Element type: f32 or f64")->capture_default_str();
+  command.add_option("--layout", text.layout, "Storage layout: row or col")->capture_default_str();
+  command.add_option("--trans", text.trans, "Transposes of A and B: NN, NT, TN or TT")
+      ->capture_default_str();
+}
+
+Result<ProblemKind> ParseProblemKind(const ProblemKindText& text) {
+  auto dtype = ParseDType(text.dtype);
+  if (!dtype) return dtype.error();
+  auto layout = ParseLayout(text.layout);
+  if (!layout) return layout.error();
+  auto trans = ParseTransPair(text.trans);
+  if (!trans) return Error{trans.error().code, "--trans: " + trans.error().message};
+  return ProblemKind{*dtype, *layout, trans->first, trans->second};
+}
+
+Result<int> ParseThreads(const std::string& text, int cores) {
+  if (text == "all") return cores;
+  int value = 0;
+  std::size_t used = 0;
+  try {
+    value = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || value < 1 || value > cores) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "--threads must be 'all' or a number from 1 to " + std::to_string(cores) +
+                         " (this machine's cores), not '" + text + "'");
+  }
+  return value;
+}
+
+std::optional<Machine> DetectHostMachineOrFail(Context& context) {
+  auto machine = DetectHostMachine();
+  if (machine) return std::move(*machine);
+  const bool usage = machine.error().code == ErrorCode::kInvalidArgument;
+  context.Fail(usage ? kExitUsage : kExitFailure, machine.error().message);
+  return std::nullopt;
+}
+
+}  // namespace mmtune::cli

@@ -1,0 +1,38 @@
+// Small pieces several subcommands share, so they answer the same input the same way.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+#include "machine/machine.h"
+#include "mmtune/result.h"
+#include "mmtune/types.h"
+
+namespace mmtune::cli {
+
+// --dtype, --layout and --trans as typed, and what they mean once parsed.
+struct ProblemKindText {
+  std::string dtype = "f32";
+  std::string layout = "row";
+  std::string trans = "NN";
+};
+struct ProblemKind {
+  DType dtype = DType::kF32;
+  Layout layout = Layout::kRowMajor;
+  Trans trans_a = Trans::kNo;
+  Trans trans_b = Trans::kNo;
+};
+void AddProblemKindOptions(CLI::App& command, ProblemKindText& text);
+Result<ProblemKind> ParseProblemKind(const ProblemKindText& text);
+
+// "all" or a number from 1 to `cores`.
+Result<int> ParseThreads(const std::string& text, int cores);
+
+// The host machine, or nullopt after reporting why on `context`: a bad MMTUNE_ISA is the user's
+// mistake (exit 2), a failing hwloc is not (exit 1).
+std::optional<Machine> DetectHostMachineOrFail(Context& context);
+
+}  // namespace mmtune::cli

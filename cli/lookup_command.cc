@@ -1,0 +1,116 @@
+#include "cli/lookup_command.h"
+
+#include <iomanip>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command_helpers.h"
+#include "mmtune/runtime.h"
+
+namespace mmtune::cli {
+namespace {
+
+struct LookupOptions {
+  std::string db = "mmtune.db";
+  std::string shape;
+  ProblemKindText kind;
+  std::string threads = "all";
+  bool allow_compatible = false;
+  bool json = false;
+};
+
+void RunLookup(const LookupOptions& options, Context& context) {
+  auto shape = ParseShape(options.shape);
+  if (!shape) return context.Fail(kExitUsage, "--shape: " + shape.error().message);
+  auto kind = ParseProblemKind(options.kind);
+  if (!kind) return context.Fail(kExitUsage, kind.error().message);
+  auto machine = DetectHostMachineOrFail(context);
+  if (!machine) return;
+  auto threads = ParseThreads(options.threads, std::max(1, machine->topology.cores));
+  if (!threads) return context.Fail(kExitUsage, threads.error().message);
+
+  RuntimeOptions runtime_options;
+  runtime_options.db_path = options.db;
+  runtime_options.max_threads = *threads;
+  runtime_options.allow_compatible = options.allow_compatible;
+  auto runtime = Runtime::Open(runtime_options);
+  if (!runtime) return context.Fail(kExitFailure, runtime.error().message);
+
+  const Problem problem{kind->dtype, kind->layout, kind->trans_a, kind->trans_b,
+                        shape->m, shape->n, shape->k, (*runtime)->max_threads()};
+  const LookupReport report = (*runtime)->Lookup(problem);
+  const bool tuned = report.tier != LookupTier::kDefault;
+
+  if (options.json) {
+    nlohmann::json out = {
+        {"problem", problem.ToString()},
+        {"tier", ToString(report.tier)},
+        {"threads", report.threads},
+        {"config", nlohmann::json::parse(report.config_json, nullptr, false)},
+        {"tuned_problem", tuned ? nlohmann::json(report.tuned.ToString()) : nlohmann::json()},
+        {"gflops", tuned ? nlohmann::json(report.gflops) : nlohmann::json()},
+        {"fingerprint", machine->fingerprint},
+        {"winners_loaded", (*runtime)->winners_loaded()},
+        {"winners_skipped", (*runtime)->skipped_winners().size()},
+    };
+    *context.out << out.dump(2) << "\n";
+    return;
+  }
+  std::ostringstream gflops;
+  gflops << std::fixed << std::setprecision(1) << report.gflops;
+  *context.out << problem.ToString() << "\n"
+               << "  tier:    " << ToString(report.tier);
+  switch (report.tier) {
+    case LookupTier::kExact:
+      *context.out << " (tuned winner of this problem)\n";
+      break;
+    case LookupTier::kNearest:
+      *context.out << " (winner of the closest tuned problem, " << report.tuned.ToString()
+                   << ")\n";
+      break;
+    case LookupTier::kDefault:
+      *context.out << " (analytical default: no usable winner for this dtype, layout and "
+                      "transposes in "
+                   << options.db << ")\n";
+      break;
+  }
+  *context.out << "  config:  " << report.config_text << "\n"
+               << "  threads: " << report.threads << "\n"
+               << "  speed:   "
+               << (tuned ? gflops.str() + " GFLOP/s measured on " + report.tuned.ToString()
+                         : std::string("not measured"))
+               << "\n"
+               << "  DB:      " << (*runtime)->winners_loaded() << " winners for this machine ("
+               << machine->fingerprint << ")";
+  if (!(*runtime)->skipped_winners().empty()) {
+    *context.out << ", " << (*runtime)->skipped_winners().size() << " skipped as unusable";
+  }
+  *context.out << "\n";
+}
+
+}  // namespace
+
+void SetupLookupCommand(CLI::App& app, Context& context) {
+  auto options = std::make_shared<LookupOptions>();
+  CLI::App* lookup = app.add_subcommand(
+      "lookup",
+      "Show which kernel config the runtime would run for a problem on this machine: the tuned "
+      "winner of that exact problem, else the winner of the nearest tuned problem, else the "
+      "analytical default.");
+  lookup->add_option("--db", options->db, "Tuning DB or export to read (never modified)")
+      ->capture_default_str();
+  lookup->add_option("--shape", options->shape, "The problem: MxNxK")->required();
+  AddProblemKindOptions(*lookup, options->kind);
+  lookup->add_option("--threads", options->threads,
+                     "Most threads the call may use: a number or 'all' (as the runtime; "
+                     "MMTUNE_NUM_THREADS caps it too)")
+      ->capture_default_str();
+  lookup->add_flag("--allow-compatible", options->allow_compatible,
+                   "Also use winners of machines with the same ISA level and cache sizes");
+  lookup->add_flag("--json", options->json, "Print JSON instead of text");
+  lookup->callback([options, &context]() { RunLookup(*options, context); });
+}
+
+}  // namespace mmtune::cli

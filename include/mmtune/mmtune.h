@@ -1,0 +1,71 @@
+/* mmtune's runtime, C API: GEMM with the kernel config tuned for this machine and shape.
+ *
+ *   mmtune_runtime* rt = NULL;
+ *   if (mmtune_open("tuned.db", &rt) != MMTUNE_OK) fprintf(stderr, "%s\n", mmtune_last_error());
+ *   mmtune_sgemm(rt, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS,
+ *                m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+ *   mmtune_close(rt);
+ *
+ * Lookup tiers, threads and recording are those of the C++ API (mmtune/runtime.h) and are
+ * described in docs/runtime.md. A runtime is thread-safe: any number of threads may call
+ * mmtune_sgemm / mmtune_dgemm on one runtime at once. Layout and transpose values are CBLAS's, so
+ * CBLAS enums can be passed as they are. */
+#ifndef MMTUNE_MMTUNE_H_
+#define MMTUNE_MMTUNE_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mmtune_runtime mmtune_runtime;
+
+enum { MMTUNE_ROW_MAJOR = 101, MMTUNE_COL_MAJOR = 102 };
+enum { MMTUNE_NO_TRANS = 111, MMTUNE_TRANS = 112, MMTUNE_CONJ_TRANS = 113 /* = TRANS for reals */ };
+
+typedef enum mmtune_status {
+  MMTUNE_OK = 0,
+  MMTUNE_INVALID_ARGUMENT = 1, /* a malformed argument: dimension, leading dimension, enum, NULL */
+  MMTUNE_UNSUPPORTED = 2,      /* well-formed, but this build or CPU cannot do it */
+  MMTUNE_NOT_FOUND = 3,        /* e.g. the DB file does not exist */
+  MMTUNE_IO_ERROR = 4,         /* the operating system refused (permissions, ...) */
+  MMTUNE_CORRUPT = 5,          /* the DB is not an mmtune DB, or of a newer schema */
+  MMTUNE_INTERNAL = 6
+} mmtune_status;
+
+typedef struct mmtune_options {
+  const char* db_path;     /* NULL or "": no DB, analytical defaults */
+  int max_threads;         /* 0: every core; MMTUNE_NUM_THREADS caps it further */
+  int allow_compatible;    /* nonzero: also use winners of machines with the same ISA and caches */
+  const char* record_path; /* NULL: MMTUNE_RECORD if set; record untuned problems there */
+} mmtune_options;
+
+/* Sets every option to its default. */
+void mmtune_options_init(mmtune_options* options);
+
+/* Opens a runtime; on failure *runtime is NULL and mmtune_last_error() says why. */
+mmtune_status mmtune_open(const char* db_path, mmtune_runtime** runtime);
+mmtune_status mmtune_open_with_options(const mmtune_options* options, mmtune_runtime** runtime);
+/* Writes the record file when recording. NULL is fine. */
+void mmtune_close(mmtune_runtime* runtime);
+
+/* C = alpha * op(A) * op(B) + beta * C, BLAS semantics. On an error nothing is written. */
+mmtune_status mmtune_sgemm(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                           int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                           int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                           int64_t ldc);
+mmtune_status mmtune_dgemm(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                           int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+                           int64_t lda, const double* b, int64_t ldb, double beta, double* c,
+                           int64_t ldc);
+
+/* The message of the last failed call on this thread ("" when none); valid until the next call
+ * on this thread. */
+const char* mmtune_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MMTUNE_MMTUNE_H_ */

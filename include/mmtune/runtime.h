@@ -1,0 +1,90 @@
+// mmtune's runtime, C++ API: GEMM with the kernel config tuned for this machine and shape.
+//
+//   auto runtime = mmtune::Runtime::Open({.db_path = "tuned.db"});
+//   if (!runtime) { /* runtime.error().message says why */ }
+//   (*runtime)->Gemm(mmtune::Layout::kRowMajor, mmtune::Trans::kNo, mmtune::Trans::kNo,
+//                    m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+//
+// At open, the winners of this machine (by fingerprint) are loaded from the DB into memory; a
+// call then picks, without any SQL: the winner of the exact problem, else the winner of the
+// nearest tuned problem (its config re-checked for the new shape), else the analytical default.
+// A stored config this CPU cannot run is never used: it is skipped with one warning at open.
+// A Runtime is thread-safe: any number of threads may call Gemm on one instance at once.
+// docs/runtime.md has the whole story (threads, recording, environment variables).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mmtune/result.h"
+#include "mmtune/types.h"
+
+namespace mmtune {
+
+struct RuntimeOptions {
+  // The tuning DB (a `mmtune tune` DB or a `mmtune export`); empty: none, analytical defaults.
+  std::string db_path;
+  // The most threads one GEMM may use; 0: every core this process may run on. The environment
+  // variable MMTUNE_NUM_THREADS caps it further.
+  int max_threads = 0;
+  // Also use the winners of machines with another fingerprint but the same ISA level and data
+  // cache sizes (e.g. a DB tuned on a sibling instance type).
+  bool allow_compatible = false;
+  // Record the problems that had no exact winner (calls and time) into this file when the
+  // runtime closes, for `mmtune tune --from-record`. Empty: the MMTUNE_RECORD environment
+  // variable, if set; else nothing is recorded.
+  std::string record_path;
+};
+
+enum class LookupTier { kExact, kNearest, kDefault };
+const char* ToString(LookupTier tier);  // "exact", "nearest", "default"
+
+// What the runtime would run for a problem, for people and tools (`mmtune lookup`).
+struct LookupReport {
+  LookupTier tier = LookupTier::kDefault;
+  Problem tuned;             // exact / nearest: the tuned problem whose winner is used
+  std::string config_json;   // the kernel config, as stored in the DB
+  std::string config_text;   // the same on one line, for people
+  double gflops = 0.0;       // measured on `tuned` when it was tuned; 0 for the default
+  int threads = 1;           // threads the call runs with
+};
+
+class Runtime {
+ public:
+  // Fails when the DB cannot be read (missing, not an mmtune DB, newer schema) or the machine
+  // cannot be described; never because of a bad row inside the DB (those are skipped).
+  static Result<std::unique_ptr<Runtime>> Open(const RuntimeOptions& options = {});
+  ~Runtime();  // writes the record file, when recording
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // C = alpha * op(A) * op(B) + beta * C with BLAS semantics (M, N, K >= 0, leading dimensions
+  // at least the minimum, beta = 0 never reads C). An error means nothing was written.
+  Status Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
+              std::int64_t ldb, float beta, float* c, std::int64_t ldc);
+  Status Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, double alpha, const double* a, std::int64_t lda, const double* b,
+              std::int64_t ldb, double beta, double* c, std::int64_t ldc);
+
+  // What Gemm would run for `problem` (its `threads` field is ignored: the runtime decides).
+  LookupReport Lookup(const Problem& problem) const;
+
+  int max_threads() const;
+  std::size_t winners_loaded() const;
+  // One line per DB row that was skipped at open, and why.
+  const std::vector<std::string>& skipped_winners() const;
+  // Writes what was recorded so far (merged with the file's earlier content); also done when
+  // the runtime closes. A no-op when not recording.
+  Status FlushRecord();
+
+  struct Impl;
+
+ private:
+  explicit Runtime(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mmtune

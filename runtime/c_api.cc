@@ -1,0 +1,142 @@
+// The C API over mmtune::Runtime: translates enums, turns Status values into status codes and a
+// per-thread message, and never lets a C++ exception cross into C.
+#include "mmtune/mmtune.h"
+
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "mmtune/runtime.h"
+
+struct mmtune_runtime {
+  std::unique_ptr<mmtune::Runtime> runtime;
+};
+
+namespace {
+
+thread_local std::string tls_last_error;
+
+mmtune_status CodeOf(mmtune::ErrorCode code) {
+  switch (code) {
+    case mmtune::ErrorCode::kInvalidArgument: return MMTUNE_INVALID_ARGUMENT;
+    case mmtune::ErrorCode::kUnsupported: return MMTUNE_UNSUPPORTED;
+    case mmtune::ErrorCode::kNotFound: return MMTUNE_NOT_FOUND;
+    case mmtune::ErrorCode::kIo: return MMTUNE_IO_ERROR;
+    case mmtune::ErrorCode::kCorrupt: return MMTUNE_CORRUPT;
+    case mmtune::ErrorCode::kInternal: return MMTUNE_INTERNAL;
+  }
+  return MMTUNE_INTERNAL;
+}
+
+mmtune_status Fail(mmtune_status code, std::string message) {
+  tls_last_error = std::move(message);
+  return code;
+}
+
+template <typename T>
+mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout, int trans_a,
+                        int trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                        int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  const std::string where = std::string(routine) + ": ";
+  if (handle == nullptr) return Fail(MMTUNE_INVALID_ARGUMENT, where + "runtime is NULL");
+  if (layout != MMTUNE_ROW_MAJOR && layout != MMTUNE_COL_MAJOR) {
+    return Fail(MMTUNE_INVALID_ARGUMENT, where + "layout = " + std::to_string(layout) +
+                                             " (expected MMTUNE_ROW_MAJOR or MMTUNE_COL_MAJOR)");
+  }
+  auto trans = [](int value) -> int {
+    if (value == MMTUNE_NO_TRANS) return 0;
+    if (value == MMTUNE_TRANS || value == MMTUNE_CONJ_TRANS) return 1;
+    return -1;
+  };
+  if (trans(trans_a) < 0 || trans(trans_b) < 0) {
+    return Fail(MMTUNE_INVALID_ARGUMENT,
+                where + (trans(trans_a) < 0 ? "trans_a = " + std::to_string(trans_a)
+                                            : "trans_b = " + std::to_string(trans_b)) +
+                    " (expected MMTUNE_NO_TRANS, MMTUNE_TRANS or MMTUNE_CONJ_TRANS)");
+  }
+  // Pointers are only needed for the elements the call touches.
+  const bool writes_c = m > 0 && n > 0;
+  if (writes_c && c == nullptr) return Fail(MMTUNE_INVALID_ARGUMENT, where + "C is NULL");
+  if (writes_c && k > 0 && alpha != T(0) && (a == nullptr || b == nullptr)) {
+    return Fail(MMTUNE_INVALID_ARGUMENT, where + (a == nullptr ? "A" : "B") + std::string(" is NULL"));
+  }
+  try {
+    const mmtune::Status status = handle->runtime->Gemm(
+        layout == MMTUNE_ROW_MAJOR ? mmtune::Layout::kRowMajor : mmtune::Layout::kColMajor,
+        trans(trans_a) ? mmtune::Trans::kYes : mmtune::Trans::kNo,
+        trans(trans_b) ? mmtune::Trans::kYes : mmtune::Trans::kNo, m, n, k, alpha, a, lda, b, ldb,
+        beta, c, ldc);
+    if (!status) {
+      return Fail(CodeOf(status.error().code), where + status.error().message);
+    }
+    tls_last_error.clear();
+    return MMTUNE_OK;
+  } catch (const std::exception& e) {
+    return Fail(MMTUNE_INTERNAL, where + e.what());
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+void mmtune_options_init(mmtune_options* options) {
+  if (options == nullptr) return;
+  options->db_path = nullptr;
+  options->max_threads = 0;
+  options->allow_compatible = 0;
+  options->record_path = nullptr;
+}
+
+mmtune_status mmtune_open_with_options(const mmtune_options* options, mmtune_runtime** out) {
+  if (out == nullptr) return Fail(MMTUNE_INVALID_ARGUMENT, "mmtune_open: runtime is NULL");
+  *out = nullptr;
+  if (options == nullptr) return Fail(MMTUNE_INVALID_ARGUMENT, "mmtune_open: options is NULL");
+  if (options->max_threads < 0) {
+    return Fail(MMTUNE_INVALID_ARGUMENT, "mmtune_open: max_threads = " +
+                                             std::to_string(options->max_threads) + " < 0");
+  }
+  try {
+    mmtune::RuntimeOptions cxx;
+    cxx.db_path = options->db_path != nullptr ? options->db_path : "";
+    cxx.max_threads = options->max_threads;
+    cxx.allow_compatible = options->allow_compatible != 0;
+    cxx.record_path = options->record_path != nullptr ? options->record_path : "";
+    auto runtime = mmtune::Runtime::Open(cxx);
+    if (!runtime) return Fail(CodeOf(runtime.error().code), runtime.error().message);
+    *out = new mmtune_runtime{std::move(*runtime)};
+    tls_last_error.clear();
+    return MMTUNE_OK;
+  } catch (const std::exception& e) {
+    return Fail(MMTUNE_INTERNAL, std::string("mmtune_open: ") + e.what());
+  }
+}
+
+mmtune_status mmtune_open(const char* db_path, mmtune_runtime** out) {
+  mmtune_options options;
+  mmtune_options_init(&options);
+  options.db_path = db_path;
+  return mmtune_open_with_options(&options, out);
+}
+
+void mmtune_close(mmtune_runtime* runtime) { delete runtime; }
+
+mmtune_status mmtune_sgemm(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                           int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                           int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                           int64_t ldc) {
+  return GemmFromC<float>("mmtune_sgemm", runtime, layout, trans_a, trans_b, m, n, k, alpha, a,
+                          lda, b, ldb, beta, c, ldc);
+}
+
+mmtune_status mmtune_dgemm(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                           int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+                           int64_t lda, const double* b, int64_t ldb, double beta, double* c,
+                           int64_t ldc) {
+  return GemmFromC<double>("mmtune_dgemm", runtime, layout, trans_a, trans_b, m, n, k, alpha, a,
+                           lda, b, ldb, beta, c, ldc);
+}
+
+const char* mmtune_last_error(void) { return tls_last_error.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,356 @@
+#include "mmtune/runtime.h"
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "common/log.h"
+#include "db/store.h"
+#include "kernels/default_config.h"
+#include "kernels/gemm.h"
+#include "kernels/gemm_args.h"
+#include "kernels/thread_pool.h"
+#include "machine/cpu_binding.h"
+#include "runtime/machine_match.h"
+#include "runtime/record_file.h"
+#include "runtime/winner_index.h"
+
+namespace mmtune {
+
+const char* ToString(LookupTier tier) {
+  switch (tier) {
+    case LookupTier::kExact: return "exact";
+    case LookupTier::kNearest: return "nearest";
+    case LookupTier::kDefault: return "default";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// A call's identity for the plan caches: everything of the problem but the thread count, which
+// is the runtime's.
+struct CallKey {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::uint32_t kind = 0;  // dtype, layout and transposes, a byte each
+  friend bool operator==(const CallKey&, const CallKey&) = default;
+};
+
+CallKey KeyOf(const Problem& p) {
+  return CallKey{p.m, p.n, p.k,
+                 static_cast<std::uint32_t>(p.dtype) | static_cast<std::uint32_t>(p.layout) << 8 |
+                     static_cast<std::uint32_t>(p.trans_a) << 16 |
+                     static_cast<std::uint32_t>(p.trans_b) << 24};
+}
+
+struct CallKeyHash {
+  std::size_t operator()(const CallKey& key) const {
+    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ key.kind;
+    for (std::uint64_t part : {static_cast<std::uint64_t>(key.m), static_cast<std::uint64_t>(key.n),
+                               static_cast<std::uint64_t>(key.k)}) {
+      h = (h ^ part) * 0xBF58476D1CE4E5B9ull;
+      h ^= h >> 31;
+    }
+    return static_cast<std::size_t>(h);
+  }
+};
+
+template <typename T>
+struct TypedPlans {
+  std::optional<GemmPlan<T>> plan;  // the looked-up config
+  std::optional<GemmPlan<T>> solo;  // the same on one thread, for when another call has the pool
+};
+
+// What the runtime decided for one problem, made once and kept for the runtime's lifetime.
+struct PlanEntry {
+  Problem problem;  // the call's problem; threads = the runtime's most
+  Lookup lookup;
+  TypedPlans<float> f32;
+  TypedPlans<double> f64;
+  // For the record file (only counted for calls without an exact winner); counting is not part
+  // of the entry's logical state, and calls see entries as const.
+  mutable std::atomic<std::uint64_t> calls{0};
+  mutable std::atomic<std::uint64_t> nanoseconds{0};
+
+  template <typename T>
+  const TypedPlans<T>& Plans() const {
+    if constexpr (std::is_same_v<T, float>) {
+      return f32;
+    } else {
+      return f64;
+    }
+  }
+};
+
+template <typename T>
+Status MakePlans(const KernelConfig& config, TypedPlans<T>& plans) {
+  auto plan = GemmPlan<T>::Create(config);
+  if (!plan) return plan.error();
+  KernelConfig alone = config;
+  alone.threads = 1;
+  auto solo = GemmPlan<T>::Create(alone);
+  if (!solo) return solo.error();
+  plans.plan = std::move(*plan);
+  plans.solo = std::move(*solo);
+  return OkStatus();
+}
+
+// The pool's members are shared by every runtime of the process; one multi-threaded GEMM runs on
+// them at a time. A call that finds them busy runs on its own thread instead of waiting, which is
+// what an application calling GEMM from several threads wants: no queue, no oversubscription.
+std::mutex& PoolMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::atomic<std::uint64_t> next_runtime_serial{1};
+
+// A small per-thread, direct-mapped cache of plan entries, so that a steady-state call takes no
+// lock at all. Slots are tagged with the runtime's serial number, never reused, so a slot left
+// by a closed runtime can never match.
+struct CacheSlot {
+  std::uint64_t serial = 0;
+  CallKey key;
+  const PlanEntry* entry = nullptr;
+};
+constexpr std::size_t kCacheSlots = 128;
+thread_local std::array<CacheSlot, kCacheSlots> tls_plan_cache;
+
+int NumThreadsFromEnvironment() {
+  const char* text = std::getenv("MMTUNE_NUM_THREADS");
+  if (text == nullptr || *text == '\0') return 0;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < 1) {
+    Log(LogLevel::kWarning, std::string("MMTUNE_NUM_THREADS='") + text +
+                                "' is not a positive integer; ignored");
+    return 0;
+  }
+  return static_cast<int>(std::min<long>(value, 1 << 16));
+}
+
+}  // namespace
+
+struct Runtime::Impl {
+  Machine machine;
+  WinnerIndex index;
+  std::vector<std::string> skipped;
+  int max_threads = 1;
+  std::string record_path;
+  std::uint64_t serial = next_runtime_serial.fetch_add(1);
+
+  mutable std::shared_mutex entries_mutex;
+  mutable std::unordered_map<CallKey, std::unique_ptr<PlanEntry>, CallKeyHash> entries;
+
+  Problem ProblemOf(DType dtype, Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                    std::int64_t n, std::int64_t k) const {
+    return Problem{dtype, layout, trans_a, trans_b, m, n, k, max_threads};
+  }
+
+  Result<const PlanEntry*> EntryFor(const Problem& problem) const;
+  Result<std::unique_ptr<PlanEntry>> MakeEntry(const Problem& problem) const;
+
+  template <typename T>
+  Status Gemm(DType dtype, Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+              std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda, const T* b,
+              std::int64_t ldb, T beta, T* c, std::int64_t ldc) const;
+};
+
+Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& problem) const {
+  auto entry = std::make_unique<PlanEntry>();
+  entry->problem = problem;
+  entry->lookup = index.Find(problem);
+  auto plans_for = [&](const KernelConfig& config) {
+    return problem.dtype == DType::kF32 ? MakePlans(config, entry->f32)
+                                        : MakePlans(config, entry->f64);
+  };
+  Status status = plans_for(entry->lookup.config);
+  if (!status && entry->lookup.tier != LookupTier::kDefault) {
+    // The index validated the config; a plan can still fail (e.g. a kernel this build lacks).
+    Log(LogLevel::kWarning, "tuned config for " + problem.ToString() + " cannot run here (" +
+                                status.error().message + "); using the analytical default");
+    Problem with_threads = problem;
+    with_threads.threads = DefaultThreadCount(problem, problem.threads);
+    entry->lookup = mmtune::Lookup{LookupTier::kDefault, DefaultConfig(with_threads, machine),
+                                   Problem{}, 0.0};
+    status = plans_for(entry->lookup.config);
+  }
+  if (!status) return status.error();
+  return entry;
+}
+
+Result<const PlanEntry*> Runtime::Impl::EntryFor(const Problem& problem) const {
+  const CallKey key = KeyOf(problem);
+  CacheSlot& slot = tls_plan_cache[CallKeyHash{}(key) % kCacheSlots];
+  if (slot.serial == serial && slot.key == key) return slot.entry;
+
+  const PlanEntry* found = nullptr;
+  {
+    std::shared_lock lock(entries_mutex);
+    const auto it = entries.find(key);
+    if (it != entries.end()) found = it->second.get();
+  }
+  if (found == nullptr) {
+    // Made outside the lock (validation and plan creation take microseconds); if another thread
+    // made the same entry meanwhile, its entry wins and this one is dropped.
+    auto made = MakeEntry(problem);
+    if (!made) return made.error();
+    std::unique_lock lock(entries_mutex);
+    found = entries.try_emplace(key, std::move(*made)).first->second.get();
+  }
+  slot = CacheSlot{serial, key, found};
+  return found;
+}
+
+template <typename T>
+Status Runtime::Impl::Gemm(DType dtype, Layout layout, Trans trans_a, Trans trans_b,
+                           std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+                           std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
+                           std::int64_t ldc) const {
+  // A malformed call must fail before it creates a plan entry for a nonsense shape.
+  if (auto status = CheckGemmArguments(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
+      !status) {
+    return status;
+  }
+  if (m == 0 || n == 0) return OkStatus();
+  auto entry = EntryFor(ProblemOf(dtype, layout, trans_a, trans_b, m, n, k));
+  if (!entry) return entry.error();
+  const PlanEntry& e = **entry;
+  const GemmArgs<T> args{layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc};
+
+  const bool record = !record_path.empty() && e.lookup.tier != LookupTier::kExact;
+  const auto start = record ? std::chrono::steady_clock::now()
+                            : std::chrono::steady_clock::time_point{};
+  const TypedPlans<T>& plans = e.Plans<T>();
+  Status status = OkStatus();
+  if (plans.plan->config().threads > 1) {
+    std::unique_lock lock(PoolMutex(), std::try_to_lock);
+    status = lock.owns_lock() ? plans.plan->Run(args, DefaultThreadPool())
+                              : plans.solo->Run(args, DefaultThreadPool());
+  } else {
+    status = plans.plan->Run(args, DefaultThreadPool());
+  }
+  if (record) {
+    const auto spent = std::chrono::steady_clock::now() - start;
+    e.calls.fetch_add(1, std::memory_order_relaxed);
+    e.nanoseconds.fetch_add(
+        static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()),
+        std::memory_order_relaxed);
+  }
+  return status;
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  auto machine = DetectHostMachine();
+  if (!machine) return machine.error();
+  impl->machine = std::move(*machine);
+
+  const int pool_size = std::max(1, AllowedCoreCount());
+  int threads = options.max_threads > 0 ? std::min(options.max_threads, pool_size) : pool_size;
+  if (const int from_env = NumThreadsFromEnvironment(); from_env > 0) {
+    threads = std::min(threads, from_env);
+  }
+  impl->max_threads = std::max(1, threads);
+
+  impl->record_path = options.record_path;
+  if (impl->record_path.empty()) {
+    if (const char* env = std::getenv("MMTUNE_RECORD"); env != nullptr) impl->record_path = env;
+  }
+
+  std::vector<WinnerRecord> winners;
+  if (!options.db_path.empty()) {
+    auto store = TuningStore::Open(options.db_path, DbOpenMode::kReadOnly);
+    if (!store) return store.error();
+    auto own = store->Winners(impl->machine.fingerprint);
+    if (!own) return own.error();
+    winners = std::move(*own);
+    if (options.allow_compatible) {
+      auto machines = store->Machines();
+      if (!machines) return machines.error();
+      for (const MachineRecord& other : *machines) {
+        if (other.fingerprint == impl->machine.fingerprint ||
+            !IsCompatibleMachine(other.description, impl->machine)) {
+          continue;
+        }
+        auto theirs = store->Winners(other.fingerprint);
+        if (!theirs) return theirs.error();
+        winners.insert(winners.end(), theirs->begin(), theirs->end());
+      }
+    }
+  }
+  impl->index = WinnerIndex::Build(winners, impl->machine, &impl->skipped);
+  for (const std::string& line : impl->skipped) Log(LogLevel::kWarning, options.db_path + ": " + line);
+  return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
+}
+
+Runtime::Runtime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Runtime::~Runtime() {
+  if (auto status = FlushRecord(); !status) {
+    Log(LogLevel::kWarning, "cannot write the record file: " + status.error().message);
+  }
+}
+
+Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
+                     std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+  return impl_->Gemm<float>(DType::kF32, layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
+                            beta, c, ldc);
+}
+
+Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, double alpha, const double* a, std::int64_t lda,
+                     const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
+  return impl_->Gemm<double>(DType::kF64, layout, trans_a, trans_b, m, n, k, alpha, a, lda, b,
+                             ldb, beta, c, ldc);
+}
+
+LookupReport Runtime::Lookup(const Problem& problem) const {
+  Problem asked = problem;
+  asked.threads = impl_->max_threads;
+  const mmtune::Lookup found = impl_->index.Find(asked);
+  LookupReport report;
+  report.tier = found.tier;
+  report.tuned = found.tuned;
+  report.gflops = found.gflops;
+  report.threads = found.config.threads;
+  nlohmann::json json = found.config;
+  report.config_json = json.dump();
+  report.config_text = found.config.ToString();
+  return report;
+}
+
+int Runtime::max_threads() const { return impl_->max_threads; }
+
+std::size_t Runtime::winners_loaded() const { return impl_->index.size(); }
+
+const std::vector<std::string>& Runtime::skipped_winners() const { return impl_->skipped; }
+
+Status Runtime::FlushRecord() {
+  if (impl_->record_path.empty()) return OkStatus();
+  std::vector<RecordedProblem> recorded;
+  {
+    std::shared_lock lock(impl_->entries_mutex);
+    for (const auto& [key, entry] : impl_->entries) {
+      const std::uint64_t calls = entry->calls.exchange(0, std::memory_order_relaxed);
+      const std::uint64_t nanos = entry->nanoseconds.exchange(0, std::memory_order_relaxed);
+      if (calls == 0) continue;
+      recorded.push_back(RecordedProblem{entry->problem, calls, static_cast<double>(nanos) * 1e-9});
+    }
+  }
+  if (recorded.empty()) return OkStatus();
+  return MergeIntoRecordFile(impl_->record_path, recorded);
+}
+
+}  // namespace mmtune

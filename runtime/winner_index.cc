@@ -1,0 +1,88 @@
+#include "runtime/winner_index.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/default_config.h"
+
+namespace mmtune {
+namespace {
+
+double LogDistance(const Problem& a, const Problem& b) {
+  auto term = [](std::int64_t x, std::int64_t y) {
+    return std::abs(std::log(static_cast<double>(std::max<std::int64_t>(1, x))) -
+                    std::log(static_cast<double>(std::max<std::int64_t>(1, y))));
+  };
+  return term(a.m, b.m) + term(a.n, b.n) + term(a.k, b.k);
+}
+
+}  // namespace
+
+bool WinnerIndex::SameKind(const Problem& a, const Problem& b) {
+  return a.dtype == b.dtype && a.layout == b.layout && a.trans_a == b.trans_a &&
+         a.trans_b == b.trans_b;
+}
+
+WinnerIndex WinnerIndex::Build(const std::vector<WinnerRecord>& winners, const Machine& machine,
+                               std::vector<std::string>* skipped) {
+  WinnerIndex index;
+  index.machine_ = machine;
+  for (const WinnerRecord& winner : winners) {
+    Status status = winner.problem.Validate();
+    if (status) status = winner.config.Validate(winner.problem, machine);
+    if (status && !(winner.gflops >= 0.0 && std::isfinite(winner.gflops))) {
+      status = Error{ErrorCode::kCorrupt, "gflops is not a finite non-negative number"};
+    }
+    if (!status) {
+      if (skipped != nullptr) {
+        skipped->push_back("winner for " + winner.problem.ToString() + " skipped: " +
+                           status.error().message);
+      }
+      continue;
+    }
+    index.entries_.push_back(Entry{winner.problem, winner.config, winner.gflops});
+  }
+  return index;
+}
+
+Lookup WinnerIndex::Find(const Problem& problem) const {
+  const int max_threads = std::max(1, problem.threads);
+  // Exact: the fastest winner of this very shape that fits the thread budget.
+  const Entry* exact = nullptr;
+  for (const Entry& entry : entries_) {
+    if (!SameKind(entry.problem, problem) || entry.problem.m != problem.m ||
+        entry.problem.n != problem.n || entry.problem.k != problem.k ||
+        entry.config.threads > max_threads) {
+      continue;
+    }
+    if (exact == nullptr || entry.gflops > exact->gflops) exact = &entry;
+  }
+  if (exact != nullptr) return Lookup{LookupTier::kExact, exact->config, exact->problem, exact->gflops};
+
+  // Nearest: closest shape first (the fastest among equally close ones) whose config still
+  // validates for this shape (a gemv winner cannot run a matrix shape, for one).
+  const Entry* nearest = nullptr;
+  double nearest_distance = std::numeric_limits<double>::infinity();
+  for (const Entry& entry : entries_) {
+    if (!SameKind(entry.problem, problem) || entry.config.threads > max_threads) continue;
+    const double distance = LogDistance(entry.problem, problem);
+    const bool closer = distance < nearest_distance ||
+                        (distance == nearest_distance && entry.gflops > nearest->gflops);
+    if (!closer) continue;
+    Problem as_tuned = problem;
+    as_tuned.threads = entry.config.threads;
+    if (!entry.config.Validate(as_tuned, machine_)) continue;
+    nearest = &entry;
+    nearest_distance = distance;
+  }
+  if (nearest != nullptr) {
+    return Lookup{LookupTier::kNearest, nearest->config, nearest->problem, nearest->gflops};
+  }
+
+  Problem with_threads = problem;
+  with_threads.threads = DefaultThreadCount(problem, max_threads);
+  return Lookup{LookupTier::kDefault, DefaultConfig(with_threads, machine_), Problem{}, 0.0};
+}
+
+}  // namespace mmtune

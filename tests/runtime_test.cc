@@ -1,0 +1,575 @@
+// The runtime: lookup tiers (exact, nearest, default), hostile DB contents, results against the
+// reference in every tier, threads, concurrency, the record file and the C API.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "db/store.h"
+#include "kernels/default_config.h"
+#include "kernels/reference_gemm.h"
+#include "mmtune/mmtune.h"
+#include "mmtune/runtime.h"
+#include "runtime/record_file.h"
+#include "runtime/winner_index.h"
+#include "synthetic_machine.h"
+
+namespace mmtune {
+namespace {
+
+Problem MakeProblem(std::int64_t m, std::int64_t n, std::int64_t k, int threads = 1,
+                    DType dtype = DType::kF32, Layout layout = Layout::kRowMajor,
+                    Trans trans_a = Trans::kNo, Trans trans_b = Trans::kNo) {
+  return Problem{dtype, layout, trans_a, trans_b, m, n, k, threads};
+}
+
+// A valid config that is visibly not the analytical default: same tile, k unrolled by 4.
+KernelConfig MarkedConfig(const Problem& problem, const Machine& machine) {
+  KernelConfig config = DefaultConfig(problem, machine);
+  config.k_unroll = 4;
+  return config;
+}
+
+WinnerRecord Winner(const Problem& problem, const KernelConfig& config, double gflops,
+                    const std::string& fingerprint) {
+  WinnerRecord record;
+  record.fingerprint = fingerprint;
+  record.problem = problem;
+  record.config = config;
+  record.gflops = gflops;
+  return record;
+}
+
+// ---- WinnerIndex on a synthetic machine: the tiers themselves. ----
+
+TEST(WinnerIndexTest, ExactThenNearestThenDefault) {
+  const Machine machine = testing::SyntheticZen3Machine();
+  const Problem tuned = MakeProblem(128, 768, 768);
+  const KernelConfig config = MarkedConfig(tuned, machine);
+  std::vector<std::string> skipped;
+  const WinnerIndex index =
+      WinnerIndex::Build({Winner(tuned, config, 50.0, machine.fingerprint)}, machine, &skipped);
+  EXPECT_TRUE(skipped.empty());
+  ASSERT_EQ(index.size(), 1u);
+
+  const Lookup exact = index.Find(tuned);
+  EXPECT_EQ(exact.tier, LookupTier::kExact);
+  EXPECT_EQ(exact.config, config);
+  EXPECT_EQ(exact.gflops, 50.0);
+
+  const Lookup nearest = index.Find(MakeProblem(120, 700, 800));
+  EXPECT_EQ(nearest.tier, LookupTier::kNearest);
+  EXPECT_EQ(nearest.config, config);
+  EXPECT_EQ(nearest.tuned, tuned);
+
+  // Another dtype, layout or transpose never borrows this winner.
+  for (const Problem& other :
+       {MakeProblem(128, 768, 768, 1, DType::kF64), MakeProblem(128, 768, 768, 1, DType::kF32,
+                                                               Layout::kColMajor),
+        MakeProblem(128, 768, 768, 1, DType::kF32, Layout::kRowMajor, Trans::kYes)}) {
+    const Lookup fallback = index.Find(other);
+    EXPECT_EQ(fallback.tier, LookupTier::kDefault) << other.ToString();
+    EXPECT_TRUE(fallback.config.Validate(other, machine)) << other.ToString();
+  }
+}
+
+TEST(WinnerIndexTest, NearestPicksTheClosestShapeInLogSpace) {
+  const Machine machine = testing::SyntheticZen3Machine();
+  const Problem small = MakeProblem(64, 64, 64);
+  const Problem large = MakeProblem(1024, 1024, 1024);
+  const WinnerIndex index = WinnerIndex::Build(
+      {Winner(small, MarkedConfig(small, machine), 40.0, machine.fingerprint),
+       Winner(large, MarkedConfig(large, machine), 90.0, machine.fingerprint)},
+      machine, nullptr);
+  EXPECT_EQ(index.Find(MakeProblem(80, 80, 80)).tuned, small);
+  EXPECT_EQ(index.Find(MakeProblem(700, 900, 1100)).tuned, large);
+}
+
+TEST(WinnerIndexTest, ExactPrefersTheFastestWinnerWithinTheThreadBudget) {
+  const Machine machine = testing::SyntheticZen3Machine();
+  const Problem one = MakeProblem(512, 512, 512, 1);
+  const Problem two = MakeProblem(512, 512, 512, 2);
+  KernelConfig two_threads = MarkedConfig(two, machine);
+  two_threads.threads = 2;
+  const WinnerIndex index = WinnerIndex::Build(
+      {Winner(one, MarkedConfig(one, machine), 60.0, machine.fingerprint),
+       Winner(two, two_threads, 110.0, machine.fingerprint)},
+      machine, nullptr);
+  EXPECT_EQ(index.Find(MakeProblem(512, 512, 512, 2)).config.threads, 2);
+  // A caller allowing one thread never gets the two-thread winner.
+  const Lookup single = index.Find(MakeProblem(512, 512, 512, 1));
+  EXPECT_EQ(single.tier, LookupTier::kExact);
+  EXPECT_EQ(single.config.threads, 1);
+}
+
+TEST(WinnerIndexTest, NearestSkipsConfigsThatDoNotFitTheNewShape) {
+  const Machine machine = testing::SyntheticZen3Machine();
+  const Problem decode = MakeProblem(1, 4096, 4096);
+  const KernelConfig gemv = DefaultConfig(decode, machine);
+  ASSERT_EQ(gemv.family, KernelFamily::kGemv);
+  const WinnerIndex index =
+      WinnerIndex::Build({Winner(decode, gemv, 11.0, machine.fingerprint)}, machine, nullptr);
+  // 2x4096x4096 is closest to the decode shape, but a gemv config cannot run M = 2.
+  const Problem two_rows = MakeProblem(2, 4096, 4096);
+  const Lookup lookup = index.Find(two_rows);
+  EXPECT_EQ(lookup.tier, LookupTier::kDefault);
+  EXPECT_TRUE(lookup.config.Validate(two_rows, machine));
+}
+
+TEST(WinnerIndexTest, HostileRowsAreSkippedWithAReason) {
+  const Machine machine = testing::SyntheticZen3Machine();  // AVX2, 2 cores
+  const Problem problem = MakeProblem(256, 256, 256);
+  KernelConfig avx512 = MarkedConfig(problem, machine);
+  avx512.isa = IsaLevel::kAvx512;  // the CPU lacks it
+  KernelConfig absurd = MarkedConfig(problem, machine);
+  absurd.mr = 1000;
+  KernelConfig too_many_threads = MarkedConfig(problem, machine);
+  too_many_threads.threads = 64;
+  WinnerRecord not_finite = Winner(problem, MarkedConfig(problem, machine), NAN, machine.fingerprint);
+  std::vector<std::string> skipped;
+  const WinnerIndex index = WinnerIndex::Build(
+      {Winner(problem, avx512, 1e9, machine.fingerprint),
+       Winner(problem, absurd, 1e9, machine.fingerprint),
+       Winner(problem, too_many_threads, 1e9, machine.fingerprint), not_finite},
+      machine, &skipped);
+  EXPECT_EQ(index.size(), 0u);
+  ASSERT_EQ(skipped.size(), 4u);
+  for (const std::string& line : skipped) EXPECT_NE(line.find("skipped"), std::string::npos);
+  const Lookup lookup = index.Find(MakeProblem(256, 256, 256, 2));
+  EXPECT_EQ(lookup.tier, LookupTier::kDefault);
+  EXPECT_NE(lookup.config.isa, IsaLevel::kAvx512);
+}
+
+TEST(DefaultThreadCountTest, SmallShapesStayOnOneThread) {
+  EXPECT_EQ(DefaultThreadCount(MakeProblem(32, 32, 32), 8), 1);
+  EXPECT_EQ(DefaultThreadCount(MakeProblem(1024, 1024, 1024), 8), 8);
+  EXPECT_EQ(DefaultThreadCount(MakeProblem(1024, 1024, 1024), 2), 2);
+  EXPECT_EQ(DefaultThreadCount(MakeProblem(0, 1024, 1024), 4), 1);
+}
+
+// ---- The Runtime on this host, with real DB files. ----
+
+class RuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (std::filesystem::temp_directory_path() / "mmtune_runtime_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(dir_.data()), nullptr);
+    auto machine = DetectHostMachine();
+    ASSERT_TRUE(machine) << machine.error().message;
+    machine_ = *machine;
+    ::unsetenv("MMTUNE_NUM_THREADS");
+    ::unsetenv("MMTUNE_RECORD");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+
+  // A DB holding `winners` for this host.
+  std::string MakeDb(const std::string& name, const std::vector<WinnerRecord>& winners,
+                     const Machine* machine = nullptr) {
+    const std::string path = Path(name);
+    auto store = TuningStore::Open(path, DbOpenMode::kReadWrite);
+    EXPECT_TRUE(store) << store.error().message;
+    auto machine_id = store->UpsertMachine(machine != nullptr ? *machine : machine_, nullptr);
+    EXPECT_TRUE(machine_id);
+    for (const WinnerRecord& winner : winners) {
+      auto problem_id = store->UpsertProblem(winner.problem);
+      EXPECT_TRUE(problem_id);
+      EXPECT_TRUE(store->SetWinner(*machine_id, *problem_id, 0, winner));
+    }
+    return path;
+  }
+
+  std::unique_ptr<Runtime> Open(const std::string& db, int max_threads = 1,
+                                const std::string& record = "") {
+    RuntimeOptions options;
+    options.db_path = db;
+    options.max_threads = max_threads;
+    options.record_path = record;
+    auto runtime = Runtime::Open(options);
+    EXPECT_TRUE(runtime) << runtime.error().message;
+    return runtime ? std::move(*runtime) : nullptr;
+  }
+
+  std::string dir_;
+  Machine machine_;
+};
+
+// Runs one GEMM through the runtime and the reference on the same random operands (with padding
+// in every leading dimension and NaN in C when beta = 0) and compares.
+template <typename T>
+void ExpectMatchesReference(Runtime& runtime, const Problem& p, T alpha, T beta) {
+  // Stored shapes: A is m x k (or k x m transposed), B k x n (or n x k); pad every ld by 3.
+  auto stored = [&](std::int64_t rows, std::int64_t cols, Trans trans) {
+    const std::int64_t r = trans == Trans::kNo ? rows : cols;
+    const std::int64_t c = trans == Trans::kNo ? cols : rows;
+    return p.layout == Layout::kRowMajor ? std::make_pair(r, c + 3) : std::make_pair(c, r + 3);
+  };
+  const auto [a_outer, lda] = stored(p.m, p.k, p.trans_a);
+  const auto [b_outer, ldb] = stored(p.k, p.n, p.trans_b);
+  const auto [c_outer, ldc] = stored(p.m, p.n, Trans::kNo);
+  std::mt19937 rng(static_cast<unsigned>(p.m * 131 + p.n * 7 + p.k));
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<T> a(static_cast<std::size_t>(std::max<std::int64_t>(1, a_outer * lda)));
+  std::vector<T> b(static_cast<std::size_t>(std::max<std::int64_t>(1, b_outer * ldb)));
+  std::vector<T> c(static_cast<std::size_t>(std::max<std::int64_t>(1, c_outer * ldc)));
+  for (T& x : a) x = static_cast<T>(dist(rng));
+  for (T& x : b) x = static_cast<T>(dist(rng));
+  for (T& x : c) x = beta == T(0) ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(dist(rng));
+  std::vector<T> expected = c;
+  ASSERT_TRUE(ReferenceGemm(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha, a.data(), lda,
+                            b.data(), ldb, beta, expected.data(), ldc));
+  const Status status = runtime.Gemm(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha,
+                                     a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+  ASSERT_TRUE(status) << status.error().message;
+  const double tolerance = (sizeof(T) == 4 ? 1e-5 : 1e-13) * static_cast<double>(p.k + 4) * 4;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const double want = static_cast<double>(expected[i]);
+    const double got = static_cast<double>(c[i]);
+    if (std::isnan(want)) {
+      // Padding of a NaN-filled C must stay exactly as it was (never written).
+      ASSERT_TRUE(std::isnan(got)) << p.ToString() << " element " << i;
+      continue;
+    }
+    ASSERT_NEAR(got, want, tolerance * (1.0 + std::abs(want))) << p.ToString() << " element " << i;
+  }
+}
+
+TEST_F(RuntimeTest, TiersOnARealDbAndCorrectResultsInEach) {
+  const Problem tuned = MakeProblem(96, 160, 200);
+  const KernelConfig config = MarkedConfig(tuned, machine_);
+  auto runtime = Open(MakeDb("tiers.db", {Winner(tuned, config, 42.0, machine_.fingerprint)}));
+  ASSERT_NE(runtime, nullptr);
+  EXPECT_EQ(runtime->winners_loaded(), 1u);
+  EXPECT_EQ(runtime->max_threads(), 1);
+
+  const LookupReport exact = runtime->Lookup(tuned);
+  EXPECT_EQ(exact.tier, LookupTier::kExact);
+  EXPECT_EQ(exact.config_text, config.ToString());
+  EXPECT_EQ(exact.gflops, 42.0);
+  EXPECT_EQ(runtime->Lookup(MakeProblem(90, 170, 190)).tier, LookupTier::kNearest);
+  EXPECT_EQ(runtime->Lookup(MakeProblem(96, 160, 200, 1, DType::kF64)).tier, LookupTier::kDefault);
+
+  for (const Problem& p : {tuned, MakeProblem(90, 170, 190), MakeProblem(13, 7, 29),
+                           MakeProblem(1, 300, 77), MakeProblem(77, 1, 300)}) {
+    ExpectMatchesReference<float>(*runtime, p, 1.0f, 0.0f);
+    ExpectMatchesReference<float>(*runtime, p, -1.5f, 0.5f);
+  }
+}
+
+TEST_F(RuntimeTest, EveryLayoutAndTransposeInBothDtypes) {
+  auto runtime = Open("");
+  ASSERT_NE(runtime, nullptr);
+  for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+    for (Trans ta : {Trans::kNo, Trans::kYes}) {
+      for (Trans tb : {Trans::kNo, Trans::kYes}) {
+        ExpectMatchesReference<float>(
+            *runtime, MakeProblem(37, 53, 41, 1, DType::kF32, layout, ta, tb), 0.75f, 0.0f);
+        ExpectMatchesReference<double>(
+            *runtime, MakeProblem(37, 53, 41, 1, DType::kF64, layout, ta, tb), 1.0, -1.0);
+      }
+    }
+  }
+}
+
+TEST_F(RuntimeTest, EdgeArgumentsFollowBlas) {
+  auto runtime = Open("");
+  ASSERT_NE(runtime, nullptr);
+  float c[4] = {1, 2, 3, 4};
+  const float a[4] = {1, 1, 1, 1};
+  // K = 0: C = beta * C.
+  ASSERT_TRUE(runtime->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, 2, 2, 0, 1.0f, a, 1, a, 2,
+                            2.0f, c, 2));
+  EXPECT_EQ(c[3], 8.0f);
+  // M = 0: nothing at all, even with null operands.
+  ASSERT_TRUE(runtime->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, 0, 2, 2, 1.0f,
+                            static_cast<const float*>(nullptr), 2, nullptr, 2, 0.0f, nullptr, 2));
+  // A bad leading dimension is an error and writes nothing.
+  const Status bad = runtime->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, 2, 2, 2, 1.0f, a,
+                                   1, a, 2, 0.0f, c, 2);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("lda"), std::string::npos) << bad.error().message;
+  EXPECT_EQ(c[3], 8.0f);
+}
+
+TEST_F(RuntimeTest, OpenReportsMissingAndForeignFiles) {
+  RuntimeOptions options;
+  options.db_path = Path("missing.db");
+  auto missing = Runtime::Open(options);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+
+  std::ofstream(Path("text.db")) << "not a database at all\n";
+  options.db_path = Path("text.db");
+  auto foreign = Runtime::Open(options);
+  ASSERT_FALSE(foreign);
+  EXPECT_EQ(foreign.error().code, ErrorCode::kCorrupt);
+}
+
+// Raw SQL, as a foreign tool or an attacker would write it.
+void ExecSql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* message = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message), SQLITE_OK)
+      << (message != nullptr ? message : "") << "\n" << sql;
+  sqlite3_free(message);
+  sqlite3_close(db);
+}
+
+TEST_F(RuntimeTest, HostileDbContentsAreSkippedNeverFatal) {
+  // Five winners, then four of their configs are vandalised in place.
+  std::vector<WinnerRecord> winners;
+  for (int i = 0; i < 5; ++i) {
+    const Problem p = MakeProblem(64 + 16 * i, 64, 64);
+    winners.push_back(Winner(p, MarkedConfig(p, machine_), 30.0 + i, machine_.fingerprint));
+  }
+  const std::string db = MakeDb("hostile.db", winners);
+  ExecSql(db,
+          "UPDATE configs SET json = 'this is not json' WHERE id = 1;"
+          "UPDATE configs SET json = '{\"family\": 17, \"mr\": \"six\"}' WHERE id = 2;"
+          "UPDATE configs SET json = replace(json, '\"mr\":', '\"mr\":4000000,\"was_mr\":') "
+          "WHERE id = 3;"
+          "UPDATE configs SET json = replace(json, '\"isa\":\"', '\"isa\":\"sse9') WHERE id = 4;");
+  ExecSql(db, "UPDATE winners SET gflops = 'fast' WHERE problem_id = 5;");
+  auto runtime = Open(db);
+  ASSERT_NE(runtime, nullptr);
+  EXPECT_LT(runtime->winners_loaded(), 5u);
+  // Whatever survived, every shape still computes correctly.
+  for (const WinnerRecord& winner : winners) {
+    ExpectMatchesReference<float>(*runtime, winner.problem, 1.0f, 1.0f);
+  }
+}
+
+TEST_F(RuntimeTest, WinnersOfOtherMachinesNeedAllowCompatible) {
+  const Machine& host = machine_;
+  // A sibling: another CPU model (so another fingerprint), same ISA and caches.
+  CpuFeatures sibling_cpu = host.cpu;
+  sibling_cpu.model = host.cpu.model + 1;
+  const Machine sibling = DescribeMachine(sibling_cpu, host.topology, host.isa_cap);
+  ASSERT_NE(sibling.fingerprint, host.fingerprint);
+  // A machine with a different L2 is not compatible.
+  Topology other_topology = host.topology;
+  for (CacheLevel& cache : other_topology.caches) {
+    if (cache.level == 2) cache.size_bytes *= 2;
+  }
+  CpuFeatures other_cpu = host.cpu;
+  other_cpu.model = host.cpu.model + 2;
+  const Machine other = DescribeMachine(other_cpu, other_topology, host.isa_cap);
+
+  const Problem p = MakeProblem(100, 100, 100);
+  const std::string db = MakeDb("sibling.db", {Winner(p, MarkedConfig(p, host), 40.0, sibling.fingerprint)},
+                                &sibling);
+  {
+    auto store = TuningStore::Open(db, DbOpenMode::kReadWrite);
+    ASSERT_TRUE(store);
+    auto other_id = store->UpsertMachine(other, nullptr);
+    ASSERT_TRUE(other_id);
+    const Problem q = MakeProblem(200, 200, 200);
+    auto problem_id = store->UpsertProblem(q);
+    ASSERT_TRUE(problem_id);
+    ASSERT_TRUE(store->SetWinner(*other_id, *problem_id, 0,
+                                 Winner(q, MarkedConfig(q, host), 40.0, other.fingerprint)));
+  }
+  auto strict = Open(db);
+  ASSERT_NE(strict, nullptr);
+  EXPECT_EQ(strict->winners_loaded(), 0u);
+  EXPECT_EQ(strict->Lookup(p).tier, LookupTier::kDefault);
+
+  RuntimeOptions options;
+  options.db_path = db;
+  options.max_threads = 1;
+  options.allow_compatible = true;
+  auto lenient = Runtime::Open(options);
+  ASSERT_TRUE(lenient);
+  EXPECT_EQ((*lenient)->winners_loaded(), 1u);  // the sibling's, not the other L2's
+  EXPECT_EQ((*lenient)->Lookup(p).tier, LookupTier::kExact);
+  EXPECT_EQ((*lenient)->Lookup(MakeProblem(200, 200, 200)).tier, LookupTier::kNearest);
+}
+
+TEST_F(RuntimeTest, NumThreadsEnvironmentCapsTheRuntime) {
+  ::setenv("MMTUNE_NUM_THREADS", "1", 1);
+  auto runtime = Open("", 0);
+  ::unsetenv("MMTUNE_NUM_THREADS");
+  ASSERT_NE(runtime, nullptr);
+  EXPECT_EQ(runtime->max_threads(), 1);
+  EXPECT_EQ(runtime->Lookup(MakeProblem(2048, 2048, 2048)).threads, 1);
+}
+
+TEST_F(RuntimeTest, ConcurrentCallersGetCorrectResults) {
+  // Every core allowed, so multi-threaded plans contend for the pool.
+  auto runtime = Open("", 0);
+  ASSERT_NE(runtime, nullptr);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 6; ++i) {
+        const std::int64_t size = 40 + 37 * ((t + i) % 4);
+        const Problem p = MakeProblem(size * 2, size, size + 5);
+        std::vector<float> a(static_cast<std::size_t>(p.m * p.k), 0.5f);
+        std::vector<float> b(static_cast<std::size_t>(p.k * p.n), 0.25f);
+        std::vector<float> c(static_cast<std::size_t>(p.m * p.n), -1.0f);
+        if (!runtime->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, 1.0f,
+                           a.data(), p.k, b.data(), p.n, 0.0f, c.data(), p.n)) {
+          ++failures;
+          continue;
+        }
+        const float want = 0.125f * static_cast<float>(p.k);
+        for (float x : c) {
+          if (std::abs(x - want) > 1e-4f * want) {
+            ++failures;
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST_F(RuntimeTest, RecordsUntunedProblemsAndMergesAcrossRuns) {
+  const Problem tuned = MakeProblem(64, 64, 64);
+  const std::string db = MakeDb("record.db", {Winner(tuned, MarkedConfig(tuned, machine_), 40.0,
+                                                     machine_.fingerprint)});
+  const std::string record = Path("calls.json");
+  std::vector<float> a(200 * 200, 1.0f), b(200 * 200, 1.0f), c(200 * 200, 0.0f);
+  auto run = [&](Runtime& runtime, std::int64_t m, std::int64_t n, std::int64_t k, int times) {
+    for (int i = 0; i < times; ++i) {
+      ASSERT_TRUE(runtime.Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1.0f,
+                               a.data(), k, b.data(), n, 0.0f, c.data(), n));
+    }
+  };
+  for (int round = 0; round < 2; ++round) {
+    auto runtime = Open(db, 1, record);
+    ASSERT_NE(runtime, nullptr);
+    run(*runtime, 64, 64, 64, 5);     // exact winner: not recorded
+    run(*runtime, 100, 120, 140, 3);  // nearest
+    run(*runtime, 7, 9, 11, 2);       // nearest as well (f32 row NN)
+  }  // closing writes the file
+  auto recorded = ReadRecordFile(record);
+  ASSERT_TRUE(recorded) << recorded.error().message;
+  ASSERT_EQ(recorded->size(), 2u);
+  for (const RecordedProblem& item : *recorded) {
+    EXPECT_NE(item.problem, tuned);
+    EXPECT_GT(item.seconds, 0.0);
+    if (item.problem.m == 100) {
+      EXPECT_EQ(item.calls, 6u);
+      EXPECT_EQ(item.problem.n, 120);
+      EXPECT_EQ(item.problem.k, 140);
+    } else {
+      EXPECT_EQ(item.problem.m, 7);
+      EXPECT_EQ(item.calls, 4u);
+    }
+  }
+  EXPECT_GE((*recorded)[0].seconds, (*recorded)[1].seconds);  // most time first
+}
+
+TEST_F(RuntimeTest, RecordingNeverOverwritesAFileItCannotRead) {
+  const std::string record = Path("precious.json");
+  std::ofstream(record) << "{\"my\": \"data\"}\n";
+  {
+    auto runtime = Open("", 1, record);
+    ASSERT_NE(runtime, nullptr);
+    std::vector<float> a(9, 1.0f), c(9, 0.0f);
+    ASSERT_TRUE(runtime->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, 3, 3, 3, 1.0f, a.data(),
+                              3, a.data(), 3, 0.0f, c.data(), 3));
+    const Status flushed = runtime->FlushRecord();
+    ASSERT_FALSE(flushed);
+    EXPECT_EQ(flushed.error().code, ErrorCode::kCorrupt);
+  }
+  std::ifstream in(record);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "{\"my\": \"data\"}\n");
+}
+
+TEST_F(RuntimeTest, RecordEnvironmentVariableTurnsRecordingOn) {
+  const std::string record = Path("env.json");
+  ::setenv("MMTUNE_RECORD", record.c_str(), 1);
+  {
+    auto runtime = Open("", 1);
+    ::unsetenv("MMTUNE_RECORD");
+    ASSERT_NE(runtime, nullptr);
+    std::vector<double> a(16, 1.0), c(16, 0.0);
+    ASSERT_TRUE(runtime->Gemm(Layout::kColMajor, Trans::kYes, Trans::kNo, 4, 4, 4, 1.0, a.data(),
+                              4, a.data(), 4, 0.0, c.data(), 4));
+  }
+  auto recorded = ReadRecordFile(record);
+  ASSERT_TRUE(recorded) << recorded.error().message;
+  ASSERT_EQ(recorded->size(), 1u);
+  EXPECT_EQ((*recorded)[0].problem.dtype, DType::kF64);
+  EXPECT_EQ((*recorded)[0].problem.layout, Layout::kColMajor);
+  EXPECT_EQ((*recorded)[0].problem.trans_a, Trans::kYes);
+}
+
+TEST_F(RuntimeTest, RecordFileRejectsForeignContent) {
+  for (const std::string& text :
+       {std::string("[]"), std::string("{\"mmtune_record\": 1}"),
+        std::string("{\"mmtune_record\": 1, \"problems\": [{\"dtype\": \"f16\"}]}"),
+        std::string("{\"mmtune_record\": 1, \"problems\": [{\"dtype\": \"f32\", \"layout\": "
+                    "\"row\", \"trans\": \"NN\", \"m\": -4, \"n\": 1, \"k\": 1, \"threads\": 1, "
+                    "\"calls\": 1, \"seconds\": 1}]}")}) {
+    std::ofstream(Path("bad.json"), std::ios::trunc) << text;
+    auto read = ReadRecordFile(Path("bad.json"));
+    ASSERT_FALSE(read) << text;
+    EXPECT_EQ(read.error().code, ErrorCode::kCorrupt) << text;
+  }
+  std::ofstream(Path("newer.json"), std::ios::trunc) << "{\"mmtune_record\": 9, \"problems\": []}";
+  auto newer = ReadRecordFile(Path("newer.json"));
+  ASSERT_FALSE(newer);
+  EXPECT_EQ(newer.error().code, ErrorCode::kUnsupported);
+  EXPECT_EQ(ReadRecordFile(Path("none.json")).error().code, ErrorCode::kNotFound);
+}
+
+// ---- The C API. ----
+
+TEST_F(RuntimeTest, CApiComputesAndReportsErrors) {
+  mmtune_runtime* runtime = nullptr;
+  ASSERT_EQ(mmtune_open(Path("missing.db").c_str(), &runtime), MMTUNE_NOT_FOUND);
+  EXPECT_EQ(runtime, nullptr);
+  EXPECT_NE(std::string(mmtune_last_error()).find("missing.db"), std::string::npos);
+
+  mmtune_options options;
+  mmtune_options_init(&options);
+  options.max_threads = 1;
+  ASSERT_EQ(mmtune_open_with_options(&options, &runtime), MMTUNE_OK) << mmtune_last_error();
+  ASSERT_NE(runtime, nullptr);
+  const float a[6] = {1, 2, 3, 4, 5, 6};  // 2x3
+  const float b[6] = {1, 0, 0, 1, 1, 1};  // 3x2
+  float c[4] = {NAN, NAN, NAN, NAN};
+  ASSERT_EQ(mmtune_sgemm(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2, 2, 3,
+                         1.0f, a, 3, b, 2, 0.0f, c, 2),
+            MMTUNE_OK);
+  EXPECT_EQ(c[0], 4.0f);
+  EXPECT_EQ(c[1], 5.0f);
+  EXPECT_EQ(c[2], 10.0f);
+  EXPECT_EQ(c[3], 11.0f);
+  EXPECT_EQ(mmtune_sgemm(runtime, 7, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2, 2, 3, 1.0f, a, 3, b, 2,
+                         0.0f, c, 2),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("layout"), std::string::npos);
+  EXPECT_EQ(mmtune_dgemm(runtime, MMTUNE_COL_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2, 2, 2,
+                         1.0, nullptr, 2, nullptr, 2, 0.0, nullptr, 2),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_EQ(mmtune_sgemm(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, -1, 2, 3,
+                         1.0f, a, 3, b, 2, 0.0f, c, 2),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_EQ(c[3], 11.0f);
+  EXPECT_EQ(mmtune_sgemm(nullptr, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2, 2, 3,
+                         1.0f, a, 3, b, 2, 0.0f, c, 2),
+            MMTUNE_INVALID_ARGUMENT);
+  mmtune_close(runtime);
+  mmtune_close(nullptr);
+}
+
+}  // namespace
+}  // namespace mmtune
