@@ -5,6 +5,7 @@
 //   overhead/MxNxK           runtime Gemm vs the same config's GemmPlan::Run called directly,
 //                            alternated in batches so both see the same machine state; counters:
 //                            direct_ns, runtime_ns, overhead_pct (median of the batch pairs)
+//   overhead/control_...     the same comparison of direct against direct: the noise floor
 //
 //   ./build/bench/runtime_bench [Google Benchmark flags]
 #include <benchmark/benchmark.h>
@@ -62,7 +63,7 @@ void BM_Lookup(benchmark::State& state, const Machine* machine, LookupTier want)
   }
 }
 
-void BM_Overhead(benchmark::State& state, std::int64_t size) {
+void BM_Overhead(benchmark::State& state, std::int64_t size, bool control) {
   RuntimeOptions options;
   options.max_threads = 1;
   auto runtime = Runtime::Open(options);
@@ -92,6 +93,7 @@ void BM_Overhead(benchmark::State& state, std::int64_t size) {
     return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / calls;
   };
   auto runtime_batch = [&] {
+    if (control) return direct_batch();  // A/A: the noise floor of this comparison
     const auto start = Clock::now();
     for (int i = 0; i < calls; ++i) {
       (void)(*runtime)->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size, size, 1.0f,
@@ -137,10 +139,14 @@ int main(int argc, char** argv) {
   for (std::int64_t size : {8, 32, 128}) {
     const std::string name = "overhead/" + std::to_string(size) + "x" + std::to_string(size) +
                              "x" + std::to_string(size);
-    benchmark::RegisterBenchmark(name.c_str(), BM_Overhead, size)
+    benchmark::RegisterBenchmark(name.c_str(), BM_Overhead, size, false)
         ->Iterations(1)
         ->Unit(benchmark::kMicrosecond);
   }
+  benchmark::RegisterBenchmark("overhead/control_direct_vs_direct/32x32x32", BM_Overhead,
+                               std::int64_t{32}, true)
+      ->Iterations(1)
+      ->Unit(benchmark::kMicrosecond);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -17,7 +17,14 @@ inline std::int64_t StoredOffset(Layout layout, std::int64_t row, std::int64_t c
 
 // The smallest valid leading dimension of a matrix whose op() is `rows x cols`, given how it is
 // stored: BLAS requires ld >= max(1, stored rows) column-major, max(1, stored cols) row-major.
-std::int64_t MinLeadingDimension(Layout layout, Trans trans, std::int64_t rows, std::int64_t cols);
+inline std::int64_t MinLeadingDimension(Layout layout, Trans trans, std::int64_t rows,
+                                        std::int64_t cols) {
+  // The stored matrix is op()'s transpose when `trans` is set.
+  const std::int64_t stored_rows = trans == Trans::kYes ? cols : rows;
+  const std::int64_t stored_cols = trans == Trans::kYes ? rows : cols;
+  const std::int64_t stored = layout == Layout::kRowMajor ? stored_cols : stored_rows;
+  return stored > 1 ? stored : 1;
+}
 
 // Checks dimensions and leading dimensions: M, N, K >= 0; lda, ldb, ldc >= their minimum. The
 // error message names the first offending argument and both values.

@@ -38,10 +38,10 @@ namespace {
 // A call's identity for the plan caches: everything of the problem but the thread count, which
 // is the runtime's.
 struct CallKey {
-  std::int64_t m = 0;
-  std::int64_t n = 0;
-  std::int64_t k = 0;
-  std::uint32_t kind = 0;  // dtype, layout and transposes, a byte each
+  std::int64_t m;
+  std::int64_t n;
+  std::int64_t k;
+  std::uint32_t kind;  // dtype, layout and transposes, a byte each
   friend bool operator==(const CallKey&, const CallKey&) = default;
 };
 
@@ -116,11 +116,12 @@ std::atomic<std::uint64_t> next_runtime_serial{1};
 
 // A small per-thread, direct-mapped cache of plan entries, so that a steady-state call takes no
 // lock at all. Slots are tagged with the runtime's serial number, never reused, so a slot left
-// by a closed runtime can never match.
+// by a closed runtime can never match. Plain data without initializers on purpose: a zeroed
+// thread_local needs no per-access initialization guard (serial 0 matches no runtime).
 struct CacheSlot {
-  std::uint64_t serial = 0;
+  std::uint64_t serial;
   CallKey key;
-  const PlanEntry* entry = nullptr;
+  const PlanEntry* entry;
 };
 constexpr std::size_t kCacheSlots = 128;
 thread_local std::array<CacheSlot, kCacheSlots> tls_plan_cache;
@@ -156,6 +157,12 @@ struct Runtime::Impl {
     return Problem{dtype, layout, trans_a, trans_b, m, n, k, max_threads};
   }
 
+  // The hot path: this thread's cache, inline; nullptr on a miss.
+  const PlanEntry* CachedEntry(const CallKey& key) const {
+    const CacheSlot& slot = tls_plan_cache[CallKeyHash{}(key) % kCacheSlots];
+    return slot.serial == serial && slot.key == key ? slot.entry : nullptr;
+  }
+  // The rest: the shared map, else a new entry; fills this thread's cache.
   Result<const PlanEntry*> EntryFor(const Problem& problem) const;
   Result<std::unique_ptr<PlanEntry>> MakeEntry(const Problem& problem) const;
 
@@ -190,9 +197,6 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
 
 Result<const PlanEntry*> Runtime::Impl::EntryFor(const Problem& problem) const {
   const CallKey key = KeyOf(problem);
-  CacheSlot& slot = tls_plan_cache[CallKeyHash{}(key) % kCacheSlots];
-  if (slot.serial == serial && slot.key == key) return slot.entry;
-
   const PlanEntry* found = nullptr;
   {
     std::shared_lock lock(entries_mutex);
@@ -207,7 +211,7 @@ Result<const PlanEntry*> Runtime::Impl::EntryFor(const Problem& problem) const {
     std::unique_lock lock(entries_mutex);
     found = entries.try_emplace(key, std::move(*made)).first->second.get();
   }
-  slot = CacheSlot{serial, key, found};
+  tls_plan_cache[CallKeyHash{}(key) % kCacheSlots] = CacheSlot{serial, key, found};
   return found;
 }
 
@@ -216,37 +220,42 @@ Status Runtime::Impl::Gemm(DType dtype, Layout layout, Trans trans_a, Trans tran
                            std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
                            std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
                            std::int64_t ldc) const {
-  // A malformed call must fail before it creates a plan entry for a nonsense shape.
-  if (auto status = CheckGemmArguments(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
-      !status) {
-    return status;
+  // A malformed shape must fail before it creates a plan entry; the plan checks the leading
+  // dimensions itself (one full check per call is enough, small GEMMs feel every nanosecond).
+  if (m < 0 || n < 0 || k < 0) [[unlikely]] {
+    return CheckGemmArguments(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
   }
-  if (m == 0 || n == 0) return OkStatus();
-  auto entry = EntryFor(ProblemOf(dtype, layout, trans_a, trans_b, m, n, k));
-  if (!entry) return entry.error();
-  const PlanEntry& e = **entry;
+  if (m == 0 || n == 0) {
+    return CheckGemmArguments(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
+  }
+  const Problem problem = ProblemOf(dtype, layout, trans_a, trans_b, m, n, k);
+  const PlanEntry* cached = CachedEntry(KeyOf(problem));
+  if (cached == nullptr) [[unlikely]] {
+    auto made = EntryFor(problem);
+    if (!made) return made.error();
+    cached = *made;
+  }
+  const PlanEntry& e = *cached;
   const GemmArgs<T> args{layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc};
 
-  const bool record = !record_path.empty() && e.lookup.tier != LookupTier::kExact;
-  const auto start = record ? std::chrono::steady_clock::now()
-                            : std::chrono::steady_clock::time_point{};
   const TypedPlans<T>& plans = e.Plans<T>();
-  Status status = OkStatus();
-  if (plans.plan->config().threads > 1) {
-    std::unique_lock lock(PoolMutex(), std::try_to_lock);
-    status = lock.owns_lock() ? plans.plan->Run(args, DefaultThreadPool())
+  auto execute = [&]() -> Status {
+    if (plans.plan->config().threads > 1) {
+      std::unique_lock lock(PoolMutex(), std::try_to_lock);
+      return lock.owns_lock() ? plans.plan->Run(args, DefaultThreadPool())
                               : plans.solo->Run(args, DefaultThreadPool());
-  } else {
-    status = plans.plan->Run(args, DefaultThreadPool());
-  }
-  if (record) {
-    const auto spent = std::chrono::steady_clock::now() - start;
-    e.calls.fetch_add(1, std::memory_order_relaxed);
-    e.nanoseconds.fetch_add(
-        static_cast<std::uint64_t>(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()),
-        std::memory_order_relaxed);
-  }
+    }
+    return plans.plan->Run(args, DefaultThreadPool());
+  };
+  if (record_path.empty() || e.lookup.tier == LookupTier::kExact) [[likely]] return execute();
+
+  const auto start = std::chrono::steady_clock::now();
+  Status status = execute();
+  const auto spent = std::chrono::steady_clock::now() - start;
+  e.calls.fetch_add(1, std::memory_order_relaxed);
+  e.nanoseconds.fetch_add(
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()),
+      std::memory_order_relaxed);
   return status;
 }
 
