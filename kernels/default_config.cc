@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/microkernel.h"
 
@@ -81,47 +82,42 @@ bool HasUnroll(IsaLevel isa, Tile tile, int unroll) {
   return false;
 }
 
+// The model config of the direct (unpacked) family.
 template <typename T>
-KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
+KernelConfig DirectModel(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
-  const int lanes = VectorLanes(isa, sizeof(T));
-  const std::int64_t elem = sizeof(T);
-  const CacheBudget cache = CacheBudgetOf(machine.topology);
+  const Tile tile = DirectTile<T>(isa, problem.m, BestTile<T>(isa));
   KernelConfig c;
   c.isa = isa;
   c.threads = problem.threads;
-  c.parallel_loop = ParallelLoop::kJc;
-
-  if (problem.m == 1 || problem.n == 1) {
-    // Four rows or vectors in flight hide load latency; two vectors per step keep loads wide.
-    c.family = KernelFamily::kGemv;
-    c.mr = 4;
-    c.nr = 2 * lanes;
-    return c;
-  }
-
-  const Tile best = BestTile<T>(isa);
-  c.k_unroll = 1;
+  c.family = KernelFamily::kDirect;
+  c.mr = tile.mr;
+  c.nr = tile.nr;
   c.prefetch_c = true;
-  const std::int64_t footprint = (problem.m * problem.k + problem.k * problem.n +
-                                  problem.m * problem.n) * elem;
-  if (footprint <= static_cast<std::int64_t>(cache.l2) / 2) {
-    // Everything fits in half of L2: no blocking needed, and packing would only add copies.
-    // Unrolled by 4: with K small, the loop overhead of an unpacked kernel is a visible share
-    // (the 64^3 and 200^3 f32 winners on Zen 3 both unroll by 4).
-    const Tile tile = DirectTile<T>(isa, problem.m, best);
-    c.family = KernelFamily::kDirect;
-    c.mr = tile.mr;
-    c.nr = tile.nr;
-    if (HasUnroll<T>(isa, tile, 4)) c.k_unroll = 4;
-    // One thread has no loop to split; jc is the space's canonical choice then.
-    if (problem.threads > 1 && problem.m >= problem.n) c.parallel_loop = ParallelLoop::kIc;
-    return c;
-  }
+  // Unrolled by 4: with K small, the loop overhead of an unpacked kernel is a visible share
+  // (the 64^3 and 200^3 f32 winners on Zen 3 both unroll by 4).
+  c.k_unroll = HasUnroll<T>(isa, tile, 4) ? 4 : 1;
+  // One thread has no loop to split; jc is the space's canonical choice then.
+  c.parallel_loop = problem.threads > 1 && problem.m >= problem.n ? ParallelLoop::kIc
+                                                                  : ParallelLoop::kJc;
+  return c;
+}
 
+// The model config of the packed 5-loop family: blocks sized for L1, L2 and the L3 share.
+template <typename T>
+KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
+  const IsaLevel isa = machine.kernel_isa;
+  const std::int64_t elem = sizeof(T);
+  const CacheBudget cache = CacheBudgetOf(machine.topology);
+  const Tile best = BestTile<T>(isa);
+  KernelConfig c;
+  c.isa = isa;
+  c.threads = problem.threads;
   c.family = KernelFamily::kPacked;
   c.mr = best.mr;
   c.nr = best.nr;
+  c.k_unroll = 1;
+  c.prefetch_c = true;
   // kc: the B micro-panel (kc x nr) takes about half of L1, leaving the rest for the A
   // micro-panel (mr x kc) and C lines; rounded down to a multiple of 8 for aligned panels.
   std::int64_t kc = static_cast<std::int64_t>(cache.l1d) / 2 / (c.nr * elem);
@@ -141,10 +137,48 @@ KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
   c.mc = static_cast<int>(std::min<std::int64_t>(mc, 1 << 16) / c.mr * c.mr);
   c.nc = static_cast<int>(std::min<std::int64_t>(nc, 1 << 16) / c.nr * c.nr);
   // Threads share the B block (split ic) when there are enough row panels for everyone.
-  if (problem.threads > 1 && problem.m >= static_cast<std::int64_t>(problem.threads) * c.mr * 4) {
-    c.parallel_loop = ParallelLoop::kIc;
-  }
+  c.parallel_loop =
+      problem.threads > 1 && problem.m >= static_cast<std::int64_t>(problem.threads) * c.mr * 4
+          ? ParallelLoop::kIc
+          : ParallelLoop::kJc;
   return c;
+}
+
+// Bytes of A, B and C together.
+template <typename T>
+std::int64_t Footprint(const Problem& problem) {
+  return (problem.m * problem.k + problem.k * problem.n + problem.m * problem.n) *
+         static_cast<std::int64_t>(sizeof(T));
+}
+
+template <typename T>
+KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
+  if (problem.m == 1 || problem.n == 1) {
+    // Four rows or vectors in flight hide load latency; two vectors per step keep loads wide.
+    KernelConfig c;
+    c.isa = machine.kernel_isa;
+    c.threads = problem.threads;
+    c.family = KernelFamily::kGemv;
+    c.mr = 4;
+    c.nr = 2 * VectorLanes(machine.kernel_isa, sizeof(T));
+    return c;
+  }
+  // Everything fits in half of L2: no blocking needed, and packing would only add copies.
+  const std::int64_t half_l2 = static_cast<std::int64_t>(CacheBudgetOf(machine.topology).l2) / 2;
+  return Footprint<T>(problem) <= half_l2 ? DirectModel<T>(problem, machine)
+                                          : PackedModel<T>(problem, machine);
+}
+
+template <typename T>
+std::vector<KernelConfig> AlternativesFor(const Problem& problem, const Machine& machine) {
+  if (problem.m == 1 || problem.n == 1) return {};
+  // Near the family boundary (operands within 4x of half of L2, either side) the model cannot
+  // tell which family wins: the other family's model config is worth one measurement.
+  const std::int64_t half_l2 = static_cast<std::int64_t>(CacheBudgetOf(machine.topology).l2) / 2;
+  const std::int64_t footprint = Footprint<T>(problem);
+  if (footprint > 4 * half_l2 || 4 * footprint < half_l2) return {};
+  return {footprint <= half_l2 ? PackedModel<T>(problem, machine)
+                               : DirectModel<T>(problem, machine)};
 }
 
 }  // namespace
@@ -157,6 +191,11 @@ int DefaultThreadCount(const Problem& problem, int max_threads) {
 KernelConfig DefaultConfig(const Problem& problem, const Machine& machine) {
   return problem.dtype == DType::kF32 ? DefaultFor<float>(problem, machine)
                                       : DefaultFor<double>(problem, machine);
+}
+
+std::vector<KernelConfig> AnalyticalAlternatives(const Problem& problem, const Machine& machine) {
+  return problem.dtype == DType::kF32 ? AlternativesFor<float>(problem, machine)
+                                      : AlternativesFor<double>(problem, machine);
 }
 
 }  // namespace mmtune

@@ -4,6 +4,8 @@
 // explains the model.
 #pragma once
 
+#include <vector>
+
 #include "kernels/kernel_config.h"
 #include "machine/machine.h"
 #include "mmtune/types.h"
@@ -12,6 +14,11 @@ namespace mmtune {
 
 // Always valid for `problem` on `machine` (KernelConfig::Validate passes), for any shape.
 KernelConfig DefaultConfig(const Problem& problem, const Machine& machine);
+
+// Other model configs worth one measurement each when the search starts: where the default sits
+// near the boundary between the direct and packed families (operands within 4x of half of L2),
+// the other family's model config. Empty elsewhere. Each is valid for `problem` on `machine`.
+std::vector<KernelConfig> AnalyticalAlternatives(const Problem& problem, const Machine& machine);
 
 // How many threads pay off for `problem` when up to `max_threads` may run it: one per
 // kMinFlopsPerThread of work, so a fork-join (a few microseconds) stays a small share of each

@@ -49,6 +49,14 @@ class Runner final : public CandidateRunner {
     return VerifyPlan(*plan);
   }
 
+  void WarmUp(const KernelConfig& config, double seconds) override {
+    auto plan = GemmPlan<T>::Create(config);
+    if (!plan) return;
+    Candidate candidate{0, *plan, 1, {}, true};
+    const Clock::time_point start = Clock::now();
+    while (SecondsSince(start) < seconds) (void)Sample(candidate);
+  }
+
   std::vector<CandidateMeasurement> Measure(const std::vector<KernelConfig>& configs,
                                             double best_seconds, bool allow_skip) override {
     std::vector<CandidateMeasurement> results(configs.size());

@@ -61,6 +61,11 @@ class CandidateRunner {
   // and checks both results and the canaries around C.
   virtual Status Verify(const KernelConfig& config) = 0;
 
+  // Runs `config` untimed for about `seconds`, so that the cores reach their steady clock and the
+  // operands' pages and the workspace exist before anything is timed: without it the first
+  // candidate of a problem (the default baseline) measured up to 30% slow on the development VM.
+  // A config that cannot run is ignored here (Measure reports it).
+  virtual void WarmUp(const KernelConfig& config, double seconds) = 0;
   // Verifies every config, then times the verified ones together as described above.
   // `best_seconds` is the best median known before this batch (0 = none), for the early skip;
   // `allow_skip` = false times every verified candidate to the end (baselines, confirmation).

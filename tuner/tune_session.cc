@@ -126,10 +126,15 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
 
   outcome.default_config = DefaultConfig(problem, machine_);
   std::vector<KernelConfig> space = GenerateSpace(problem, machine_);
-  SearchContext context = BuildSearchSpace(
-      outcome.default_config,
-      NearestWinnerConfigs(winners_, problem, machine_, request_.warm_start_neighbours),
-      std::move(space), request_.seed, request_.max_evals);
+  // Seeds after the default: the model's other candidates near a family boundary, then the
+  // winners of the nearest shapes already tuned here (warm start).
+  std::vector<KernelConfig> seeds = AnalyticalAlternatives(problem, machine_);
+  for (const KernelConfig& config :
+       NearestWinnerConfigs(winners_, problem, machine_, request_.warm_start_neighbours)) {
+    seeds.push_back(config);
+  }
+  SearchContext context = BuildSearchSpace(outcome.default_config, seeds, std::move(space),
+                                           request_.seed, request_.max_evals);
   outcome.space_size = context.space.size();
   const std::vector<KernelConfig> candidates = context.space;
   auto strategy = MakeStrategy(request_.strategy, std::move(context));
@@ -191,6 +196,7 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
   {
     const std::string hash = ConfigHash(outcome.default_config);
     if (known.find(hash) == known.end()) {
+      (*runner)->WarmUp(outcome.default_config, request_.warm_up_seconds);
       auto measured = (*runner)->Measure({outcome.default_config}, 0.0, /*allow_skip=*/false);
       if (auto status = RecordAll(measured, MeasurementStage::kDefault, *problem_id, {0});
           !status) {
@@ -262,6 +268,13 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
         SecondsBetween(last_drift_check, Clock::now()) >= request_.drift_check_seconds) {
       last_drift_check = Clock::now();
       auto again = (*runner)->Measure({outcome.default_config}, 0.0, false);
+      // Stored like the baseline, at the current position in the search order, so that an
+      // offline replay (bench/search_bench) can correct the search's timings for the drift.
+      if (auto status =
+              RecordAll(again, MeasurementStage::kDefault, *problem_id, {eval_index});
+          !status) {
+        return status;
+      }
       const double ratio = again[0].stats.median / default_seconds;
       if (again[0].status == MeasurementStatus::kOk &&
           std::abs(ratio - 1.0) > request_.drift_warn_ratio && !drift_reported) {

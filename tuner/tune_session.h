@@ -33,6 +33,7 @@ struct TuneRequest {
   MeasureOptions measure;
   int batch_size = 4;            // candidates timed together (interleaved)
   int confirm_top = 3;           // finalists re-measured beside the default
+  double warm_up_seconds = 0.3;       // untimed runs of the default before its baseline timing
   double drift_check_seconds = 10.0;  // re-time the default this often to detect clock drift
   double drift_warn_ratio = 0.08;     // warn when it moved more than this
   std::string command;           // for the session record
