@@ -4,8 +4,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/export_command.h"
 #include "cli/info_command.h"
 #include "cli/lookup_command.h"
+#include "cli/merge_command.h"
 #include "cli/tune_command.h"
 #include "mmtune/version.h"
 
@@ -26,6 +28,8 @@ int RunMmtune(const std::vector<std::string>& args, Context& context) {
   for (const std::string& arg : args) context.command_line += " " + arg;
   SetupInfoCommand(app, context);
   SetupTuneCommand(app, context);
+  SetupExportCommand(app, context);
+  SetupMergeCommand(app, context);
   SetupLookupCommand(app, context);
 
   // A misspelt command would otherwise surface as CLI11's generic "arguments were not expected".

@@ -11,6 +11,8 @@
 #include <ctime>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <optional>
 #include <utility>
 
 #include "common/log.h"
@@ -233,6 +235,13 @@ struct TuningStore::Impl {
   }
   // The id of the config's row, inserting it on first use. Runs inside the caller's transaction.
   Result<std::int64_t> InternConfig(const KernelConfig& config);
+  // The id of the problem's row, inserting it on first use. Runs inside the caller's transaction;
+  // the caller has validated the problem.
+  Result<std::int64_t> InternProblem(const Problem& problem);
+  // The id of the machine's row, inserting it from its stored description on first use and giving
+  // it `record.peaks` when it has none. Runs inside the caller's transaction.
+  Result<std::int64_t> ImportMachine(const MachineRecord& record, const std::string& now,
+                                     ImportCounts& counts);
 
   sqlite::Database db;
   int schema_version;
@@ -264,6 +273,75 @@ Result<std::int64_t> TuningStore::Impl::InternConfig(const KernelConfig& config)
                                               " does not hold the config it is keyed by");
   }
   return id;
+}
+
+Result<std::int64_t> TuningStore::Impl::InternProblem(const Problem& problem) {
+  const std::string trans = TransPairToString(problem.trans_a, problem.trans_b);
+  auto bind_key = [&](sqlite::Statement& statement) -> sqlite::Statement& {
+    return statement.Bind(1, ToString(problem.dtype)).Bind(2, ToString(problem.layout))
+        .Bind(3, trans).Bind(4, problem.m).Bind(5, problem.n).Bind(6, problem.k)
+        .Bind(7, problem.threads);
+  };
+  {
+    auto insert = Prepare(
+        "INSERT OR IGNORE INTO problems (dtype, layout, trans, m, n, k, threads) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    if (!insert) return insert.error();
+    if (Status status = bind_key(**insert).Run(); !status) return status.error();
+  }
+  auto select = Prepare(
+      "SELECT id FROM problems WHERE dtype = ?1 AND layout = ?2 AND trans = ?3 AND m = ?4 "
+      "AND n = ?5 AND k = ?6 AND threads = ?7");
+  if (!select) return select.error();
+  auto row = bind_key(**select).Step();
+  if (!row) return row.error();
+  if (!*row) return MakeError(ErrorCode::kInternal, db.path() + ": upserted problem vanished");
+  return (*select)->ColumnInt64(0);
+}
+
+Result<std::int64_t> TuningStore::Impl::ImportMachine(const MachineRecord& record,
+                                                      const std::string& now,
+                                                      ImportCounts& counts) {
+  std::optional<std::int64_t> id;
+  bool has_peaks = false;
+  {
+    auto select = Prepare("SELECT id, peaks IS NOT NULL FROM machines WHERE fingerprint = ?1");
+    if (!select) return select.error();
+    auto row = (*select)->Bind(1, record.fingerprint).Step();
+    if (!row) return row.error();
+    if (*row) {
+      id = (*select)->ColumnInt64(0);
+      has_peaks = (*select)->ColumnInt64(1) != 0;
+    }
+  }
+  if (!id) {
+    auto insert = Prepare(
+        "INSERT INTO machines (fingerprint, fingerprint_basis, description, peaks, created_at, "
+        "updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)");
+    if (!insert) return insert.error();
+    (*insert)->Bind(1, record.fingerprint).Bind(2, record.fingerprint_basis)
+        .Bind(3, DumpJson(record.description)).Bind(5, now);
+    if (record.peaks.is_null()) {
+      (*insert)->BindNull(4);
+    } else {
+      (*insert)->Bind(4, DumpJson(record.peaks));
+    }
+    if (Status status = (*insert)->Run(); !status) return status.error();
+    ++counts.machines_added;
+    return sqlite3_last_insert_rowid(db.handle());
+  }
+  // The description stays: the stored one describes the same machine type (same fingerprint), and
+  // peaks measured on this side are never overwritten by another machine's measurement.
+  if (!has_peaks && !record.peaks.is_null()) {
+    auto update = Prepare("UPDATE machines SET peaks = ?2, updated_at = ?3 WHERE id = ?1");
+    if (!update) return update.error();
+    if (Status status = (*update)->Bind(1, *id).Bind(2, DumpJson(record.peaks)).Bind(3, now).Run();
+        !status) {
+      return status.error();
+    }
+    ++counts.machines_given_peaks;
+  }
+  return *id;
 }
 
 TuningStore::TuningStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -445,34 +523,12 @@ Status TuningStore::FinishSession(std::int64_t session_id, std::string_view stat
 
 Result<std::int64_t> TuningStore::UpsertProblem(const Problem& problem) {
   if (Status status = problem.Validate(); !status) return status.error();
-  const std::string trans = TransPairToString(problem.trans_a, problem.trans_b);
   auto transaction = sqlite::Transaction::Begin(impl_->db);
   if (!transaction) return transaction.error();
-  auto bind_key = [&](sqlite::Statement& statement) -> sqlite::Statement& {
-    return statement.Bind(1, ToString(problem.dtype)).Bind(2, ToString(problem.layout))
-        .Bind(3, trans).Bind(4, problem.m).Bind(5, problem.n).Bind(6, problem.k)
-        .Bind(7, problem.threads);
-  };
-  {
-    auto insert = impl_->Prepare(
-        "INSERT OR IGNORE INTO problems (dtype, layout, trans, m, n, k, threads) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-    if (!insert) return insert.error();
-    if (Status status = bind_key(**insert).Run(); !status) return status.error();
-  }
-  std::int64_t id = 0;
-  {
-    auto select = impl_->Prepare(
-        "SELECT id FROM problems WHERE dtype = ?1 AND layout = ?2 AND trans = ?3 AND m = ?4 "
-        "AND n = ?5 AND k = ?6 AND threads = ?7");
-    if (!select) return select.error();
-    auto row = bind_key(**select).Step();
-    if (!row) return row.error();
-    if (!*row) return MakeError(ErrorCode::kInternal, path() + ": upserted problem vanished");
-    id = (*select)->ColumnInt64(0);
-  }
+  auto id = impl_->InternProblem(problem);
+  if (!id) return id.error();
   if (Status status = transaction->Commit(); !status) return status.error();
-  return id;
+  return *id;
 }
 
 Status TuningStore::RecordMeasurement(std::int64_t session_id, std::int64_t machine_id,
@@ -644,6 +700,97 @@ Result<std::vector<WinnerRecord>> TuningStore::Winners(std::string_view fingerpr
   }
   skipped.Report(path());
   return winners;
+}
+
+Result<ImportCounts> TuningStore::ImportWinners(const std::vector<MachineRecord>& machines,
+                                                const std::vector<WinnerRecord>& winners) {
+  // Checked before the transaction starts, so a bad record cannot leave half an import behind
+  // even if a rollback were to fail.
+  for (const MachineRecord& machine : machines) {
+    if (machine.fingerprint.empty()) {
+      return MakeError(ErrorCode::kInvalidArgument, "imported machine without a fingerprint");
+    }
+  }
+  for (const WinnerRecord& winner : winners) {
+    if (Status status = winner.problem.Validate(); !status) return status.error();
+    // NaN would reach the NOT NULL column as NULL and fail the whole import late.
+    if (!(winner.gflops >= 0.0) || !(winner.median_seconds >= 0.0) ||
+        !(winner.default_gflops >= 0.0)) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "imported winner of " + winner.problem.ToString() +
+                           " has a negative or NaN speed");
+    }
+  }
+  const std::string now = NowIso8601();
+  ImportCounts counts;
+  auto transaction = sqlite::Transaction::Begin(impl_->db);
+  if (!transaction) return transaction.error();
+  std::map<std::string, std::int64_t, std::less<>> machine_ids;
+  for (const MachineRecord& machine : machines) {
+    auto id = impl_->ImportMachine(machine, now, counts);
+    if (!id) return id.error();
+    machine_ids[machine.fingerprint] = *id;
+  }
+  for (const WinnerRecord& winner : winners) {
+    auto known = machine_ids.find(winner.fingerprint);
+    if (known == machine_ids.end()) {
+      auto select = impl_->Prepare("SELECT id FROM machines WHERE fingerprint = ?1");
+      if (!select) return select.error();
+      auto row = (*select)->Bind(1, winner.fingerprint).Step();
+      if (!row) return row.error();
+      if (!*row) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "imported winner of " + winner.problem.ToString() +
+                             " names machine " + winner.fingerprint + ", which is not imported");
+      }
+      known = machine_ids.emplace(winner.fingerprint, (*select)->ColumnInt64(0)).first;
+    }
+    const std::int64_t machine_id = known->second;
+    auto problem_id = impl_->InternProblem(winner.problem);
+    if (!problem_id) return problem_id.error();
+
+    bool stored = false;
+    bool faster = true;
+    {
+      auto select = impl_->Prepare(
+          "SELECT gflops FROM winners WHERE machine_id = ?1 AND problem_id = ?2");
+      if (!select) return select.error();
+      auto row = (*select)->Bind(1, machine_id).Bind(2, *problem_id).Step();
+      if (!row) return row.error();
+      if (*row) {
+        stored = true;
+        sqlite::RowReader reader(**select);
+        const double stored_gflops = reader.Double(0);
+        // A stored row that cannot be read is worth nothing (`Winners` skips it): replace it.
+        faster = !reader.ok() || winner.gflops > stored_gflops;
+      }
+    }
+    if (!faster) {
+      ++counts.winners_kept;
+      continue;
+    }
+    auto config_id = impl_->InternConfig(winner.config);
+    if (!config_id) return config_id.error();
+    auto upsert = impl_->Prepare(
+        "INSERT INTO winners (machine_id, problem_id, config_id, gflops, median_seconds, "
+        "default_gflops, session_id, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7) "
+        "ON CONFLICT (machine_id, problem_id) DO UPDATE SET config_id = excluded.config_id, "
+        "gflops = excluded.gflops, median_seconds = excluded.median_seconds, "
+        "default_gflops = excluded.default_gflops, session_id = NULL, "
+        "updated_at = excluded.updated_at");
+    if (!upsert) return upsert.error();
+    (*upsert)->Bind(1, machine_id).Bind(2, *problem_id).Bind(3, *config_id)
+        .Bind(4, winner.gflops).Bind(5, winner.median_seconds).Bind(6, winner.default_gflops)
+        .Bind(7, winner.updated_at.empty() ? now : winner.updated_at);
+    if (Status status = (*upsert)->Run(); !status) return status.error();
+    if (stored) {
+      ++counts.winners_replaced;
+    } else {
+      ++counts.winners_added;
+    }
+  }
+  if (Status status = transaction->Commit(); !status) return status.error();
+  return counts;
 }
 
 }  // namespace mmtune

@@ -92,6 +92,15 @@ struct MachineRecord {
   nlohmann::json peaks;         // to_json(PeakReport), or null when not measured
 };
 
+// What `TuningStore::ImportWinners` changed.
+struct ImportCounts {
+  std::int64_t machines_added = 0;        // fingerprints new to this DB
+  std::int64_t machines_given_peaks = 0;  // stored without peaks, now with the imported ones
+  std::int64_t winners_added = 0;         // (machine, problem) pairs new to this DB
+  std::int64_t winners_replaced = 0;      // the imported winner was strictly faster
+  std::int64_t winners_kept = 0;          // the stored winner was as fast or faster
+};
+
 // A stable identity for a config: hex digest of its canonical JSON.
 std::string ConfigHash(const KernelConfig& config);
 
@@ -132,6 +141,17 @@ class TuningStore {
                    const WinnerRecord& winner);
   // Winners of one machine (by fingerprint), or of all machines when `fingerprint` is empty.
   Result<std::vector<WinnerRecord>> Winners(std::string_view fingerprint) const;
+
+  // Brings machines and winners read from another mmtune DB in (export, merge), all in ONE
+  // transaction: on any error this DB is left as it was. A machine new here is added with its
+  // stored description and peaks; one already here keeps its description and peaks and only gains
+  // the imported peaks when it has none. A winner is added where its machine and problem have
+  // none and replaces the stored one only when its gflops are strictly higher; a tie keeps the
+  // stored one, so importing the same winners again changes nothing. Imported winners have no
+  // session here (session_id NULL) and keep their `updated_at` (when they were tuned) if set.
+  // Each winner's fingerprint must be stored already or be among `machines` (kInvalidArgument).
+  Result<ImportCounts> ImportWinners(const std::vector<MachineRecord>& machines,
+                                     const std::vector<WinnerRecord>& winners);
 
  private:
   struct Impl;
