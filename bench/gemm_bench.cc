@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/peers.h"
+#include "comparison/peer_libraries.h"
 #include "common/log.h"
 #include "kernels/default_config.h"
 #include "kernels/gemm.h"
@@ -363,32 +363,15 @@ void Register(const Options& options, DType dtype) {
   }
 }
 
-// OpenBLAS reads OPENBLAS_CORETYPE once, when it loads: run natively by re-executing without it.
-void ReexecWithoutForcedOpenBlasCore(int argc, char** argv) {
-  if (std::getenv("OPENBLAS_CORETYPE") == nullptr) return;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--mmtune_keep_openblas_core") == 0) {
-      std::fprintf(stderr, "gemm_bench: keeping OPENBLAS_CORETYPE=%s as asked\n",
-                   std::getenv("OPENBLAS_CORETYPE"));
-      return;
-    }
-  }
-  std::fprintf(stderr,
-               "gemm_bench: OPENBLAS_CORETYPE=%s forces a non-native OpenBLAS core; re-running "
-               "without it (pass --mmtune_keep_openblas_core to keep it)\n",
-               std::getenv("OPENBLAS_CORETYPE"));
-  ::unsetenv("OPENBLAS_CORETYPE");
-  ::execv("/proc/self/exe", argv);
-  std::perror("gemm_bench: re-exec failed; continuing with the forced core");
-}
-
 }  // namespace
 }  // namespace mmtune::bench
 
 int main(int argc, char** argv) {
   using namespace mmtune;
   using namespace mmtune::bench;
-  ReexecWithoutForcedOpenBlasCore(argc, argv);
+  bool keep_core = false;
+  for (int i = 1; i < argc; ++i) keep_core |= std::strcmp(argv[i], "--mmtune_keep_openblas_core") == 0;
+  ReexecWithoutForcedOpenBlasCore("gemm_bench", keep_core, argv);
   const Options options = ParseOptions(&argc, argv);
   // Interleave implementations and repeat by default; explicit flags override these.
   std::vector<char*> args(argv, argv + argc);

@@ -4,10 +4,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/bench_command.h"
 #include "cli/export_command.h"
 #include "cli/info_command.h"
 #include "cli/lookup_command.h"
 #include "cli/merge_command.h"
+#include "cli/report_command.h"
 #include "cli/tune_command.h"
 #include "mmtune/version.h"
 
@@ -24,6 +26,7 @@ int RunMmtune(const std::vector<std::string>& args, Context& context) {
   app.footer("Run 'mmtune COMMAND --help' for the options of a command. Environment: "
              "MMTUNE_ISA caps the kernel ISA level, MMTUNE_LOG sets the log level "
              "(error|warning|info|debug).");
+  context.args = args;
   context.command_line = "mmtune";
   for (const std::string& arg : args) context.command_line += " " + arg;
   SetupInfoCommand(app, context);
@@ -31,6 +34,8 @@ int RunMmtune(const std::vector<std::string>& args, Context& context) {
   SetupExportCommand(app, context);
   SetupMergeCommand(app, context);
   SetupLookupCommand(app, context);
+  SetupBenchCommand(app, context);
+  SetupReportCommand(app, context);
 
   // A misspelt command would otherwise surface as CLI11's generic "arguments were not expected".
   if (!args.empty() && !args.front().empty() && args.front()[0] != '-') {

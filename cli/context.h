@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <string>
+#include <vector>
 
 namespace mmtune::cli {
 
@@ -18,6 +19,7 @@ struct Context {
   std::ostream* err = &std::cerr;
   int exit_code = kExitOk;
   std::string command_line;  // "mmtune ARGS...", recorded with tuning sessions
+  std::vector<std::string> args;  // the arguments after the program name, as given
 
   // Prints "mmtune: error: <message>" as one line and records `code` as the exit code.
   void Fail(int code, const std::string& message) {

@@ -521,6 +521,42 @@ Status TuningStore::FinishSession(std::int64_t session_id, std::string_view stat
   return transaction->Commit();
 }
 
+Result<std::vector<SessionRecord>> TuningStore::Sessions() const {
+  auto select = impl_->Prepare(
+      "SELECT id, machine_id, mmtune_version, git_revision, strategy, budget_seconds, max_evals, "
+      "seed, command, started_at, finished_at, status FROM sessions ORDER BY id");
+  if (!select) return select.error();
+  std::vector<SessionRecord> sessions;
+  SkippedRows skipped("sessions");
+  while (true) {
+    auto row = (*select)->Step();
+    if (!row) return row.error();
+    if (!*row) break;
+    sqlite::RowReader reader(**select);
+    SessionRecord record;
+    record.id = reader.Int64(0);
+    record.machine_id = reader.Int64(1);
+    record.info.mmtune_version = reader.Text(2);
+    record.info.git_revision = reader.Text(3);
+    record.info.strategy = reader.Text(4);
+    record.info.budget_seconds = reader.Double(5);
+    record.info.max_evals = reader.Int64(6);
+    // Stored as the int64 with the same bits (see `BeginSession`).
+    record.info.seed = static_cast<std::uint64_t>(reader.Int64(7));
+    record.info.command = reader.Text(8);
+    record.started_at = reader.Text(9);
+    record.finished_at = reader.OptionalText(10).value_or("");
+    record.status = reader.Text(11);
+    if (!reader.ok()) {
+      skipped.Add("id " + std::to_string((*select)->ColumnInt64(0)), reader.error());
+      continue;
+    }
+    sessions.push_back(std::move(record));
+  }
+  skipped.Report(path());
+  return sessions;
+}
+
 Result<std::int64_t> TuningStore::UpsertProblem(const Problem& problem) {
   if (Status status = problem.Validate(); !status) return status.error();
   auto transaction = sqlite::Transaction::Begin(impl_->db);
@@ -529,6 +565,20 @@ Result<std::int64_t> TuningStore::UpsertProblem(const Problem& problem) {
   if (!id) return id.error();
   if (Status status = transaction->Commit(); !status) return status.error();
   return *id;
+}
+
+Result<std::optional<std::int64_t>> TuningStore::FindProblem(const Problem& problem) const {
+  auto select = impl_->Prepare(
+      "SELECT id FROM problems WHERE dtype = ?1 AND layout = ?2 AND trans = ?3 AND m = ?4 "
+      "AND n = ?5 AND k = ?6 AND threads = ?7");
+  if (!select) return select.error();
+  (*select)->Bind(1, ToString(problem.dtype)).Bind(2, ToString(problem.layout))
+      .Bind(3, TransPairToString(problem.trans_a, problem.trans_b)).Bind(4, problem.m)
+      .Bind(5, problem.n).Bind(6, problem.k).Bind(7, problem.threads);
+  auto row = (*select)->Step();
+  if (!row) return row.error();
+  if (!*row) return std::optional<std::int64_t>();
+  return std::optional<std::int64_t>((*select)->ColumnInt64(0));
 }
 
 Status TuningStore::RecordMeasurement(std::int64_t session_id, std::int64_t machine_id,

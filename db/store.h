@@ -44,6 +44,16 @@ struct SessionInfo {
   std::string command;          // the command line, for people
 };
 
+// A session as read back (reports): what it was asked to do and how it ended.
+struct SessionRecord {
+  std::int64_t id = 0;
+  std::int64_t machine_id = 0;
+  SessionInfo info;
+  std::string started_at;   // ISO 8601 UTC
+  std::string finished_at;  // empty while running (or when the tuner was killed)
+  std::string status;       // "running", "finished", "interrupted", "failed"
+};
+
 enum class MeasurementStatus : std::uint8_t {
   kOk,      // verified against the reference and timed
   kFailed,  // invalid, wrong result or failed to run: `error` says why; never a winner
@@ -125,8 +135,13 @@ class TuningStore {
   Result<std::int64_t> BeginSession(std::int64_t machine_id, const SessionInfo& info);
   // status: "finished", "interrupted", "failed".
   Status FinishSession(std::int64_t session_id, std::string_view status);
+  // Every session of every machine, oldest first. Read-only: works on a read-only store.
+  Result<std::vector<SessionRecord>> Sessions() const;
 
   Result<std::int64_t> UpsertProblem(const Problem& problem);
+  // The id of a stored problem, or nullopt when this DB has none. Unlike `UpsertProblem` it never
+  // writes, so reports can use it on a read-only store.
+  Result<std::optional<std::int64_t>> FindProblem(const Problem& problem) const;
 
   // Committed before it returns (its own transaction).
   Status RecordMeasurement(std::int64_t session_id, std::int64_t machine_id,

@@ -273,7 +273,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
   impl->max_threads = std::max(1, threads);
 
   impl->record_path = options.record_path;
-  if (impl->record_path.empty()) {
+  if (impl->record_path.empty() && options.record_from_environment) {
     if (const char* env = std::getenv("MMTUNE_RECORD"); env != nullptr) impl->record_path = env;
   }
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs mmtune's build dependencies from Debian's packages (idempotent) and builds it.
 #
-#   scripts/setup.sh [--build-dir DIR] [--sanitize] [--with-peers] [--no-build]
+#   scripts/setup.sh [--build-dir DIR] [--sanitize] [--with-peers] [--with-browser] [--no-build]
 #
 # --sanitize    build with AddressSanitizer + UndefinedBehaviorSanitizer (default dir build-asan)
 # --with-peers  also install the optional peer libraries used by comparisons (OpenBLAS, oneDNN,
 #               libxsmm); without them mmtune builds and runs, minus those comparisons
+# --with-browser also install Chromium (and a font), in which the HTML report test renders the
+#               page headless; without it that test is skipped
 # --no-build    install packages only
 #
 # Works as root or through sudo; runs `apt-get update` only when a package is missing.
@@ -16,14 +18,16 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build_dir=""
 sanitize=OFF
 with_peers=0
+with_browser=0
 build=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build_dir="$2"; shift 2 ;;
     --sanitize) sanitize=ON; shift ;;
     --with-peers) with_peers=1; shift ;;
+    --with-browser) with_browser=1; shift ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup.sh: error: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -35,9 +39,13 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libhwloc-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
   libbenchmark-dev libgtest-dev libgmock-dev
+  libjs-chart.js
 )
 if [[ $with_peers == 1 ]]; then
   packages+=(libopenblas-dev libdnnl-dev libxsmm-dev)
+fi
+if [[ $with_browser == 1 ]]; then
+  packages+=(chromium fonts-dejavu-core)
 fi
 
 missing=()

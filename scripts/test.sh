@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-setup_args=()
+# Chromium renders the HTML report in its test.
+setup_args=(--with-browser)
 build_dir=build
 case "${1:-}" in
   "") ;;

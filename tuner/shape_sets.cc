@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/text.h"
+
 namespace mmtune {
 namespace {
 
@@ -23,17 +25,6 @@ std::string_view Trim(std::string_view text) {
     text.remove_suffix(1);
   }
   return text;
-}
-
-std::vector<std::string_view> Split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t end = text.find(separator, start);
-    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
-    if (end == std::string_view::npos) return parts;
-    start = end + 1;
-  }
 }
 
 std::string Lower(std::string_view text) {

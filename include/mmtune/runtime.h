@@ -36,6 +36,9 @@ struct RuntimeOptions {
   // runtime closes, for `mmtune tune --from-record`. Empty: the MMTUNE_RECORD environment
   // variable, if set; else nothing is recorded.
   std::string record_path;
+  // Whether an empty `record_path` falls back to MMTUNE_RECORD. Tools that call GEMMs for their
+  // own purposes (mmtune bench) turn it off, so they never record into an application's file.
+  bool record_from_environment = true;
 };
 
 enum class LookupTier { kExact, kNearest, kDefault };

@@ -1,4 +1,4 @@
-#include "bench/peers.h"
+#include "comparison/peer_libraries.h"
 
 #if MMTUNE_HAVE_OPENBLAS
 #include <cblas.h>
@@ -11,11 +11,15 @@ extern "C" void omp_set_num_threads(int);
 #include <libxsmm.h>
 #endif
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <tuple>
 
-namespace mmtune::bench {
+namespace mmtune {
 namespace {
 
 #if MMTUNE_HAVE_OPENBLAS
@@ -102,4 +106,20 @@ std::vector<Peer> AvailablePeers() {
   return peers;
 }
 
-}  // namespace mmtune::bench
+void ReexecWithoutForcedOpenBlasCore(const char* who, bool keep, char** argv) {
+  const char* forced = std::getenv("OPENBLAS_CORETYPE");
+  if (forced == nullptr) return;
+  if (keep) {
+    std::fprintf(stderr, "%s: keeping OPENBLAS_CORETYPE=%s as asked\n", who, forced);
+    return;
+  }
+  std::fprintf(stderr,
+               "%s: warning: OPENBLAS_CORETYPE=%s forces a non-native OpenBLAS core; re-running "
+               "without it so OpenBLAS uses this CPU's own kernels\n",
+               who, forced);
+  ::unsetenv("OPENBLAS_CORETYPE");
+  ::execv("/proc/self/exe", argv);
+  std::perror("re-exec failed; continuing with the forced OpenBLAS core");
+}
+
+}  // namespace mmtune

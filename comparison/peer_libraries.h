@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace mmtune::bench {
+namespace mmtune {
 
 struct Peer {
   std::string name;     // "openblas", "onednn", "libxsmm"
@@ -22,4 +22,11 @@ struct Peer {
 // The peers this build found, in a fixed order.
 std::vector<Peer> AvailablePeers();
 
-}  // namespace mmtune::bench
+// OpenBLAS reads OPENBLAS_CORETYPE once, when it loads, and that variable can force a core that is
+// not this CPU's (this project's environment sets Haswell, AVX2 kernels on an AVX-512 CPU). Unless
+// `keep` is set, a process that has the variable re-executes itself without it so OpenBLAS runs
+// its native core; `argv` is the process's full argument vector. Says what it does on stderr,
+// prefixed with `who`. Returns only when no re-execution happened.
+void ReexecWithoutForcedOpenBlasCore(const char* who, bool keep, char** argv);
+
+}  // namespace mmtune

@@ -1,0 +1,170 @@
+#include "cli/bench_command.h"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command_helpers.h"
+#include "comparison/comparison_bench.h"
+#include "comparison/peer_libraries.h"
+#include "db/store.h"
+#include "tuner/peak.h"
+#include "tuner/shape_sets.h"
+
+namespace mmtune::cli {
+namespace {
+
+struct BenchOptions {
+  std::string db = "mmtune.db";
+  std::string shapes;
+  std::string shapes_file;
+  std::string preset;
+  std::string dtype = "f32";
+  std::string threads = "1";
+  std::string against = "all";
+  std::string json;
+  int repetitions = 3;
+  double min_time = 0.2;
+  bool keep_openblas_core = false;
+};
+
+// "all", "none" or a comma-separated list of peer names.
+Result<std::vector<std::string>> ParsePeers(const std::string& text) {
+  const auto versions = PeerVersions();
+  std::vector<std::string> names;
+  if (text == "all") {
+    for (const auto& [name, version] : versions) names.push_back(name);
+    return names;
+  }
+  if (text == "none") return names;
+  std::stringstream list(text);
+  std::string name;
+  const std::set<std::string> known = {"openblas", "onednn", "libxsmm"};
+  while (std::getline(list, name, ',')) {
+    if (known.count(name) == 0) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "--against: unknown peer '" + name +
+                           "' (expected openblas, onednn, libxsmm, all or none)");
+    }
+    names.push_back(name);
+  }
+  return names;
+}
+
+void RunBench(const BenchOptions& options, Context& context) {
+  const int sources =
+      !options.shapes.empty() + !options.shapes_file.empty() + !options.preset.empty();
+  if (sources > 1) {
+    return context.Fail(kExitUsage, "give only one of --shapes, --shapes-file and --preset");
+  }
+  const std::string preset = options.preset.empty() ? "quick" : options.preset;
+  auto shapes = !options.shapes.empty()        ? ParseShapeList(options.shapes)
+                : !options.shapes_file.empty() ? ReadShapesFile(options.shapes_file)
+                                               : PresetShapes(preset);
+  if (!shapes) return context.Fail(kExitUsage, shapes.error().message);
+  auto dtype = ParseDType(options.dtype);
+  if (!dtype) return context.Fail(kExitUsage, dtype.error().message);
+  auto peers = ParsePeers(options.against);
+  if (!peers) return context.Fail(kExitUsage, peers.error().message);
+  if (options.repetitions < 1 || !(options.min_time > 0.0)) {
+    return context.Fail(kExitUsage, "--repetitions must be >= 1 and --min-time > 0");
+  }
+  auto machine = DetectHostMachineOrFail(context);
+  if (!machine) return;
+  auto threads = ParseThreads(options.threads, std::max(1, machine->topology.cores));
+  if (!threads) return context.Fail(kExitUsage, threads.error().message);
+
+  ComparisonRequest request;
+  for (const Shape& shape : *shapes) {
+    request.problems.push_back(Problem{*dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, shape.m,
+                                       shape.n, shape.k, *threads});
+  }
+  request.db_path = options.db;
+  request.peers = *peers;
+  request.repetitions = options.repetitions;
+  request.min_time_seconds = options.min_time;
+  request.json_path = options.json;
+
+  if (auto status = CheckComparisonRequest(request); !status) {
+    return context.Fail(kExitUsage, status.error().message);
+  }
+
+  // OpenBLAS picks its kernels when it loads; a forced core would be compared, not OpenBLAS.
+  const bool with_openblas =
+      std::find(peers->begin(), peers->end(), "openblas") != peers->end();
+  if (with_openblas) {
+    std::vector<std::string> argv_text = {"mmtune"};
+    argv_text.insert(argv_text.end(), context.args.begin(), context.args.end());
+    std::vector<char*> argv;
+    for (std::string& arg : argv_text) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    ReexecWithoutForcedOpenBlasCore("mmtune bench", options.keep_openblas_core, argv.data());
+  }
+
+  // Peaks for "% of peak": the ones tuning stored, else measured now (not stored: the DB is
+  // only read here).
+  auto store = TuningStore::Open(options.db, DbOpenMode::kReadOnly);
+  if (!store) return context.Fail(kExitFailure, store.error().message);
+  auto known = store->FindMachine(machine->fingerprint);
+  if (!known) return context.Fail(kExitFailure, known.error().message);
+  nlohmann::json peaks = *known ? (*known)->peaks : nlohmann::json(nullptr);
+  if (peaks.is_null()) {
+    *context.err << "measuring this machine's peaks (" << options.db
+                 << " has none for it) ...\n";
+    auto report = MeasurePeaks(*machine, PeakOptions{});
+    if (!report) return context.Fail(kExitFailure, report.error().message);
+    peaks = *report;
+  }
+
+  std::string found;
+  for (const auto& [name, version] : PeerVersions()) {
+    found += "\n  " + name + ": " + version;
+  }
+  *context.err << "peers in this build:" << (found.empty() ? " none" : found) << "\n";
+  if (auto status = RunComparison(request, *machine, peaks); !status) {
+    const bool usage = status.error().code == ErrorCode::kUnsupported ||
+                       status.error().code == ErrorCode::kInvalidArgument;
+    return context.Fail(usage ? kExitUsage : kExitFailure, status.error().message);
+  }
+  if (!options.json.empty()) *context.err << "wrote " << options.json << "\n";
+}
+
+}  // namespace
+
+void SetupBenchCommand(CLI::App& app, Context& context) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "Time the tuned runtime, the analytical default and the peer libraries (OpenBLAS, oneDNN, "
+      "libxsmm, those in this build) side by side, in one process on the same buffers, with "
+      "GFLOP/s and % of the measured peak. Row-major, no transposes.");
+  bench->add_option("--db", options->db, "Tuning DB the runtime reads (never modified)")
+      ->capture_default_str();
+  bench->add_option("--shapes", options->shapes, "Shapes: MxNxK[,MxNxK...]");
+  bench->add_option("--shapes-file", options->shapes_file, "CSV or JSON shape list (as for tune)");
+  bench->add_option("--preset", options->preset, "Built-in shape set (default quick)");
+  bench->add_option("--dtype", options->dtype, "Element type: f32 or f64")->capture_default_str();
+  bench->add_option("--threads", options->threads, "Threads per GEMM: a number or 'all'")
+      ->capture_default_str();
+  bench->add_option("--against", options->against,
+                    "Peers: openblas,onednn,libxsmm (comma-separated), all (those in this build) "
+                    "or none")
+      ->capture_default_str();
+  bench->add_option("--json", options->json,
+                    "Also write Google Benchmark's JSON here (for `mmtune report --bench` and "
+                    "Google Benchmark's compare.py)");
+  bench->add_option("--repetitions", options->repetitions,
+                    "Repetitions per implementation, interleaved at random")
+      ->capture_default_str();
+  bench->add_option("--min-time", options->min_time, "Seconds per repetition")
+      ->capture_default_str();
+  bench->add_flag("--keep-openblas-core", options->keep_openblas_core,
+                  "Keep an OPENBLAS_CORETYPE from the environment (default: re-run without it so "
+                  "OpenBLAS uses this CPU's own kernels)");
+  bench->callback([options, &context]() { RunBench(*options, context); });
+}
+
+}  // namespace mmtune::cli

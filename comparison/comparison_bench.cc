@@ -1,0 +1,279 @@
+#include "comparison/comparison_bench.h"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+
+#include "comparison/peer_libraries.h"
+#include "kernels/default_config.h"
+#include "kernels/gemm.h"
+#include "mmtune/runtime.h"
+#include "tuner/roofline.h"
+
+namespace mmtune {
+namespace {
+
+// The operands of one problem, shared by every implementation of it: row-major NN, tight leading
+// dimensions, random values in [-1, 1).
+template <typename T>
+struct Operands {
+  std::vector<T> a, b, c;
+  explicit Operands(const Problem& p) {
+    std::mt19937 rng(static_cast<unsigned>(p.m * 7919 + p.n * 131 + p.k));
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    a.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.k)));
+    b.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, p.k * p.n)));
+    c.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.n)), T(0));
+    for (T& x : a) x = static_cast<T>(dist(rng));
+    for (T& x : b) x = static_cast<T>(dist(rng));
+  }
+};
+
+// C = A * B computed by one implementation; false when it could not run.
+template <typename T>
+using GemmCall = std::function<bool(const Problem&, const T*, const T*, T*)>;
+
+// 32 sampled elements of C against a double-precision dot product, with a tolerance that grows
+// with K (accumulation order differs between implementations).
+template <typename T>
+bool ResultLooksRight(const Problem& p, const Operands<T>& x) {
+  std::mt19937 rng(17);
+  const double epsilon = sizeof(T) == 4 ? 1e-6 : 1e-14;
+  for (int sample = 0; sample < 32; ++sample) {
+    const std::int64_t i = static_cast<std::int64_t>(rng() % static_cast<unsigned>(p.m));
+    const std::int64_t j = static_cast<std::int64_t>(rng() % static_cast<unsigned>(p.n));
+    double want = 0.0, magnitude = 0.0;
+    for (std::int64_t q = 0; q < p.k; ++q) {
+      const double term = static_cast<double>(x.a[static_cast<std::size_t>(i * p.k + q)]) *
+                          static_cast<double>(x.b[static_cast<std::size_t>(q * p.n + j)]);
+      want += term;
+      magnitude += std::abs(term);
+    }
+    const double got = static_cast<double>(x.c[static_cast<std::size_t>(i * p.n + j)]);
+    const double tolerance = 8.0 * epsilon * static_cast<double>(p.k + 1) * (1.0 + magnitude);
+    if (!(std::abs(got - want) <= tolerance)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <typename T>
+void TimeOne(benchmark::State& state, const Problem& problem, Operands<T>* operands,
+             const GemmCall<T>& call, double peak_gflops) {
+  std::fill(operands->c.begin(), operands->c.end(), T(0));
+  if (!call(problem, operands->a.data(), operands->b.data(), operands->c.data())) {
+    state.SkipWithError("this implementation cannot run the problem");
+    return;
+  }
+  if (!ResultLooksRight(problem, *operands)) {
+    state.SkipWithError("wrong result: differs from the reference on sampled elements");
+    return;
+  }
+  for (auto _ : state) {
+    call(problem, operands->a.data(), operands->b.data(), operands->c.data());
+    benchmark::ClobberMemory();
+  }
+  const double gflop = problem.Flops() * 1e-9;
+  state.counters["gflops"] =
+      benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["pct_peak"] = benchmark::Counter(
+      peak_gflops > 0.0 ? 100.0 * gflop / peak_gflops : 0.0,
+      benchmark::Counter::kIsIterationInvariantRate);
+}
+
+std::string BenchName(const Problem& p, const std::string& impl) {
+  return std::string(ToString(p.dtype)) + "/" + ToString(p.layout) + "/" +
+         TransPairToString(p.trans_a, p.trans_b) + "/" + std::to_string(p.m) + "x" +
+         std::to_string(p.n) + "x" + std::to_string(p.k) + "/t" + std::to_string(p.threads) +
+         "/" + impl;
+}
+
+// Everything the registered benchmarks point to; lives until the run is over.
+struct Session {
+  std::map<int, std::unique_ptr<Runtime>> runtimes;  // by thread budget
+  std::vector<std::unique_ptr<Operands<float>>> f32;
+  std::vector<std::unique_ptr<Operands<double>>> f64;
+  std::vector<std::shared_ptr<const GemmPlan<float>>> f32_plans;
+  std::vector<std::shared_ptr<const GemmPlan<double>>> f64_plans;
+};
+
+template <typename T>
+Operands<T>* NewOperands(Session& session, const Problem& problem) {
+  if constexpr (std::is_same_v<T, float>) {
+    session.f32.push_back(std::make_unique<Operands<float>>(problem));
+    return session.f32.back().get();
+  } else {
+    session.f64.push_back(std::make_unique<Operands<double>>(problem));
+    return session.f64.back().get();
+  }
+}
+
+template <typename T>
+auto PeerCall(const Peer& peer) {
+  if constexpr (std::is_same_v<T, float>) {
+    return peer.sgemm;
+  } else {
+    return peer.dgemm;
+  }
+}
+
+template <typename T>
+Status RegisterProblem(Session& session, const Problem& problem, const Machine& machine,
+                       Runtime& runtime, const std::vector<Peer>& peers, double peak_gflops) {
+  Operands<T>* operands = NewOperands<T>(session, problem);
+  auto add = [&](const std::string& impl, GemmCall<T> call, const std::string& label) {
+    benchmark::RegisterBenchmark(BenchName(problem, impl).c_str(),
+                                 [=](benchmark::State& state) {
+                                   TimeOne<T>(state, problem, operands, call, peak_gflops);
+                                   if (!label.empty()) state.SetLabel(label);
+                                 })
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  };
+
+  // The runtime as an application gets it: lookup on every call.
+  Runtime* rt = &runtime;
+  const LookupReport lookup = runtime.Lookup(problem);
+  add("tuned",
+      [rt](const Problem& p, const T* a, const T* b, T* c) {
+        return rt->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, T(1), a, p.k, b,
+                        p.n, T(0), c, p.n)
+            .ok();
+      },
+      std::string(ToString(lookup.tier)) + ": " + lookup.config_text);
+
+  // The analytical default with the problem's thread count.
+  const KernelConfig config = DefaultConfig(problem, machine);
+  auto plan = GemmPlan<T>::Create(config);
+  if (!plan) return plan.error();
+  auto shared = std::make_shared<const GemmPlan<T>>(std::move(*plan));
+  if constexpr (std::is_same_v<T, float>) {
+    session.f32_plans.push_back(shared);
+  } else {
+    session.f64_plans.push_back(shared);
+  }
+  add("default",
+      [shared](const Problem& p, const T* a, const T* b, T* c) {
+        const GemmArgs<T> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, T(1), a,
+                               p.k, b, p.n, T(0), c, p.n};
+        return shared->Run(args).ok();
+      },
+      config.ToString());
+
+  for (const Peer& peer : peers) {
+    const auto call = PeerCall<T>(peer);
+    if (call == nullptr) continue;  // e.g. oneDNN and libxsmm here have no f64 GEMM
+    add(peer.name,
+        [call](const Problem& p, const T* a, const T* b, T* c) {
+          return call(p.threads, p.m, p.n, p.k, a, b, c);
+        },
+        peer.version);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> PeerVersions() {
+  std::vector<std::pair<std::string, std::string>> versions;
+  for (const Peer& peer : AvailablePeers()) versions.emplace_back(peer.name, peer.version);
+  return versions;
+}
+
+Status CheckComparisonRequest(const ComparisonRequest& request) {
+  const std::vector<Peer> available = AvailablePeers();
+  for (const std::string& name : request.peers) {
+    const auto it = std::find_if(available.begin(), available.end(),
+                                 [&](const Peer& peer) { return peer.name == name; });
+    if (it == available.end()) {
+      std::string found;
+      for (const Peer& peer : available) found += (found.empty() ? "" : ", ") + peer.name;
+      return MakeError(ErrorCode::kUnsupported,
+                       "peer '" + name + "' is not in this build (found: " +
+                           (found.empty() ? "none; scripts/setup.sh --with-peers installs them"
+                                          : found) +
+                           ")");
+    }
+  }
+  for (const Problem& problem : request.problems) {
+    if (auto status = problem.Validate(); !status) return status;
+    if (problem.layout != Layout::kRowMajor || problem.trans_a != Trans::kNo ||
+        problem.trans_b != Trans::kNo) {
+      return MakeError(ErrorCode::kUnsupported,
+                       "mmtune bench compares row-major NN problems only (" + problem.ToString() +
+                           ")");
+    }
+    if (problem.m == 0 || problem.n == 0 || problem.k == 0) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "nothing to time in " + problem.ToString() + " (a dimension is 0)");
+    }
+  }
+  return OkStatus();
+}
+
+Status RunComparison(const ComparisonRequest& request, const Machine& machine,
+                     const nlohmann::json& peaks) {
+  if (auto status = CheckComparisonRequest(request); !status) return status;
+  const std::vector<Peer> available = AvailablePeers();
+  std::vector<Peer> peers;
+  for (const std::string& name : request.peers) {
+    peers.push_back(*std::find_if(available.begin(), available.end(),
+                                  [&](const Peer& peer) { return peer.name == name; }));
+  }
+
+  static Session session;  // Google Benchmark keeps the registrations until the process ends
+  for (const Problem& problem : request.problems) {
+    std::unique_ptr<Runtime>& runtime = session.runtimes[problem.threads];
+    if (!runtime) {
+      RuntimeOptions options;
+      options.db_path = request.db_path;
+      options.max_threads = problem.threads;
+      options.record_from_environment = false;  // the benchmark's calls are not the app's
+      auto opened = Runtime::Open(options);
+      if (!opened) return opened.error();
+      runtime = std::move(*opened);
+    }
+    const double peak = RooflineOf(problem, peaks).compute_gflops;
+    const Status status =
+        problem.dtype == DType::kF32
+            ? RegisterProblem<float>(session, problem, machine, *runtime, peers, peak)
+            : RegisterProblem<double>(session, problem, machine, *runtime, peers, peak);
+    if (!status) return status;
+  }
+
+  benchmark::AddCustomContext("mmtune_fingerprint", machine.fingerprint);
+  benchmark::AddCustomContext("mmtune_kernel_isa", ToString(machine.kernel_isa));
+  benchmark::AddCustomContext("mmtune_db", request.db_path);
+  for (const Peer& peer : available) {
+    benchmark::AddCustomContext("peer_" + peer.name, peer.version);
+  }
+
+  // Google Benchmark takes its settings as flags: repetitions interleaved at random across all
+  // registered benchmarks, so slow drifts of the machine hit every implementation alike.
+  std::vector<std::string> flags = {
+      "mmtune bench",
+      "--benchmark_repetitions=" + std::to_string(std::max(1, request.repetitions)),
+      "--benchmark_enable_random_interleaving=true",
+      "--benchmark_min_time=" + std::to_string(request.min_time_seconds),
+      "--benchmark_display_aggregates_only=true",
+  };
+  if (!request.json_path.empty()) {
+    flags.push_back("--benchmark_out=" + request.json_path);
+    flags.push_back("--benchmark_out_format=json");
+  }
+  std::vector<char*> argv;
+  for (std::string& flag : flags) argv.push_back(flag.data());
+  int argc = static_cast<int>(argv.size());
+  benchmark::Initialize(&argc, argv.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return OkStatus();
+}
+
+}  // namespace mmtune

@@ -1,0 +1,48 @@
+// `mmtune bench`: for each problem, the tuned runtime, the analytical default and each available
+// peer library, timed by Google Benchmark in one process on the same buffers, repetitions
+// interleaved at random across implementations, with GFLOP/s and % of the measured peak as
+// counters. The JSON it writes is Google Benchmark's own format, so its comparison tooling works,
+// and `mmtune report --bench` reads it.
+//
+// Benchmark names: "<dtype>/<layout>/<trans>/<M>x<N>x<K>/t<threads>/<impl>", impl one of tuned,
+// default, openblas, onednn, libxsmm. Counters: gflops, pct_peak (of the FMA peak for the dtype
+// and thread count). The label of a `tuned` row says the lookup tier (exact, nearest, default).
+// Before it is timed, every implementation's result is compared with the reference on sampled
+// elements; a wrong one is reported as an error row, never as a speed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "machine/machine.h"
+#include "mmtune/result.h"
+#include "mmtune/types.h"
+
+namespace mmtune {
+
+struct ComparisonRequest {
+  std::vector<Problem> problems;     // row-major NN (what every peer supports)
+  std::string db_path;               // the tuning DB the runtime reads
+  std::vector<std::string> peers;    // names to include ("openblas", ...); empty = none
+  int repetitions = 3;
+  double min_time_seconds = 0.2;     // per repetition
+  std::string json_path;             // Google Benchmark JSON, or empty
+};
+
+// Names of the peers compiled into this build, and their versions ("OpenBLAS 0.3.21 ..., core
+// Zen" for OpenBLAS).
+std::vector<std::pair<std::string, std::string>> PeerVersions();
+
+// Checks the request without running anything: known peers in this build, valid row-major NN
+// problems with nothing empty. RunComparison starts with it.
+Status CheckComparisonRequest(const ComparisonRequest& request);
+
+// Runs the comparison; the console table goes to stdout (Google Benchmark's reporter). `peaks` is
+// to_json(PeakReport) for "% of peak" (null: pct_peak is 0). Fails before timing anything when the
+// DB cannot be opened or a requested peer is not in this build.
+Status RunComparison(const ComparisonRequest& request, const Machine& machine,
+                     const nlohmann::json& peaks);
+
+}  // namespace mmtune

@@ -1,0 +1,79 @@
+// `mmtune bench` through the real binary: the Google Benchmark JSON it writes (names, counters,
+// context), the lookup tier in the tuned row's label, and bad input (one line, non-zero exit).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_test_util.h"
+
+namespace {
+
+using mmtune::testing::ExpectOneLineError;
+using mmtune::testing::FreshTestDir;
+using mmtune::testing::RunMmtune;
+using mmtune::testing::RunResult;
+using mmtune::testing::Slurp;
+
+const std::string& TunedDb() {
+  static const std::string db = [] {
+    const std::string path = FreshTestDir("bench_shared") + "/tuned.db";
+    const RunResult r = RunMmtune("tune --db '" + path +
+                                  "' --shapes 24x24x24 --strategy random --evals 3 --budget 0");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return path;
+  }();
+  return db;
+}
+
+TEST(BenchCliTest, WritesGoogleBenchmarkJsonWithTunedAndDefaultRows) {
+  const std::string dir = FreshTestDir("bench_json");
+  const std::string json_path = dir + "/bench.json";
+  const RunResult r = RunMmtune("bench --db '" + TunedDb() +
+                                "' --shapes 24x24x24,20x12x36 --against none --repetitions 2 "
+                                "--min-time 0.01 --json '" + json_path + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(Slurp(json_path), nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << Slurp(json_path);
+  EXPECT_TRUE(doc["context"]["mmtune_fingerprint"].is_string());
+  int plain_rows = 0;
+  bool exact_tuned = false, nearest_tuned = false, defaults = false;
+  for (const nlohmann::json& row : doc["benchmarks"]) {
+    const std::string name = row["run_name"].get<std::string>();
+    ASSERT_EQ(name.rfind("f32/row/NN/", 0), 0u) << name;
+    if (row.contains("aggregate_name")) continue;
+    ++plain_rows;
+    EXPECT_GT(row["gflops"].get<double>(), 0.0) << name;
+    EXPECT_TRUE(row.contains("pct_peak")) << name;
+    const std::string label = row.value("label", "");
+    if (name.find("24x24x24/t1/tuned") != std::string::npos) {
+      exact_tuned |= label.rfind("exact:", 0) == 0;
+    }
+    if (name.find("20x12x36/t1/tuned") != std::string::npos) {
+      nearest_tuned |= label.rfind("nearest:", 0) == 0;
+    }
+    defaults |= name.find("/default") != std::string::npos;
+  }
+  EXPECT_EQ(plain_rows, 2 * 2 * 2);  // 2 shapes x (tuned, default) x 2 repetitions
+  EXPECT_TRUE(exact_tuned);
+  EXPECT_TRUE(nearest_tuned);
+  EXPECT_TRUE(defaults);
+}
+
+TEST(BenchCliTest, BadInputIsOneLine) {
+  const std::string dir = FreshTestDir("bench_bad");
+  ExpectOneLineError(RunMmtune("bench --db '" + dir + "/missing.db' --shapes 8x8x8"), 1);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/missing.db"));
+  ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --shapes 12x"), 2);
+  ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --against mkl"), 2);
+  ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --shapes 8x0x8 --against none"),
+                     2);
+  ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --repetitions 0"), 2);
+  ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --preset quick --shapes 8x8x8"),
+                     2);
+}
+
+}  // namespace
