@@ -5,11 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <random>
 
+#include <unistd.h>
+
 #include "comparison/peer_libraries.h"
+#include "comparison/summary_reporter.h"
 #include "kernels/default_config.h"
 #include "kernels/gemm.h"
 #include "mmtune/runtime.h"
@@ -87,11 +91,15 @@ void TimeOne(benchmark::State& state, const Problem& problem, Operands<T>* opera
       benchmark::Counter::kIsIterationInvariantRate);
 }
 
-std::string BenchName(const Problem& p, const std::string& impl) {
+// "f32/row/NN/128x768x768/t1": the problem part of every benchmark name.
+std::string ProblemPart(const Problem& p) {
   return std::string(ToString(p.dtype)) + "/" + ToString(p.layout) + "/" +
          TransPairToString(p.trans_a, p.trans_b) + "/" + std::to_string(p.m) + "x" +
-         std::to_string(p.n) + "x" + std::to_string(p.k) + "/t" + std::to_string(p.threads) +
-         "/" + impl;
+         std::to_string(p.n) + "x" + std::to_string(p.k) + "/t" + std::to_string(p.threads);
+}
+
+std::string BenchName(const Problem& p, const std::string& impl) {
+  return ProblemPart(p) + "/" + impl;
 }
 
 // Everything the registered benchmarks point to; lives until the run is over.
@@ -271,8 +279,12 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
   for (std::string& flag : flags) argv.push_back(flag.data());
   int argc = static_cast<int>(argv.size());
   benchmark::Initialize(&argc, argv.data());
-  benchmark::RunSpecifiedBenchmarks();
+  std::vector<std::string> keys;
+  for (const Problem& problem : request.problems) keys.push_back(ProblemPart(problem));
+  SummaryReporter reporter(std::move(keys), isatty(STDOUT_FILENO) == 1);
+  benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
+  reporter.PrintSummary(std::cout);
   return OkStatus();
 }
 

@@ -61,6 +61,10 @@ TEST(BenchCliTest, WritesGoogleBenchmarkJsonWithTunedAndDefaultRows) {
   EXPECT_TRUE(exact_tuned);
   EXPECT_TRUE(nearest_tuned);
   EXPECT_TRUE(defaults);
+  // The summary table closes the console output; no colour codes when stdout is not a terminal.
+  EXPECT_NE(r.out.find("summary: median GFLOP/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nf32/row/NN/20x12x36/t1 "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
 }
 
 TEST(BenchCliTest, BadInputIsOneLine) {
