@@ -67,6 +67,9 @@ void RunBench(const BenchOptions& options, Context& context) {
   if (!shapes) return context.Fail(kExitUsage, shapes.error().message);
   auto dtype = ParseDType(options.dtype);
   if (!dtype) return context.Fail(kExitUsage, dtype.error().message);
+  if (auto status = RequireFloatingDType(*dtype, "mmtune bench"); !status) {
+    return context.Fail(kExitUsage, status.error().message);
+  }
   auto peers = ParsePeers(options.against);
   if (!peers) return context.Fail(kExitUsage, peers.error().message);
   if (options.repetitions < 1 || !(options.min_time > 0.0)) {

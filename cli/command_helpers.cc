@@ -5,7 +5,8 @@
 namespace mmtune::cli {
 
 void AddProblemKindOptions(CLI::App& command, ProblemKindText& text) {
-  command.add_option("--dtype", text.dtype, "Element type: f32 or f64")->capture_default_str();
+  command.add_option("--dtype", text.dtype,
+                     "Element type: f32, f64, bf16 or s8 (tune takes f32 or f64)")->capture_default_str();
   command.add_option("--layout", text.layout, "Storage layout: row or col")->capture_default_str();
   command.add_option("--trans", text.trans, "Transposes of A and B: NN, NT, TN or TT")
       ->capture_default_str();
@@ -19,6 +20,14 @@ Result<ProblemKind> ParseProblemKind(const ProblemKindText& text) {
   auto trans = ParseTransPair(text.trans);
   if (!trans) return Error{trans.error().code, "--trans: " + trans.error().message};
   return ProblemKind{*dtype, *layout, trans->first, trans->second};
+}
+
+Status RequireFloatingDType(DType dtype, const char* command) {
+  if (!IsLowPrecision(dtype)) return OkStatus();
+  return MakeError(ErrorCode::kInvalidArgument,
+                   std::string(command) + " takes --dtype f32 or f64; " + ToString(dtype) +
+                       " has kernels and an analytical default but is not tuned or benchmarked "
+                       "yet");
 }
 
 Result<int> ParseThreads(const std::string& text, int cores) {

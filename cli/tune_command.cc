@@ -170,6 +170,9 @@ void RunTune(const TuneOptions& options, Context& context) {
   }
   auto kind = ParseProblemKind(options.kind);
   if (!kind) return context.Fail(kExitUsage, kind.error().message);
+  if (auto status = RequireFloatingDType(kind->dtype, "mmtune tune"); !status) {
+    return context.Fail(kExitUsage, status.error().message);
+  }
   if (auto status = CheckStrategyName(options.strategy); !status) {
     return context.Fail(kExitUsage, status.error().message);
   }

@@ -10,6 +10,8 @@ const char* ToString(DType dtype) {
   switch (dtype) {
     case DType::kF32: return "f32";
     case DType::kF64: return "f64";
+    case DType::kBF16: return "bf16";
+    case DType::kS8: return "s8";
   }
   return "?";
 }
@@ -28,8 +30,10 @@ std::string TransPairToString(Trans trans_a, Trans trans_b) {
 Result<DType> ParseDType(std::string_view text) {
   if (text == "f32") return DType::kF32;
   if (text == "f64") return DType::kF64;
+  if (text == "bf16") return DType::kBF16;
+  if (text == "s8") return DType::kS8;
   return MakeError(ErrorCode::kInvalidArgument,
-                   "unknown dtype '" + std::string(text) + "' (expected f32 or f64)");
+                   "unknown dtype '" + std::string(text) + "' (expected f32, f64, bf16 or s8)");
 }
 
 Result<Layout> ParseLayout(std::string_view text) {
@@ -57,9 +61,17 @@ std::size_t DTypeSize(DType dtype) {
   switch (dtype) {
     case DType::kF32: return sizeof(float);
     case DType::kF64: return sizeof(double);
+    case DType::kBF16: return 2;
+    case DType::kS8: return 1;
   }
   return 0;
 }
+
+std::size_t CTypeSize(DType dtype) {
+  return dtype == DType::kF64 ? sizeof(double) : 4;  // f32, s32 for the low-precision types
+}
+
+bool IsLowPrecision(DType dtype) { return dtype == DType::kBF16 || dtype == DType::kS8; }
 
 Status Problem::Validate() const {
   if (m < 0 || n < 0 || k < 0) {

@@ -247,6 +247,10 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
       if (!opened) return opened.error();
       runtime = std::move(*opened);
     }
+    if (IsLowPrecision(problem.dtype)) {
+      return MakeError(ErrorCode::kUnsupported, std::string("mmtune bench takes f32 or f64, not ") +
+                                                    ToString(problem.dtype));
+    }
     const double peak = RooflineOf(problem, peaks).compute_gflops;
     const Status status =
         problem.dtype == DType::kF32

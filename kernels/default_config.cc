@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/lowp_microkernel.h"
 #include "kernels/microkernel.h"
 
 namespace mmtune {
@@ -103,6 +104,27 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine) {
   return c;
 }
 
+// The cache blocks of the packed loops. kc: the B micro-panel (kc x nr) takes about half of L1,
+// leaving the rest for the A micro-panel (mr x kc) and C lines; rounded down to `kc_step` for
+// aligned panels. mc: the packed A block (mc x kc) takes about half of the core's L2, the other
+// half holding the B micro-panels streaming through. nc: the packed B block (kc x nc) takes
+// about half of this core's share of L3. No block larger than the problem (whole tiles, kc
+// whole groups of `k_group`) or than the config limits.
+void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64_t a_elem,
+                    std::int64_t b_elem, int kc_step, int k_group, KernelConfig& c) {
+  std::int64_t kc = static_cast<std::int64_t>(cache.l1d) / 2 / (c.nr * b_elem);
+  kc = std::clamp<std::int64_t>(kc / kc_step * kc_step, kc_step, 1 << 14);
+  std::int64_t mc = static_cast<std::int64_t>(cache.l2) / 2 / (kc * a_elem);
+  std::int64_t nc = static_cast<std::int64_t>(cache.l3_per_core) / 2 / (kc * b_elem);
+  kc = std::min<std::int64_t>(
+      kc, (std::max<std::int64_t>(1, problem.k) + k_group - 1) / k_group * k_group);
+  mc = std::min<std::int64_t>({mc, (problem.m + c.mr - 1) / c.mr * c.mr, 1 << 16});
+  nc = std::min<std::int64_t>({nc, (problem.n + c.nr - 1) / c.nr * c.nr, 1 << 16});
+  c.kc = static_cast<int>(kc);
+  c.mc = static_cast<int>(std::max<std::int64_t>(c.mr, mc / c.mr * c.mr));
+  c.nc = static_cast<int>(std::max<std::int64_t>(c.nr, nc / c.nr * c.nr));
+}
+
 // The model config of the packed 5-loop family: blocks sized for L1, L2 and the L3 share.
 template <typename T>
 KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
@@ -118,24 +140,7 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   c.nr = best.nr;
   c.k_unroll = 1;
   c.prefetch_c = true;
-  // kc: the B micro-panel (kc x nr) takes about half of L1, leaving the rest for the A
-  // micro-panel (mr x kc) and C lines; rounded down to a multiple of 8 for aligned panels.
-  std::int64_t kc = static_cast<std::int64_t>(cache.l1d) / 2 / (c.nr * elem);
-  kc = std::clamp<std::int64_t>(kc / 8 * 8, 8, 1 << 14);
-  // mc: the packed A block (mc x kc) takes about half of the core's L2, the other half holding
-  // the B micro-panels streaming through.
-  std::int64_t mc = static_cast<std::int64_t>(cache.l2) / 2 / (kc * elem);
-  mc = std::max<std::int64_t>(c.mr, mc / c.mr * c.mr);
-  // nc: the packed B block (kc x nc) takes about half of this core's share of L3.
-  std::int64_t nc = static_cast<std::int64_t>(cache.l3_per_core) / 2 / (kc * elem);
-  nc = std::max<std::int64_t>(c.nr, nc / c.nr * c.nr);
-  // No block larger than the problem (rounded to whole tiles).
-  kc = std::min<std::int64_t>(kc, std::max<std::int64_t>(1, problem.k));
-  mc = std::min<std::int64_t>(mc, (problem.m + c.mr - 1) / c.mr * c.mr);
-  nc = std::min<std::int64_t>(nc, (problem.n + c.nr - 1) / c.nr * c.nr);
-  c.kc = static_cast<int>(kc);
-  c.mc = static_cast<int>(std::min<std::int64_t>(mc, 1 << 16) / c.mr * c.mr);
-  c.nc = static_cast<int>(std::min<std::int64_t>(nc, 1 << 16) / c.nr * c.nr);
+  SetCacheBlocks(cache, problem, elem, elem, 8, 1, c);
   // Threads share the B block (split ic) when there are enough row panels for everyone.
   c.parallel_loop =
       problem.threads > 1 && problem.m >= static_cast<std::int64_t>(problem.threads) * c.mr * 4
@@ -169,6 +174,39 @@ KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
                                           : PackedModel<T>(problem, machine);
 }
 
+// The low-precision types have the packed family only, whatever the shape. The same cache model
+// as PackedModel with the input element sizes (a bf16 or s8 panel holds 2x or 4x the k of an f32
+// one), kc a multiple of the k group, and AVX2 kernels on an AVX-512 CPU without the
+// dot-product extension.
+template <class Kind>
+KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
+  constexpr int G = Kind::kGroup;
+  IsaLevel isa = machine.kernel_isa;
+  if (!CpuRunsLowp<Kind>(machine.cpu, isa)) isa = IsaLevel::kAvx2;
+  const CacheBudget cache = CacheBudgetOf(machine.topology);
+  const int lanes = VectorLanes(isa, 4);  // 32-bit accumulator lanes
+  Tile best;
+  for (const auto& entry : LowpMicroKernels<Kind>(isa)) {
+    if (entry.nr == 2 * lanes && entry.k_unroll == 1 && entry.mr > best.mr) {
+      best = {entry.mr, entry.nr};
+    }
+  }
+  KernelConfig c;
+  c.isa = isa;
+  c.threads = problem.threads;
+  c.family = KernelFamily::kPacked;
+  c.mr = best.mr;
+  c.nr = best.nr;
+  c.k_unroll = 1;
+  c.prefetch_c = true;
+  SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B), 16, G, c);
+  c.parallel_loop =
+      problem.threads > 1 && problem.m >= static_cast<std::int64_t>(problem.threads) * c.mr * 4
+          ? ParallelLoop::kIc
+          : ParallelLoop::kJc;
+  return c;
+}
+
 template <typename T>
 std::vector<KernelConfig> AlternativesFor(const Problem& problem, const Machine& machine) {
   if (problem.m == 1 || problem.n == 1) return {};
@@ -189,13 +227,23 @@ int DefaultThreadCount(const Problem& problem, int max_threads) {
 }
 
 KernelConfig DefaultConfig(const Problem& problem, const Machine& machine) {
-  return problem.dtype == DType::kF32 ? DefaultFor<float>(problem, machine)
-                                      : DefaultFor<double>(problem, machine);
+  switch (problem.dtype) {
+    case DType::kF32: return DefaultFor<float>(problem, machine);
+    case DType::kF64: return DefaultFor<double>(problem, machine);
+    case DType::kBF16: return LowpDefault<Bf16Gemm>(problem, machine);
+    case DType::kS8: return LowpDefault<S8Gemm>(problem, machine);
+  }
+  return DefaultFor<float>(problem, machine);
 }
 
 std::vector<KernelConfig> AnalyticalAlternatives(const Problem& problem, const Machine& machine) {
-  return problem.dtype == DType::kF32 ? AlternativesFor<float>(problem, machine)
-                                      : AlternativesFor<double>(problem, machine);
+  switch (problem.dtype) {
+    case DType::kF32: return AlternativesFor<float>(problem, machine);
+    case DType::kF64: return AlternativesFor<double>(problem, machine);
+    case DType::kBF16:
+    case DType::kS8: return {};  // one family: nothing to choose between
+  }
+  return {};
 }
 
 }  // namespace mmtune

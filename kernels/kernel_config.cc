@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/lowp_microkernel.h"
 #include "kernels/microkernel.h"
 
 namespace mmtune {
@@ -55,13 +56,28 @@ Status Invalid(const std::string& message) {
 }
 
 bool KernelExists(DType dtype, IsaLevel isa, int mr, int nr, int k_unroll) {
-  return dtype == DType::kF32 ? FindMicroKernel<float>(isa, mr, nr, k_unroll) != nullptr
-                              : FindMicroKernel<double>(isa, mr, nr, k_unroll) != nullptr;
+  switch (dtype) {
+    case DType::kF32: return FindMicroKernel<float>(isa, mr, nr, k_unroll) != nullptr;
+    case DType::kF64: return FindMicroKernel<double>(isa, mr, nr, k_unroll) != nullptr;
+    case DType::kBF16: return FindLowpMicroKernel<Bf16Gemm>(isa, mr, nr, k_unroll) != nullptr;
+    case DType::kS8: return FindLowpMicroKernel<S8Gemm>(isa, mr, nr, k_unroll) != nullptr;
+  }
+  return false;
 }
 
 bool GemvExists(DType dtype, IsaLevel isa, int mr, int nr) {
-  return dtype == DType::kF32 ? FindGemvKernel<float>(isa, mr, nr) != nullptr
-                              : FindGemvKernel<double>(isa, mr, nr) != nullptr;
+  switch (dtype) {
+    case DType::kF32: return FindGemvKernel<float>(isa, mr, nr) != nullptr;
+    case DType::kF64: return FindGemvKernel<double>(isa, mr, nr) != nullptr;
+    case DType::kBF16:
+    case DType::kS8: return false;
+  }
+  return false;
+}
+
+// k values per group of the low-precision packed panels (1 for f32 and f64).
+int KGroupOf(DType dtype) {
+  return dtype == DType::kBF16 ? Bf16Gemm::kGroup : dtype == DType::kS8 ? S8Gemm::kGroup : 1;
 }
 
 }  // namespace
@@ -70,6 +86,13 @@ Status KernelConfig::Validate(const Problem& problem, const Machine& machine) co
   if (isa > machine.kernel_isa) {
     return Invalid(std::string("isa ") + mmtune::ToString(isa) + " exceeds this machine's kernel "
                    "level " + mmtune::ToString(machine.kernel_isa));
+  }
+  if ((problem.dtype == DType::kBF16 && !CpuRunsLowp<Bf16Gemm>(machine.cpu, isa)) ||
+      (problem.dtype == DType::kS8 && !CpuRunsLowp<S8Gemm>(machine.cpu, isa))) {
+    return Invalid(std::string(mmtune::ToString(isa)) + " " + mmtune::ToString(problem.dtype) +
+                   " kernels need " +
+                   (problem.dtype == DType::kBF16 ? "AVX512_BF16" : "AVX512_VNNI") +
+                   ", which this CPU lacks");
   }
   const int max_threads = std::max({1, machine.topology.cores, machine.topology.pus});
   if (threads > max_threads) {
@@ -99,6 +122,21 @@ Status KernelConfig::ValidateFor(DType dtype) const {
     return Invalid("prefetch distances must be in [0, " + std::to_string(kMaxPrefetch) + "]");
   }
   const std::string tile = std::to_string(mr) + "x" + std::to_string(nr);
+  if (IsLowPrecision(dtype)) {
+    if (family != KernelFamily::kPacked) {
+      return Invalid(std::string("the ") + mmtune::ToString(dtype) +
+                     " dtype has the packed family only, not " + mmtune::ToString(family));
+    }
+    if (parallel_loop == ParallelLoop::kJr) {
+      return Invalid(std::string("the ") + mmtune::ToString(dtype) +
+                     " packed loops parallelize jc or ic, not jr");
+    }
+    if (kc % KGroupOf(dtype) != 0) {
+      return Invalid("kc = " + std::to_string(kc) + " must be a multiple of " +
+                     std::to_string(KGroupOf(dtype)) + " (the " + mmtune::ToString(dtype) +
+                     " k group)");
+    }
+  }
   if (family == KernelFamily::kGemv) {
     if (!GemvExists(dtype, isa, mr, nr)) {
       return Invalid("no " + std::string(mmtune::ToString(isa)) + " " + mmtune::ToString(dtype) +

@@ -173,6 +173,10 @@ struct Runtime::Impl {
 };
 
 Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& problem) const {
+  if (IsLowPrecision(problem.dtype)) {  // the typed GEMM entry points are f32 and f64 only
+    return MakeError(ErrorCode::kUnsupported,
+                     std::string("the runtime has no ") + ToString(problem.dtype) + " GEMM");
+  }
   auto entry = std::make_unique<PlanEntry>();
   entry->problem = problem;
   entry->lookup = index.Find(problem);

@@ -118,8 +118,13 @@ std::vector<KernelConfig> Generate(const Problem& problem, const Machine& machin
 
 std::vector<KernelConfig> GenerateSpace(const Problem& problem, const Machine& machine,
                                         const SpaceOptions& options) {
-  return problem.dtype == DType::kF32 ? Generate<float>(problem, machine, options)
-                                      : Generate<double>(problem, machine, options);
+  switch (problem.dtype) {
+    case DType::kF32: return Generate<float>(problem, machine, options);
+    case DType::kF64: return Generate<double>(problem, machine, options);
+    case DType::kBF16:
+    case DType::kS8: break;  // not searched yet: the low-precision kernels run their default
+  }
+  return {};
 }
 
 }  // namespace mmtune

@@ -18,19 +18,13 @@ namespace {
 using testing::CheckResult;
 using testing::GemmCase;
 using testing::MakeCase;
+using testing::RunnableLevels;
 
 template <typename T>
 constexpr DType DTypeOf() {
   return sizeof(T) == 4 ? DType::kF32 : DType::kF64;
 }
 
-std::vector<IsaLevel> RunnableLevels() {
-  std::vector<IsaLevel> levels;
-  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-    if (level <= HostCpuFeatures().MaxIsaLevel()) levels.push_back(level);
-  }
-  return levels;
-}
 
 // A random, valid config of `family` for an m x n x k problem at `isa`. Blocks are drawn small
 // as well as large, so even small shapes cross several mc/kc/nc block boundaries.

@@ -13,10 +13,20 @@
 #include <vector>
 
 #include "kernels/gemm_args.h"
+#include "machine/cpu_features.h"
 #include "kernels/reference_gemm.h"
 #include "mmtune/types.h"
 
 namespace mmtune::testing {
+
+// The ISA levels this CPU can run kernels of, lowest first.
+inline std::vector<IsaLevel> RunnableLevels() {
+  std::vector<IsaLevel> levels;
+  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (level <= HostCpuFeatures().MaxIsaLevel()) levels.push_back(level);
+  }
+  return levels;
+}
 
 // A value that no computation here produces, so any write outside C's window shows.
 template <typename T>

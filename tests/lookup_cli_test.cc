@@ -52,6 +52,20 @@ TEST(LookupCliTest, ShowsEachTier) {
   EXPECT_TRUE(json["gflops"].is_null());
   EXPECT_TRUE(json["config"].is_object());
   EXPECT_EQ(json["winners_loaded"], 1);
+
+  // The low-precision dtypes have no winners yet: their analytical default, packed and with kc
+  // a whole number of k groups.
+  for (const char* dtype : {"bf16", "s8"}) {
+    const RunResult lowp = RunMmtune("lookup --db '" + db + "' --shape 64x96x100 --dtype " +
+                                     dtype + " --threads 1 --json");
+    ASSERT_EQ(lowp.exit_code, 0) << lowp.err;
+    const nlohmann::json doc = nlohmann::json::parse(lowp.out, nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << lowp.out;
+    EXPECT_EQ(doc["tier"], "default");
+    EXPECT_EQ(doc["problem"], std::string(dtype) + " row NN 64x96x100 t1");
+    EXPECT_EQ(doc["config"]["family"], "packed");
+    EXPECT_EQ(doc["config"]["kc"].get<int>() % (std::string(dtype) == "s8" ? 4 : 2), 0);
+  }
 }
 
 TEST(LookupCliTest, BadInputIsOneLineAndTheFileStaysAsItWas) {

@@ -15,14 +15,7 @@ namespace {
 using testing::CheckResult;
 using testing::GemmCase;
 using testing::MakeCase;
-
-std::vector<IsaLevel> RunnableLevels() {
-  std::vector<IsaLevel> levels;
-  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-    if (level <= HostCpuFeatures().MaxIsaLevel()) levels.push_back(level);
-  }
-  return levels;
-}
+using testing::RunnableLevels;
 
 template <typename T>
 class MicroKernelTest : public ::testing::Test {};

@@ -76,7 +76,8 @@ TEST(TuneCliTest, BadInputIsRefusedBeforeTheDbIsCreated) {
         "--shapes 8x8x8,", "--dtype f16", "--preset nope", "--strategy telepathy",
         "--trans XY", "--threads 0", "--threads 99999", "--threads two", "--shard 3/2",
         "--shard x", "--shapes 8x8x8 --preset quick", "--budget -1", "--evals -3",
-        "--layout diagonal", "--shapes-file /no/such/file.csv", "--bogus"}) {
+        "--layout diagonal", "--shapes-file /no/such/file.csv", "--bogus",
+        "--shapes 8x8x8 --dtype bf16", "--shapes 8x8x8 --dtype s8"}) {
     SCOPED_TRACE(args);
     const RunResult r = RunMmtune("tune --db '" + db + "' " + args);
     ExpectOneLineError(r, 2);

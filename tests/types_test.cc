@@ -36,13 +36,21 @@ TEST(ParseShapeTest, RejectsOverflow) {
 }
 
 TEST(DTypeTest, ParsesAndNamesEveryType) {
-  for (DType dtype : {DType::kF32, DType::kF64}) {
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kS8}) {
     auto parsed = ParseDType(ToString(dtype));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, dtype);
   }
   EXPECT_EQ(DTypeSize(DType::kF32), 4u);
   EXPECT_EQ(DTypeSize(DType::kF64), 8u);
+  EXPECT_EQ(DTypeSize(DType::kBF16), 2u);
+  EXPECT_EQ(DTypeSize(DType::kS8), 1u);
+  EXPECT_EQ(CTypeSize(DType::kF64), 8u);
+  EXPECT_EQ(CTypeSize(DType::kBF16), 4u);  // accumulates in f32
+  EXPECT_EQ(CTypeSize(DType::kS8), 4u);    // accumulates in s32
+  EXPECT_FALSE(IsLowPrecision(DType::kF32));
+  EXPECT_TRUE(IsLowPrecision(DType::kBF16));
+  EXPECT_TRUE(IsLowPrecision(DType::kS8));
   auto bad = ParseDType("f16x");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("f16x"), std::string::npos);

@@ -212,6 +212,10 @@ Result<std::unique_ptr<CandidateRunner>> CandidateRunner::Create(const Problem& 
                          ? ColdCacheCopies(problem, LastLevelCacheBytes(machine),
                                            kColdCacheMemoryLimit)
                          : 1;
+  if (IsLowPrecision(problem.dtype)) {
+    return MakeError(ErrorCode::kUnsupported, std::string("tuning ") + ToString(problem.dtype) +
+                                                  " is not supported yet (f32 and f64 only)");
+  }
   try {
     if (problem.dtype == DType::kF32) {
       return std::unique_ptr<CandidateRunner>(

@@ -17,21 +17,33 @@ double Ceiling(const nlohmann::json& peaks, const char* key, int threads) {
   return all > 0.0 ? std::min(scaled, all) : scaled;
 }
 
+// The stored peak (tuner/peak.h) that bounds each dtype: FMA for f32/f64, the dot-product
+// instructions for bf16 and int8 (absent where the CPU has none: then the roofline is unknown).
+const char* PeakKeyOf(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return "f32_fma_gflops";
+    case DType::kF64: return "f64_fma_gflops";
+    case DType::kBF16: return "bf16_dot_gops";
+    case DType::kS8: return "int8_dot_gops";
+  }
+  return "f32_fma_gflops";
+}
+
 }  // namespace
 
 Roofline RooflineOf(const Problem& problem, const nlohmann::json& peaks) {
   Roofline roof;
   try {
     roof.compute_gflops = Ceiling(
-        peaks, problem.dtype == DType::kF32 ? "f32_fma_gflops" : "f64_fma_gflops",
-        problem.threads);
+        peaks, PeakKeyOf(problem.dtype), problem.threads);
     roof.bandwidth_gbs = Ceiling(peaks, "memory_read_gbs", problem.threads);
   } catch (const nlohmann::json::exception&) {
     return Roofline{};  // stored peaks of the wrong shape: unknown, not a crash
   }
-  const double bytes = static_cast<double>(DTypeSize(problem.dtype)) *
-                       static_cast<double>(problem.m * problem.k + problem.k * problem.n +
-                                           problem.m * problem.n);
+  const double bytes =
+      static_cast<double>(DTypeSize(problem.dtype)) *
+          static_cast<double>(problem.m * problem.k + problem.k * problem.n) +
+      static_cast<double>(CTypeSize(problem.dtype)) * static_cast<double>(problem.m * problem.n);
   roof.intensity = bytes > 0.0 ? problem.Flops() / bytes : 0.0;
   if (roof.compute_gflops > 0.0 && roof.bandwidth_gbs > 0.0) {
     roof.attainable_gflops = std::min(roof.compute_gflops, roof.intensity * roof.bandwidth_gbs);

@@ -11,7 +11,10 @@
 
 namespace mmtune {
 
-enum class DType : std::uint8_t { kF32, kF64 };
+// The element types of a GEMM. f32 and f64: A, B and C of that type. The low-precision ones
+// accumulate in 32 bits: bf16 is A, B bfloat16 and C f32; s8 is A u8, B s8 and C s32 (the
+// operand signs of x86 VNNI; docs/low-precision.md has the conventions).
+enum class DType : std::uint8_t { kF32, kF64, kBF16, kS8 };
 enum class Layout : std::uint8_t { kRowMajor, kColMajor };
 enum class Trans : std::uint8_t { kNo, kYes };
 
@@ -25,7 +28,11 @@ Result<Layout> ParseLayout(std::string_view text);
 // "NN", "NT", "TN", "TT" (either case): op(A) then op(B).
 Result<std::pair<Trans, Trans>> ParseTransPair(std::string_view text);
 
+// Bytes of one A or B element, and of one C element (they differ for bf16 and s8).
 std::size_t DTypeSize(DType dtype);
+std::size_t CTypeSize(DType dtype);
+// bf16 and s8: inputs narrower than the 32-bit accumulator, packed in k groups.
+bool IsLowPrecision(DType dtype);
 
 // C (M x N) = alpha * op(A) (M x K) * op(B) (K x N) + beta * C, as in BLAS GEMM.
 struct Problem {

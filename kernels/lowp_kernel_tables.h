@@ -1,0 +1,41 @@
+// The registry tables of the low-precision micro-kernels, instantiated by ukernels_<isa>_lowp.cc.
+// Without native dot products (generic, AVX2) each row's A group and each B vector take two
+// registers once widened, so a 16-register tile (MR, NV) is listed when
+// MR * NV + 2 * NV + 2 <= 16. AVX-512 kernels use the f32 32-register list: VDPBF16PS and
+// VPDPBUSD read their operands as they are. Every tile comes with k unroll 1 and 4 (in groups).
+#pragma once
+
+#include <span>
+
+#include "kernels/kernel_tables.h"
+#include "kernels/lowp_microkernel.h"
+
+#define MMTUNE_LOWP_TILES_16_REGISTERS(X)                                                  \
+  X(1, 1) X(2, 1) X(4, 1) X(6, 1) X(8, 1) X(12, 1) X(1, 2) X(2, 2) X(3, 2) X(4, 2) X(5, 2) \
+  X(1, 3) X(2, 3)
+
+#define MMTUNE_LOWP_ENTRIES(MR, NV) \
+  ::mmtune::ukernel::LowpEntry<Vec, MR, NV, 1>(), ::mmtune::ukernel::LowpEntry<Vec, MR, NV, 4>(),
+
+// Defines `FUNCTION_PREFIX##MicroKernels()` for the traits type `Traits<KIND>` (in scope).
+#define MMTUNE_DEFINE_LOWP_KERNEL_TABLE(KIND, TRAITS, FUNCTION_PREFIX, TILES)          \
+  namespace FUNCTION_PREFIX##_table {                                                  \
+  using Vec = TRAITS<::mmtune::KIND>;                                                  \
+  constexpr ::mmtune::LowpMicroKernelEntry<::mmtune::KIND> kEntries[] = {              \
+      TILES(MMTUNE_LOWP_ENTRIES)};                                                     \
+  }                                                                                    \
+  std::span<const ::mmtune::LowpMicroKernelEntry<::mmtune::KIND>>                      \
+      FUNCTION_PREFIX##MicroKernels() {                                                \
+    return FUNCTION_PREFIX##_table::kEntries;                                          \
+  }
+
+namespace mmtune {
+
+std::span<const LowpMicroKernelEntry<Bf16Gemm>> GenericBf16MicroKernels();
+std::span<const LowpMicroKernelEntry<S8Gemm>> GenericS8MicroKernels();
+std::span<const LowpMicroKernelEntry<Bf16Gemm>> Avx2Bf16MicroKernels();
+std::span<const LowpMicroKernelEntry<S8Gemm>> Avx2S8MicroKernels();
+std::span<const LowpMicroKernelEntry<Bf16Gemm>> Avx512Bf16MicroKernels();
+std::span<const LowpMicroKernelEntry<S8Gemm>> Avx512S8MicroKernels();
+
+}  // namespace mmtune

@@ -1,0 +1,84 @@
+// The low-precision GEMMs (bf16 x bf16 -> f32, u8 x s8 -> s32): their element types, the
+// interface of their generated micro-kernels and the registry that lists them. The hardware
+// dot-product instructions (AVX512_BF16 VDPBF16PS, AVX512_VNNI VPDPBUSD) consume k in groups
+// (2 bf16 or 4 bytes per 32-bit lane), so both operands are always packed with k grouped: there
+// is no in-place mode and no direct or gemv family for these types.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "machine/cpu_features.h"
+#include "mmtune/bf16.h"
+#include "mmtune/types.h"
+
+namespace mmtune {
+
+// bf16: A and B bfloat16, C, alpha and beta f32; accumulation in f32.
+struct Bf16Gemm {
+  using A = BFloat16;
+  using B = BFloat16;
+  using C = float;
+  using Scalar = float;
+  static constexpr int kGroup = 2;  // k values per 32-bit lane of a packed panel
+  static constexpr DType kDType = DType::kBF16;
+};
+
+// s8: A u8, B s8 (the operand signs of VPDPBUSD), C, alpha and beta s32. Exact: products and
+// sums are integers, computed modulo 2^32 (wrap-around, no saturation) like the instructions.
+struct S8Gemm {
+  using A = std::uint8_t;
+  using B = std::int8_t;
+  using C = std::int32_t;
+  using Scalar = std::int32_t;
+  static constexpr int kGroup = 4;
+  static constexpr DType kDType = DType::kS8;
+};
+
+// Packed panels: k is split into groups of kGroup consecutive values, zero-padded at the end.
+// A panel of MR rows holds, for group g and row i, the kGroup values at a[(g * MR + i) * kGroup];
+// a B panel of NR columns those of column j at b[(g * NR + j) * kGroup]. One group of one row
+// or column is 4 bytes for both kinds: a 32-bit broadcast of A meets a vector load of B.
+template <class Kind>
+struct LowpMicroKernelArgs {
+  std::int64_t groups = 0;  // k groups in the panels
+  const typename Kind::A* a = nullptr;
+  const typename Kind::B* b = nullptr;
+  // C element (i, j) of the tile is c[i * row_stride + j * col_stride]: the epilogue is scalar,
+  // so a column-major C is written in place.
+  typename Kind::C* c = nullptr;
+  std::int64_t row_stride = 0;
+  std::int64_t col_stride = 1;
+  int m = 0;  // rows of the tile to write (<= MR)
+  int n = 0;  // columns to write (<= NR)
+  typename Kind::Scalar alpha = 1;
+  typename Kind::Scalar beta = 0;  // 0: C is only written, never read
+  int prefetch_a = 0;  // software prefetch distance in k groups, 0 = none
+  int prefetch_b = 0;
+  bool prefetch_c = false;
+};
+
+template <class Kind>
+using LowpMicroKernelFn = void (*)(const LowpMicroKernelArgs<Kind>&);
+
+template <class Kind>
+struct LowpMicroKernelEntry {
+  IsaLevel isa;
+  int mr;
+  int nr;
+  int k_unroll;  // groups per unrolled k-loop step
+  LowpMicroKernelFn<Kind> packed;
+};
+
+// Every kernel compiled for `isa`, sorted by (mr, nr, k_unroll); empty if none.
+template <class Kind>
+std::span<const LowpMicroKernelEntry<Kind>> LowpMicroKernels(IsaLevel isa);
+template <class Kind>
+const LowpMicroKernelEntry<Kind>* FindLowpMicroKernel(IsaLevel isa, int mr, int nr, int k_unroll);
+
+// Whether the CPU has the instructions `Kind`'s kernels at `isa` use beyond the ISA level itself:
+// AVX512_BF16 for bf16 and AVX512_VNNI for s8 at avx512; nothing more below.
+template <class Kind>
+bool CpuRunsLowp(const CpuFeatures& cpu, IsaLevel isa);
+
+}  // namespace mmtune

@@ -1,0 +1,102 @@
+// The ONE micro-kernel template of the low-precision family (bf16, s8), parameterized by a lowp
+// traits type (simd/lowp_vec_*.h). Included only by the per-ISA translation units
+// (ukernels_<isa>_lowp.cc), which instantiate it over their registry tables. As in
+// microkernel_impl.h, no standard-library function templates: every out-of-line function here
+// is instantiated with ISA-specific types only.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/lowp_microkernel.h"
+#include "kernels/simd/unroll.h"
+
+namespace mmtune::ukernel {
+
+// C tile (MR x NR, NR = NV vectors) = alpha * A panel * B panel + beta * C. The k loop runs over
+// groups in registers; the epilogue goes through a small buffer and writes only the m x n corner,
+// element by element, with any row and column stride.
+template <class Vec, int MR, int NV, int KU>
+void LowpMicroKernel(const LowpMicroKernelArgs<typename Vec::Kind>& args) {
+  using Kind = typename Vec::Kind;
+  using Acc = typename Vec::Acc;
+  using C = typename Kind::C;
+  constexpr int L = Vec::kLanes;
+  constexpr int NR = NV * L;
+  constexpr int G = Kind::kGroup;
+
+  Acc acc[MR][NV];
+  simd::Unroll<MR>([&](auto i) { simd::Unroll<NV>([&](auto v) { acc[i][v] = Vec::Zero(); }); });
+
+  if (args.prefetch_c) {
+    for (int i = 0; i < args.m; ++i) {
+      __builtin_prefetch(args.c + i * args.row_stride, 1, 3);
+      __builtin_prefetch(args.c + i * args.row_stride + (args.n - 1) * args.col_stride, 1, 3);
+    }
+  }
+
+  auto step = [&](const typename Kind::A* a, const typename Kind::B* b)
+                  __attribute__((always_inline)) {
+    typename Vec::BOperand bv[NV];
+    simd::Unroll<NV>([&](auto v) { bv[v] = Vec::LoadB(b + v * L * G); });
+    simd::Unroll<MR>([&](auto i) {
+      const typename Vec::AOperand av = Vec::LoadA(a + i * G);
+      simd::Unroll<NV>([&](auto v) { acc[i][v] = Vec::Dot(acc[i][v], av, bv[v]); });
+    });
+  };
+  const std::int64_t a_ahead = std::int64_t{args.prefetch_a} * MR * G;
+  const std::int64_t b_ahead = std::int64_t{args.prefetch_b} * NR * G;
+  // As in the f32 kernel: a copy of the loop without prefetches for configs that turn them off.
+  auto k_loop = [&]<bool kPrefetch>() __attribute__((always_inline)) {
+    const typename Kind::A* a = args.a;
+    const typename Kind::B* b = args.b;
+    std::int64_t g = 0;
+    for (; g + KU <= args.groups; g += KU) {
+      if constexpr (kPrefetch) {
+        __builtin_prefetch(a + a_ahead, 0, 3);
+        __builtin_prefetch(b + b_ahead, 0, 3);
+      }
+      simd::Unroll<KU>([&](auto u) { step(a + u * MR * G, b + u * NR * G); });
+      a += KU * MR * G;
+      b += KU * NR * G;
+    }
+    for (; g < args.groups; ++g) {
+      step(a, b);
+      a += MR * G;
+      b += NR * G;
+    }
+  };
+  if (a_ahead != 0 || b_ahead != 0) {
+    k_loop.template operator()<true>();
+  } else {
+    k_loop.template operator()<false>();
+  }
+
+  C tile[MR][NR];
+  simd::Unroll<MR>([&](auto i) { simd::Unroll<NV>([&](auto v) { Vec::Store(&tile[i][v * L], acc[i][v]); }); });
+  for (int i = 0; i < args.m; ++i) {
+    C* row = args.c + i * args.row_stride;
+    for (int j = 0; j < args.n; ++j) {
+      C& out = row[j * args.col_stride];
+      if constexpr (std::is_same_v<C, float>) {
+        out = args.beta == 0.0f ? args.alpha * tile[i][j]
+                                : args.alpha * tile[i][j] + args.beta * out;
+      } else {
+        // Modulo 2^32, like the accumulation: unsigned arithmetic has no overflow to fear.
+        std::uint32_t value = static_cast<std::uint32_t>(args.alpha) *
+                              static_cast<std::uint32_t>(tile[i][j]);
+        if (args.beta != 0) {
+          value += static_cast<std::uint32_t>(args.beta) * static_cast<std::uint32_t>(out);
+        }
+        out = static_cast<C>(value);
+      }
+    }
+  }
+}
+
+template <class Vec, int MR, int NV, int KU>
+constexpr LowpMicroKernelEntry<typename Vec::Kind> LowpEntry() {
+  return {Vec::kIsa, MR, NV * Vec::kLanes, KU, &LowpMicroKernel<Vec, MR, NV, KU>};
+}
+
+}  // namespace mmtune::ukernel

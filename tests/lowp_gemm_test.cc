@@ -1,0 +1,471 @@
+// The low-precision GEMMs (bf16 x bf16 -> f32, u8 x s8 -> s32) against their reference: every
+// registered micro-kernel on every tile corner, then the full GEMM with many random configs per
+// shape, both layouts, all transposes, padded leading dimensions, alpha/beta variants, NaN in C
+// with beta = 0 and canaries around C. s8 results must match bit for bit; bf16 within an f32
+// accumulation bound that scales with K.
+#include "kernels/lowp_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "gemm_test_util.h"
+#include "kernels/default_config.h"
+#include "kernels/gemm_args.h"
+#include "kernels/lowp_packing.h"
+#include "kernels/lowp_reference.h"
+#include "machine/machine.h"
+
+namespace mmtune {
+namespace {
+
+using testing::RunnableLevels;
+using testing::StoredExtent;
+
+template <class Kind>
+constexpr typename Kind::C kCanary = static_cast<typename Kind::C>(-98765);
+
+template <class Kind>
+bool Runnable(IsaLevel isa) {
+  return isa <= HostCpuFeatures().MaxIsaLevel() && CpuRunsLowp<Kind>(HostCpuFeatures(), isa);
+}
+
+BFloat16 RandomElement(BFloat16*, std::mt19937_64& rng) {
+  return ToBFloat16(static_cast<float>(std::uniform_real_distribution<double>(-1.0, 1.0)(rng)));
+}
+std::uint8_t RandomElement(std::uint8_t*, std::mt19937_64& rng) {
+  return static_cast<std::uint8_t>(std::uniform_int_distribution<int>(0, 255)(rng));
+}
+std::int8_t RandomElement(std::int8_t*, std::mt19937_64& rng) {
+  return static_cast<std::int8_t>(std::uniform_int_distribution<int>(-128, 127)(rng));
+}
+template <typename T>
+T Random(std::mt19937_64& rng) {
+  return RandomElement(static_cast<T*>(nullptr), rng);
+}
+
+double Magnitude(BFloat16 x) { return std::abs(ToFloat(x)); }
+
+// One GEMM case: operands with padding, C with canaries around its window, the reference answer
+// and (bf16) the allowed error per element of C's storage.
+template <class Kind>
+struct LowpCase {
+  static constexpr std::int64_t kPad = 64;
+  LowpGemmArgs<Kind> args;
+  std::vector<typename Kind::A> a;
+  std::vector<typename Kind::B> b;
+  std::vector<typename Kind::C> c;
+  std::vector<typename Kind::C> expected;
+  std::vector<double> bound;
+  std::string name;
+
+  LowpGemmArgs<Kind> Bound() {
+    LowpGemmArgs<Kind> bound_args = args;
+    bound_args.a = a.data() + kPad;
+    bound_args.b = b.data() + kPad;
+    bound_args.c = c.data() + kPad;
+    return bound_args;
+  }
+};
+
+template <class Kind>
+LowpCase<Kind> MakeCase(Layout layout, Trans ta, Trans tb, std::int64_t m, std::int64_t n,
+                        std::int64_t k, typename Kind::Scalar alpha, typename Kind::Scalar beta,
+                        std::int64_t extra_ld, bool nan_c, std::mt19937_64& rng) {
+  using C = typename Kind::C;
+  LowpCase<Kind> lc;
+  LowpGemmArgs<Kind>& args = lc.args;
+  args = {layout, ta, tb, m, n, k, alpha, nullptr, 0, nullptr, 0, beta, nullptr, 0};
+  args.lda = MinLeadingDimension(layout, ta, m, k) + extra_ld;
+  args.ldb = MinLeadingDimension(layout, tb, k, n) + extra_ld;
+  args.ldc = MinLeadingDimension(layout, Trans::kNo, m, n) + extra_ld;
+  auto fill = [&](auto& storage, Trans trans, std::int64_t rows, std::int64_t cols,
+                  std::int64_t ld) {
+    using T = typename std::decay_t<decltype(storage)>::value_type;
+    storage.assign(static_cast<std::size_t>(StoredExtent(layout, trans, rows, cols, ld) +
+                                            2 * LowpCase<Kind>::kPad),
+                   T{});
+    for (auto& value : storage) value = Random<T>(rng);  // padding too: it must not matter
+  };
+  fill(lc.a, ta, m, k, args.lda);
+  fill(lc.b, tb, k, n, args.ldb);
+  lc.c.assign(static_cast<std::size_t>(StoredExtent(layout, Trans::kNo, m, n, args.ldc) +
+                                       2 * LowpCase<Kind>::kPad),
+              kCanary<Kind>);
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      C& out = lc.c[static_cast<std::size_t>(LowpCase<Kind>::kPad +
+                                             StoredOffset(layout, i, j, args.ldc))];
+      if constexpr (std::is_same_v<C, float>) {
+        out = nan_c ? std::numeric_limits<float>::quiet_NaN()
+                    : static_cast<float>(std::uniform_real_distribution<double>(-1, 1)(rng));
+      } else {
+        out = static_cast<C>(std::uniform_int_distribution<std::int32_t>(
+            std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max())(rng));
+      }
+    }
+  }
+  lc.expected = lc.c;
+  LowpGemmArgs<Kind> reference = lc.Bound();
+  reference.c = lc.expected.data() + LowpCase<Kind>::kPad;
+  EXPECT_TRUE(ReferenceLowpGemm<Kind>(reference).ok());
+  // bf16: the kernels accumulate in f32, so |error| <= (k + 4) * eps32 * (|alpha| sum |a||b| +
+  // |beta c|), the forward-error bound of a dot product with slack for the summation order.
+  lc.bound.assign(lc.c.size(), 0.0);
+  if constexpr (std::is_same_v<C, float>) {
+    const double eps = std::numeric_limits<float>::epsilon();
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        double sum = 0.0;
+        for (std::int64_t p = 0; p < k; ++p) {
+          const auto a = lc.a[static_cast<std::size_t>(
+              LowpCase<Kind>::kPad + (ta == Trans::kNo ? StoredOffset(layout, i, p, args.lda)
+                                                       : StoredOffset(layout, p, i, args.lda)))];
+          const auto b = lc.b[static_cast<std::size_t>(
+              LowpCase<Kind>::kPad + (tb == Trans::kNo ? StoredOffset(layout, p, j, args.ldb)
+                                                       : StoredOffset(layout, j, p, args.ldb)))];
+          sum += Magnitude(a) * Magnitude(b);
+        }
+        const std::size_t at =
+            static_cast<std::size_t>(LowpCase<Kind>::kPad + StoredOffset(layout, i, j, args.ldc));
+        const double c_term = beta == 0 ? 0.0 : std::abs(beta * lc.c[at]);
+        lc.bound[at] = (std::abs(alpha) * sum + c_term) * eps * static_cast<double>(k + 4) + 1e-30;
+      }
+    }
+  }
+  lc.name = std::string(ToString(Kind::kDType)) + " " + ToString(layout) + " " +
+            TransPairToString(ta, tb) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+            std::to_string(k) + " alpha " + std::to_string(alpha) + " beta " +
+            std::to_string(beta) + " ld+" + std::to_string(extra_ld) +
+            (nan_c ? " NaN-in-C" : "");
+  return lc;
+}
+
+// The window within the bound (s8: equal), everything else still the canary. Returns the
+// number of bad elements and reports the first few.
+template <class Kind>
+int CheckResult(const LowpCase<Kind>& lc, const std::string& what) {
+  int bad = 0;
+  for (std::size_t i = 0; i < lc.c.size(); ++i) {
+    const auto got = lc.c[i];
+    const auto want = lc.expected[i];
+    bool ok = false;
+    if constexpr (std::is_same_v<typename Kind::C, float>) {
+      ok = want == kCanary<Kind> ? got == kCanary<Kind>
+                                 : std::isfinite(got) && std::abs(got - want) <= lc.bound[i];
+    } else {
+      ok = got == want;
+    }
+    if (!ok && ++bad <= 3) {
+      ADD_FAILURE() << what << " | " << lc.name << ": storage[" << static_cast<std::int64_t>(i) -
+                    LowpCase<Kind>::kPad << "] = " << got << ", expected " << want;
+    }
+  }
+  return bad;
+}
+
+template <class Kind>
+class LowpGemmTest : public ::testing::Test {};
+using Kinds = ::testing::Types<Bf16Gemm, S8Gemm>;
+TYPED_TEST_SUITE(LowpGemmTest, Kinds);
+
+template <class Kind>
+typename Kind::Scalar ScalarFrom(double value) {
+  return static_cast<typename Kind::Scalar>(value);
+}
+
+// Every micro-kernel of every runnable ISA, called directly on packed panels, for every tile
+// corner m <= MR, n <= NR and k with whole, partial and many groups: the m x n corner is right
+// and nothing else in C changes.
+TYPED_TEST(LowpGemmTest, EveryMicroKernelOnEveryTileCorner) {
+  using Kind = TypeParam;
+  using C = typename Kind::C;
+  constexpr int G = Kind::kGroup;
+  std::mt19937_64 rng(5);
+  int kernels_run = 0;
+  for (IsaLevel isa : RunnableLevels()) {
+    if (!Runnable<Kind>(isa)) continue;
+    for (const auto& entry : LowpMicroKernels<Kind>(isa)) {
+      const int mr = entry.mr, nr = entry.nr;
+      for (std::int64_t k : {std::int64_t{1}, std::int64_t{G + 1}, std::int64_t{4 * G * 2 + 3}}) {
+        std::vector<typename Kind::A> a(static_cast<std::size_t>(mr * k));
+        std::vector<typename Kind::B> b(static_cast<std::size_t>(k * nr));
+        for (auto& x : a) x = Random<typename Kind::A>(rng);
+        for (auto& x : b) x = Random<typename Kind::B>(rng);
+        const std::int64_t depth = (k + G - 1) / G * G;
+        std::vector<typename Kind::A> packed_a(static_cast<std::size_t>(mr * depth));
+        std::vector<typename Kind::B> packed_b(static_cast<std::size_t>(nr * depth));
+        PackAGrouped(MatrixView<typename Kind::A>{a.data(), k, Trans::kNo}, 0, mr, 0, k, mr, G,
+                     packed_a.data());
+        PackBGrouped(MatrixView<typename Kind::B>{b.data(), nr, Trans::kNo}, 0, k, 0, nr, nr, G,
+                     packed_b.data());
+        const std::int64_t ldc = nr + 3;
+        for (int m = 1; m <= mr; ++m) {
+          for (int n = 1; n <= nr; ++n) {
+            std::vector<C> c(static_cast<std::size_t>((mr + 1) * ldc), kCanary<Kind>);
+            LowpMicroKernelArgs<Kind> args;
+            args.groups = depth / G;
+            args.a = packed_a.data();
+            args.b = packed_b.data();
+            args.c = c.data() + ldc;  // row 0 of c stays canary: rows above the tile
+            args.row_stride = ldc;
+            args.m = m;
+            args.n = n;
+            args.alpha = ScalarFrom<Kind>(2);
+            args.beta = 0;  // C holds canaries, which must not be read
+            entry.packed(args);
+            for (std::int64_t i = 0; i <= mr; ++i) {
+              for (std::int64_t j = 0; j < ldc; ++j) {
+                const C got = c[static_cast<std::size_t>(i * ldc + j)];
+                const std::int64_t row = i - 1;
+                if (row < 0 || row >= m || j >= n) {
+                  ASSERT_EQ(got, kCanary<Kind>) << ToString(isa) << " " << mr << "x" << nr
+                                                << " ku" << entry.k_unroll << " m" << m << " n"
+                                                << n << " k" << k << " wrote (" << row << ", "
+                                                << j << ")";
+                  continue;
+                }
+                double want = 0.0;
+                double scale = 0.0;
+                std::int64_t exact = 0;
+                for (std::int64_t p = 0; p < k; ++p) {
+                  const auto x = a[static_cast<std::size_t>(row * k + p)];
+                  const auto y = b[static_cast<std::size_t>(p * nr + j)];
+                  if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
+                    want += static_cast<double>(ToFloat(x)) * ToFloat(y);
+                    scale += Magnitude(x) * Magnitude(y);
+                  } else {
+                    exact += static_cast<std::int64_t>(x) * static_cast<std::int64_t>(y);
+                  }
+                }
+                if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
+                  ASSERT_NEAR(got, 2 * want, 2 * scale * 1e-6 * (k + 4) + 1e-30)
+                      << ToString(isa) << " " << mr << "x" << nr << " m" << m << " n" << n;
+                } else {
+                  ASSERT_EQ(got, static_cast<C>(2 * exact))
+                      << ToString(isa) << " " << mr << "x" << nr << " m" << m << " n" << n;
+                }
+              }
+            }
+          }
+        }
+      }
+      ++kernels_run;
+    }
+  }
+  EXPECT_GT(kernels_run, 0);
+}
+
+// A random, valid config for an m x n x k problem at `isa`, blocks small and large so that
+// small shapes cross several block boundaries too.
+template <class Kind>
+KernelConfig RandomConfig(IsaLevel isa, std::int64_t m, std::int64_t n, std::mt19937_64& rng) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const auto kernels = LowpMicroKernels<Kind>(isa);
+  const auto& entry =
+      kernels[static_cast<std::size_t>(pick(0, static_cast<int>(kernels.size()) - 1))];
+  KernelConfig c;
+  c.family = KernelFamily::kPacked;
+  c.isa = isa;
+  c.mr = entry.mr;
+  c.nr = entry.nr;
+  c.k_unroll = entry.k_unroll;
+  c.threads = pick(1, 2);
+  c.parallel_loop = pick(0, 1) == 0 ? ParallelLoop::kJc : ParallelLoop::kIc;
+  c.prefetch_a = pick(0, 1) * pick(1, 16);
+  c.prefetch_b = pick(0, 1) * pick(1, 16);
+  c.prefetch_c = pick(0, 1) == 1;
+  c.kc = Kind::kGroup * (pick(0, 1) == 0 ? pick(1, 8) : pick(16, 128));
+  c.mc = c.mr * (pick(0, 1) == 0 ? pick(1, 3) : static_cast<int>(std::max<std::int64_t>(1, m / c.mr + 1)));
+  c.nc = c.nr * (pick(0, 1) == 0 ? pick(1, 2) : static_cast<int>(std::max<std::int64_t>(1, n / c.nr + 1)));
+  return c;
+}
+
+TYPED_TEST(LowpGemmTest, RandomConfigsMatchTheReference) {
+  using Kind = TypeParam;
+  std::mt19937_64 rng(17);
+  const std::vector<std::array<std::int64_t, 3>> shapes = {
+      {1, 1, 1}, {1, 17, 9}, {13, 1, 7}, {2, 3, 5}, {7, 31, 33}, {16, 16, 16},
+      {17, 15, 3}, {29, 67, 61}, {64, 48, 130}, {97, 101, 103}};
+  const Layout layouts[] = {Layout::kRowMajor, Layout::kColMajor};
+  const Trans transes[] = {Trans::kNo, Trans::kYes};
+  int cases = 0;
+  for (IsaLevel isa : RunnableLevels()) {
+    if (!Runnable<Kind>(isa)) continue;
+    for (const auto& [m, n, k] : shapes) {
+      for (int variant = 0; variant < 8; ++variant) {
+        const Layout layout = layouts[variant % 2];
+        const Trans ta = transes[(variant / 2) % 2];
+        const Trans tb = transes[(variant / 4) % 2];
+        // alpha/beta: 1/0 with NaN in C, -1.5/1 (s8: -3/1), random, and 1/-1.
+        const int ab = (variant + static_cast<int>(m)) % 4;
+        double alpha = 1, beta = 0;
+        bool nan_c = false;
+        if (ab == 0) nan_c = std::is_same_v<Kind, Bf16Gemm>;
+        if (ab == 1) { alpha = std::is_same_v<Kind, Bf16Gemm> ? -1.5 : -3; beta = 1; }
+        if (ab == 2) { alpha = std::uniform_int_distribution<int>(-5, 5)(rng); beta = 2; }
+        if (ab == 3) { beta = -1; }
+        const std::int64_t extra_ld = variant % 3 == 0 ? 3 : 0;
+        LowpCase<Kind> lc = MakeCase<Kind>(layout, ta, tb, m, n, k, ScalarFrom<Kind>(alpha),
+                                           ScalarFrom<Kind>(beta), extra_ld, nan_c, rng);
+        const KernelConfig config = RandomConfig<Kind>(isa, m, n, rng);
+        auto plan = LowpGemmPlan<Kind>::Create(config);
+        ASSERT_TRUE(plan.ok()) << config.ToString() << ": " << plan.error().message;
+        ASSERT_TRUE(plan->Run(lc.Bound()).ok()) << config.ToString();
+        if (CheckResult(lc, config.ToString()) > 0) return;
+        ++cases;
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
+}
+
+// The default config for every runnable ISA cap is valid and correct, across shapes and
+// thread counts, including blocks larger than the caches.
+TYPED_TEST(LowpGemmTest, DefaultConfigIsValidAndCorrect) {
+  using Kind = TypeParam;
+  std::mt19937_64 rng(23);
+  auto host = DetectHostMachine();
+  ASSERT_TRUE(host.ok());
+  for (IsaLevel isa : RunnableLevels()) {
+    const Machine machine = DescribeMachine(host->cpu, host->topology, isa);
+    for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+             {1, 1, 1}, {1, 300, 200}, {200, 1, 300}, {33, 400, 17}, {150, 260, 1100}}) {
+      for (int threads : {1, 2}) {
+        const Problem problem{Kind::kDType, Layout::kColMajor, Trans::kYes, Trans::kNo, m, n, k,
+                              threads};
+        const KernelConfig config = DefaultConfig(problem, machine);
+        const Status valid = config.Validate(problem, machine);
+        ASSERT_TRUE(valid.ok()) << problem.ToString() << " " << config.ToString() << ": "
+                                << valid.error().message;
+        LowpCase<Kind> lc = MakeCase<Kind>(Layout::kColMajor, Trans::kYes, Trans::kNo, m, n, k,
+                                           ScalarFrom<Kind>(-1), ScalarFrom<Kind>(1), 2, false,
+                                           rng);
+        auto plan = LowpGemmPlan<Kind>::Create(config);
+        ASSERT_TRUE(plan.ok()) << config.ToString() << ": " << plan.error().message;
+        ASSERT_TRUE(plan->Run(lc.Bound()).ok());
+        if (CheckResult(lc, config.ToString()) > 0) return;
+      }
+    }
+  }
+}
+
+TYPED_TEST(LowpGemmTest, EmptyAndScaleOnlyProblems) {
+  using Kind = TypeParam;
+  std::mt19937_64 rng(29);
+  auto host = DetectHostMachine();
+  ASSERT_TRUE(host.ok());
+  for (const auto& [m, n, k, alpha] : std::vector<std::array<std::int64_t, 4>>{
+           {0, 5, 5, 1}, {5, 0, 5, 1}, {5, 7, 0, 1}, {6, 4, 9, 0}}) {
+    const Problem problem{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1};
+    LowpCase<Kind> lc = MakeCase<Kind>(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k,
+                                       ScalarFrom<Kind>(static_cast<double>(alpha)),
+                                       ScalarFrom<Kind>(3), 1, false, rng);
+    auto plan = LowpGemmPlan<Kind>::Create(DefaultConfig(problem, *host));
+    ASSERT_TRUE(plan.ok());
+    ASSERT_TRUE(plan->Run(lc.Bound()).ok());
+    EXPECT_EQ(CheckResult(lc, "scale only"), 0);
+  }
+}
+
+TEST(LowpS8Test, ExtremeValuesAreExactAndWrapModulo2To32) {
+  // 255 * 127 + 255 * 127 overflows 16 bits: a kernel that saturates pairs (VPMADDUBSW) fails
+  // here. alpha = 2^20 makes the s32 result wrap, which must match the reference bit for bit.
+  std::mt19937_64 rng(31);
+  for (IsaLevel isa : RunnableLevels()) {
+    if (!Runnable<S8Gemm>(isa)) continue;
+    for (std::int32_t alpha : {1, 1 << 20}) {
+      LowpCase<S8Gemm> lc = MakeCase<S8Gemm>(Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 40,
+                                             301, alpha, 0, 0, false, rng);
+      for (std::size_t i = 0; i < lc.a.size(); ++i) lc.a[i] = 255;
+      for (std::size_t i = 0; i < lc.b.size(); ++i) lc.b[i] = i % 3 == 0 ? -128 : 127;
+      lc.expected = lc.c;
+      LowpGemmArgs<S8Gemm> reference = lc.Bound();
+      reference.c = lc.expected.data() + LowpCase<S8Gemm>::kPad;
+      ASSERT_TRUE(ReferenceLowpGemm<S8Gemm>(reference).ok());
+      Problem problem{DType::kS8, Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 40, 301, 1};
+      auto host = DetectHostMachine();
+      ASSERT_TRUE(host.ok());
+      KernelConfig config = DefaultConfig(problem, DescribeMachine(host->cpu, host->topology, isa));
+      auto plan = LowpGemmPlan<S8Gemm>::Create(config);
+      ASSERT_TRUE(plan.ok()) << plan.error().message;
+      ASSERT_TRUE(plan->Run(lc.Bound()).ok());
+      EXPECT_EQ(CheckResult(lc, std::string(ToString(isa)) + " extreme"), 0);
+    }
+  }
+}
+
+TEST(LowpConfigTest, RejectsWhatTheLowPrecisionKernelsCannotRun) {
+  auto host = DetectHostMachine();
+  ASSERT_TRUE(host.ok());
+  const Problem problem{DType::kBF16, Layout::kRowMajor, Trans::kNo, Trans::kNo, 64, 64, 64, 1};
+  const KernelConfig good = DefaultConfig(problem, *host);
+  ASSERT_TRUE(good.Validate(problem, *host).ok());
+  auto expect_error = [&](KernelConfig config, DType dtype, const std::string& words) {
+    const Status status = config.ValidateFor(dtype);
+    ASSERT_FALSE(status.ok()) << config.ToString();
+    EXPECT_NE(status.error().message.find(words), std::string::npos) << status.error().message;
+    if (dtype == DType::kBF16) {
+      EXPECT_FALSE(LowpGemmPlan<Bf16Gemm>::Create(config).ok());
+    }
+  };
+  KernelConfig c = good;
+  c.family = KernelFamily::kDirect;
+  expect_error(c, DType::kBF16, "packed family only");
+  c = good;
+  c.parallel_loop = ParallelLoop::kJr;
+  expect_error(c, DType::kBF16, "not jr");
+  c = good;
+  c.kc = 4 * 3 + 1;
+  expect_error(c, DType::kBF16, "multiple of 2");
+  c.kc = 4 * 3 + 2;
+  expect_error(c, DType::kS8, "multiple of 4");
+  c = good;
+  c.mr = 6;  // the f32 AVX2 tile 6x16 has too many registers for the widened bf16 operands
+  c.nr = 16;
+  c.mc = 6 * 4;
+  c.isa = IsaLevel::kAvx2;
+  expect_error(c, DType::kBF16, "micro-kernel");
+
+  // AVX-512 kernels need the dot-product extensions as well as the ISA level.
+  Machine without = *host;
+  without.kernel_isa = IsaLevel::kAvx512;
+  without.cpu.avx512_bf16 = false;
+  without.cpu.avx512_vnni = false;
+  for (DType dtype : {DType::kBF16, DType::kS8}) {
+    const Problem p{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, 64, 64, 64, 1};
+    const KernelConfig fallback = DefaultConfig(p, without);
+    EXPECT_EQ(fallback.isa, IsaLevel::kAvx2) << ToString(dtype);
+    EXPECT_TRUE(fallback.Validate(p, without).ok());
+    KernelConfig native = fallback;
+    native.isa = IsaLevel::kAvx512;
+    native.mr = 8;
+    native.nr = 32;
+    native.mc = 64;
+    native.nc = 64;
+    const Status status = native.Validate(p, without);
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.error().message.find(dtype == DType::kBF16 ? "AVX512_BF16" : "AVX512_VNNI"),
+              std::string::npos)
+        << status.error().message;
+  }
+  if (!HostCpuFeatures().avx512_bf16) {
+    KernelConfig native = good;
+    native.isa = IsaLevel::kAvx512;
+    native.mr = 8;
+    native.nr = 32;
+    native.mc = 64;
+    native.nc = 64;
+    auto plan = LowpGemmPlan<Bf16Gemm>::Create(native);
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.error().code, ErrorCode::kUnsupported);
+  }
+}
+
+}  // namespace
+}  // namespace mmtune
