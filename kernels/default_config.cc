@@ -125,6 +125,13 @@ void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64
   c.nc = static_cast<int>(std::max<std::int64_t>(c.nr, nc / c.nr * c.nr));
 }
 
+// Threads share the B block (split ic) when there are enough row panels for everyone.
+ParallelLoop PackedParallelLoop(const Problem& problem, int mr) {
+  return problem.threads > 1 && problem.m >= static_cast<std::int64_t>(problem.threads) * mr * 4
+             ? ParallelLoop::kIc
+             : ParallelLoop::kJc;
+}
+
 // The model config of the packed 5-loop family: blocks sized for L1, L2 and the L3 share.
 template <typename T>
 KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
@@ -141,11 +148,7 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   c.k_unroll = 1;
   c.prefetch_c = true;
   SetCacheBlocks(cache, problem, elem, elem, 8, 1, c);
-  // Threads share the B block (split ic) when there are enough row panels for everyone.
-  c.parallel_loop =
-      problem.threads > 1 && problem.m >= static_cast<std::int64_t>(problem.threads) * c.mr * 4
-          ? ParallelLoop::kIc
-          : ParallelLoop::kJc;
+  c.parallel_loop = PackedParallelLoop(problem, c.mr);
   return c;
 }
 
@@ -200,10 +203,7 @@ KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
   c.k_unroll = 1;
   c.prefetch_c = true;
   SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B), 16, G, c);
-  c.parallel_loop =
-      problem.threads > 1 && problem.m >= static_cast<std::int64_t>(problem.threads) * c.mr * 4
-          ? ParallelLoop::kIc
-          : ParallelLoop::kJc;
+  c.parallel_loop = PackedParallelLoop(problem, c.mr);
   return c;
 }
 
