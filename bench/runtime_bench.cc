@@ -3,7 +3,8 @@
 //   lookup/<tier>            one cold lookup in the winner index (what a first call of a shape
 //                            pays), with 200 winners loaded
 //   overhead/MxNxK           runtime Gemm vs the same config's GemmPlan::Run called directly,
-//                            alternated in batches so both see the same machine state; counters:
+//                            alternated in batches of about 1 ms (401 pairs) so both see the
+//                            same machine state; counters:
 //                            direct_ns, runtime_ns, overhead_pct (median of the batch pairs)
 //   overhead/control_...     the same comparison of direct against direct: the noise floor
 //
@@ -28,6 +29,8 @@ namespace mmtune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr int kPairs = 401;  // batch pairs per overhead benchmark (odd: a true median)
 
 double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -84,9 +87,16 @@ void BM_Overhead(benchmark::State& state, std::int64_t size, bool control) {
   std::vector<float> a(n, 0.5f), b(n, 0.25f), c(n, 0.0f);
   const GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size, size, 1.0f,
                              a.data(), size, b.data(), size, 0.0f, c.data(), size};
-  // Batches of about 200 us so the clock's resolution does not matter.
-  const int calls = static_cast<int>(std::clamp<std::int64_t>(
-      200000 / std::max<std::int64_t>(1, size * size * size / 4096), 10, 100000));
+  // Batches of about 1 ms, many of them: a short batch rarely holds an interrupt or a
+  // frequency step, and the median over hundreds of pairs ignores the ones that do.
+  int calls = 1;
+  {
+    const auto start = Clock::now();
+    for (int i = 0; i < 100; ++i) (void)plan->Run(args);
+    const double per_call =
+        std::chrono::duration<double, std::nano>(Clock::now() - start).count() / 100;
+    calls = static_cast<int>(std::clamp(1e6 / std::max(1.0, per_call), 10.0, 1e6));
+  }
   auto direct_batch = [&] {
     const auto start = Clock::now();
     for (int i = 0; i < calls; ++i) (void)plan->Run(args);
@@ -105,7 +115,7 @@ void BM_Overhead(benchmark::State& state, std::int64_t size, bool control) {
   runtime_batch();
   std::vector<double> direct, through, ratio;
   for (auto _ : state) {
-    for (int round = 0; round < 41; ++round) {
+    for (int round = 0; round < kPairs; ++round) {
       // Alternate which goes first, so neither always runs on the warmer machine.
       const bool direct_first = round % 2 == 0;
       const double first = direct_first ? direct_batch() : runtime_batch();

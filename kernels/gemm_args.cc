@@ -5,16 +5,9 @@
 
 namespace mmtune {
 
-Status CheckGemmArguments(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
-                          std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
-                          std::int64_t ldc) {
-  // Every GEMM call passes here, small ones included: the valid case is a handful of compares,
-  // and messages are only built for an invalid call.
-  if (m >= 0 && n >= 0 && k >= 0 && lda >= MinLeadingDimension(layout, trans_a, m, k) &&
-      ldb >= MinLeadingDimension(layout, trans_b, k, n) &&
-      ldc >= MinLeadingDimension(layout, Trans::kNo, m, n)) [[likely]] {
-    return OkStatus();
-  }
+Status DescribeGemmArgumentError(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                                 std::int64_t n, std::int64_t k, std::int64_t lda,
+                                 std::int64_t ldb, std::int64_t ldc) {
   auto fail = [](const std::string& message) {
     return Status(MakeError(ErrorCode::kInvalidArgument, message));
   };

@@ -26,10 +26,23 @@ inline std::int64_t MinLeadingDimension(Layout layout, Trans trans, std::int64_t
   return stored > 1 ? stored : 1;
 }
 
+// The error for arguments that CheckGemmArguments rejects (OK when they are valid after all).
+Status DescribeGemmArgumentError(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                                 std::int64_t n, std::int64_t k, std::int64_t lda,
+                                 std::int64_t ldb, std::int64_t ldc);
+
 // Checks dimensions and leading dimensions: M, N, K >= 0; lda, ldb, ldc >= their minimum. The
-// error message names the first offending argument and both values.
-Status CheckGemmArguments(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
-                          std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
-                          std::int64_t ldc);
+// error message names the first offending argument and both values. Inline because every GEMM
+// call passes here: the valid case is a handful of compares, messages are built out of line.
+inline Status CheckGemmArguments(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                                 std::int64_t n, std::int64_t k, std::int64_t lda,
+                                 std::int64_t ldb, std::int64_t ldc) {
+  if (m >= 0 && n >= 0 && k >= 0 && lda >= MinLeadingDimension(layout, trans_a, m, k) &&
+      ldb >= MinLeadingDimension(layout, trans_b, k, n) &&
+      ldc >= MinLeadingDimension(layout, Trans::kNo, m, n)) [[likely]] {
+    return OkStatus();
+  }
+  return DescribeGemmArgumentError(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
+}
 
 }  // namespace mmtune

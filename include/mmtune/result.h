@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cassert>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -55,19 +56,20 @@ class [[nodiscard]] Result {
   std::variant<T, Error> state_;
 };
 
+// The success case carries no string: every GEMM call returns a Status, and an OK one must cost
+// no more than a flag to make, move and destroy.
 template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT: implicit by design
+  Result(Error error) : error_(std::move(error)) {}  // NOLINT: implicit by design
 
-  bool ok() const { return ok_; }
-  explicit operator bool() const { return ok_; }
-  const Error& error() const { assert(!ok_); return error_; }
+  bool ok() const { return !error_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  const Error& error() const { assert(!ok()); return *error_; }
 
  private:
-  Error error_;
-  bool ok_ = true;
+  std::optional<Error> error_;
 };
 
 using Status = Result<void>;
