@@ -168,6 +168,50 @@ TEST(CandidateRunnerTest, VerifiesTimesFailsAndSkips) {
   EXPECT_EQ(skipped[0].stats.count, 1);
 }
 
+TEST(CandidateRunnerTest, PublishesEveryResultOnceAsSoonAsItIsFinal) {
+  const Machine machine = Host();
+  const Problem p = MakeProblem(DType::kF32, 37, 29, 23);
+  MeasureOptions options;
+  options.min_sample_seconds = 0.0002;
+  auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
+  ASSERT_TRUE(runner.ok()) << runner.error().message;
+  const KernelConfig good = DefaultConfig(p, machine);
+  KernelConfig bad = good;
+  bad.nr = 999;  // no such kernel
+  KernelConfig other = good;
+  other.k_unroll = good.k_unroll == 1 ? 2 : 1;
+
+  std::vector<std::size_t> order;
+  std::vector<CandidateMeasurement> seen(3);
+  auto sink = [&](std::size_t index, const CandidateMeasurement& measured) {
+    order.push_back(index);
+    seen.at(index) = measured;
+  };
+  auto results = (*runner)->Measure({good, bad, other}, 0.0, /*allow_skip=*/false, sink);
+  ASSERT_EQ(order.size(), 3u);
+  EXPECT_EQ(std::set<std::size_t>(order.begin(), order.end()).size(), 3u);
+  EXPECT_EQ(order.front(), 1u) << "a failed verification is final before any timing starts";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(seen[i].config, results[i].config);
+    EXPECT_EQ(seen[i].status, results[i].status);
+    EXPECT_EQ(seen[i].stats.count, results[i].stats.count);
+    EXPECT_DOUBLE_EQ(seen[i].gflops, results[i].gflops);
+  }
+  EXPECT_EQ(seen[1].status, MeasurementStatus::kFailed);
+  EXPECT_EQ(seen[0].status, MeasurementStatus::kOk);
+  EXPECT_GT(seen[0].gflops, 0.0);
+
+  // Skipped candidates are final after round one, with their single sample.
+  order.clear();
+  auto skipped = (*runner)->Measure({good, other}, 1e-12, /*allow_skip=*/true, sink);
+  ASSERT_EQ(order.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(seen[i].status, MeasurementStatus::kSkipped);
+    EXPECT_EQ(seen[i].stats.count, 1);
+    EXPECT_GT(seen[i].gflops, 0.0);
+  }
+}
+
 TEST(CandidateRunnerTest, RejectsInvalidProblems) {
   Problem p = MakeProblem(DType::kF32, -1, 4, 4);
   EXPECT_FALSE(CandidateRunner::Create(p, Host(), {}, DefaultThreadPool()).ok());

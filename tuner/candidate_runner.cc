@@ -58,8 +58,12 @@ class Runner final : public CandidateRunner {
   }
 
   std::vector<CandidateMeasurement> Measure(const std::vector<KernelConfig>& configs,
-                                            double best_seconds, bool allow_skip) override {
+                                            double best_seconds, bool allow_skip,
+                                            const MeasurementSink& on_final) override {
     std::vector<CandidateMeasurement> results(configs.size());
+    auto publish = [&](std::size_t index) {
+      if (on_final) on_final(index, results[index]);
+    };
     std::vector<Candidate> candidates;
     for (std::size_t i = 0; i < configs.size(); ++i) {
       const Clock::time_point start = Clock::now();
@@ -70,18 +74,15 @@ class Runner final : public CandidateRunner {
         Candidate candidate{i, *plan, 1, {}, true};
         Calibrate(candidate);
         candidates.push_back(std::move(candidate));
+        results[i].seconds_spent += SecondsSince(start);
       } else {
         results[i].status = MeasurementStatus::kFailed;
         results[i].error = status.error().message;
-      }
-      results[i].seconds_spent += SecondsSince(start);
-    }
-    TimeInterleaved(candidates, best_seconds, allow_skip, results);
-    for (CandidateMeasurement& result : results) {
-      if (result.status != MeasurementStatus::kFailed && result.stats.median > 0.0) {
-        result.gflops = problem_.Flops() / result.stats.median * 1e-9;
+        results[i].seconds_spent += SecondsSince(start);
+        publish(i);
       }
     }
+    TimeInterleaved(candidates, best_seconds, allow_skip, results, publish);
     return results;
   }
 
@@ -142,8 +143,20 @@ class Runner final : public CandidateRunner {
         std::clamp(std::ceil(options_.min_sample_seconds / one_call), 1.0, 1e6));
   }
 
+  // Fills in the timing statistics of a candidate whose timing is over and hands it on.
+  template <typename Publish>
+  void Finish(Candidate& candidate, std::vector<CandidateMeasurement>& results,
+              const Publish& publish) {
+    candidate.active = false;
+    CandidateMeasurement& result = results[candidate.index];
+    result.stats = Summarize(candidate.samples);
+    if (result.stats.median > 0.0) result.gflops = problem_.Flops() / result.stats.median * 1e-9;
+    publish(candidate.index);
+  }
+
+  template <typename Publish>
   void TimeInterleaved(std::vector<Candidate>& candidates, double best_seconds, bool allow_skip,
-                       std::vector<CandidateMeasurement>& results) {
+                       std::vector<CandidateMeasurement>& results, const Publish& publish) {
     std::size_t previous = candidates.size();
     for (int round = 0; round < options_.max_samples; ++round) {
       std::vector<std::size_t> order;
@@ -168,8 +181,8 @@ class Runner final : public CandidateRunner {
         for (std::size_t c : order) best = std::min(best, candidates[c].samples.front());
         for (std::size_t c : order) {
           if (candidates[c].samples.front() > options_.skip_ratio * best) {
-            candidates[c].active = false;
             results[candidates[c].index].status = MeasurementStatus::kSkipped;
+            Finish(candidates[c], results, publish);
           }
         }
       }
@@ -179,12 +192,12 @@ class Runner final : public CandidateRunner {
         const SampleStats stats = Summarize(candidate.samples);
         if (stats.count >= options_.min_samples &&
             stats.RelativeSpread() <= options_.target_spread) {
-          candidate.active = false;
+          Finish(candidate, results, publish);
         }
       }
     }
-    for (Candidate& candidate : candidates) {
-      results[candidate.index].stats = Summarize(candidate.samples);
+    for (Candidate& candidate : candidates) {  // out of rounds: done with what they have
+      if (candidate.active) Finish(candidate, results, publish);
     }
   }
 

@@ -10,6 +10,8 @@
 // it has `min_samples` samples with a relative MAD under `target_spread`, or `max_samples`.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +45,11 @@ struct CandidateMeasurement {
   double seconds_spent = 0.0;  // wall time verifying and timing it
 };
 
+// Receives each config's measurement the moment it is final (failed verification, skipped after
+// round one, stable, or out of rounds), with its index in the batch: the tuner commits it then,
+// so that a process killed mid-batch loses only the candidates still being timed.
+using MeasurementSink = std::function<void(std::size_t index, const CandidateMeasurement&)>;
+
 class CandidateRunner {
  public:
   // Allocates and fills the operands (and the reference data for verification). Fails when the
@@ -69,8 +76,10 @@ class CandidateRunner {
   // Verifies every config, then times the verified ones together as described above.
   // `best_seconds` is the best median known before this batch (0 = none), for the early skip;
   // `allow_skip` = false times every verified candidate to the end (baselines, confirmation).
+  // `on_final`, when set, sees every result as soon as it is final, each exactly once.
   virtual std::vector<CandidateMeasurement> Measure(const std::vector<KernelConfig>& configs,
-                                                    double best_seconds, bool allow_skip) = 0;
+                                                    double best_seconds, bool allow_skip,
+                                                    const MeasurementSink& on_final = {}) = 0;
 };
 
 }  // namespace mmtune

@@ -75,8 +75,13 @@ class ProblemTuner {
               Clock::time_point run_start, ProblemOutcome& outcome, bool& interrupted);
 
  private:
-  Status RecordAll(const std::vector<CandidateMeasurement>& measured, MeasurementStage stage,
-                   std::int64_t problem_id, const std::vector<int>& eval_indices);
+  // Measures `configs` and commits each result to the store the moment it is final, so that a
+  // killed tune loses only the candidates still being timed. `eval_indices` are the configs'
+  // positions in the search order (0 for the baseline and the confirmation).
+  Result<std::vector<CandidateMeasurement>> MeasureAndRecord(
+      CandidateRunner& runner, const std::vector<KernelConfig>& configs, double best_seconds,
+      bool allow_skip, MeasurementStage stage, std::int64_t problem_id,
+      const std::vector<int>& eval_indices);
   void Emit(TuneEvent event) const {
     if (on_event_) on_event_(event);
   }
@@ -93,17 +98,20 @@ class ProblemTuner {
   const std::vector<WinnerRecord>& winners_;
 };
 
-Status ProblemTuner::RecordAll(const std::vector<CandidateMeasurement>& measured,
-                               MeasurementStage stage, std::int64_t problem_id,
-                               const std::vector<int>& eval_indices) {
-  for (std::size_t i = 0; i < measured.size(); ++i) {
-    if (auto status = store_.RecordMeasurement(session_id_, machine_id_, problem_id,
-                                               ToRecord(measured[i], stage, eval_indices[i]));
-        !status) {
-      return status;
-    }
-  }
-  return OkStatus();
+Result<std::vector<CandidateMeasurement>> ProblemTuner::MeasureAndRecord(
+    CandidateRunner& runner, const std::vector<KernelConfig>& configs, double best_seconds,
+    bool allow_skip, MeasurementStage stage, std::int64_t problem_id,
+    const std::vector<int>& eval_indices) {
+  Status recorded = OkStatus();
+  auto commit = [&](std::size_t index, const CandidateMeasurement& measured) {
+    if (!recorded) return;  // the store failed once: keep its first error, write no more
+    recorded = store_.RecordMeasurement(session_id_, machine_id_, problem_id,
+                                        ToRecord(measured, stage, eval_indices[index]));
+  };
+  std::vector<CandidateMeasurement> measured =
+      runner.Measure(configs, best_seconds, allow_skip, commit);
+  if (!recorded) return recorded.error();
+  return measured;
 }
 
 Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_per_problem,
@@ -197,13 +205,12 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
     const std::string hash = ConfigHash(outcome.default_config);
     if (known.find(hash) == known.end()) {
       (*runner)->WarmUp(outcome.default_config, request_.warm_up_seconds);
-      auto measured = (*runner)->Measure({outcome.default_config}, 0.0, /*allow_skip=*/false);
-      if (auto status = RecordAll(measured, MeasurementStage::kDefault, *problem_id, {0});
-          !status) {
-        return status;
-      }
-      known[hash] = Known{measured[0].status, measured[0].gflops, measured[0].stats.median,
-                          false};
+      auto measured = MeasureAndRecord(**runner, {outcome.default_config}, 0.0,
+                                       /*allow_skip=*/false, MeasurementStage::kDefault,
+                                       *problem_id, {0});
+      if (!measured) return measured.error();
+      const CandidateMeasurement& baseline = (*measured)[0];
+      known[hash] = Known{baseline.status, baseline.gflops, baseline.stats.median, false};
     }
     default_seconds = known[hash].median_seconds;
   }
@@ -248,14 +255,12 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
         configs.push_back(candidates[index]);
         indices.push_back(++eval_index);
       }
-      auto measured = (*runner)->Measure(configs, best_seconds, /*allow_skip=*/true);
-      if (auto status = RecordAll(measured, MeasurementStage::kSearch, *problem_id, indices);
-          !status) {
-        return status;
-      }
-      for (std::size_t i = 0; i < measured.size(); ++i) {
-        const Known result{measured[i].status, measured[i].gflops, measured[i].stats.median,
-                           false};
+      auto measured = MeasureAndRecord(**runner, configs, best_seconds, /*allow_skip=*/true,
+                                       MeasurementStage::kSearch, *problem_id, indices);
+      if (!measured) return measured.error();
+      for (std::size_t i = 0; i < measured->size(); ++i) {
+        const CandidateMeasurement& m = (*measured)[i];
+        const Known result{m.status, m.gflops, m.stats.median, false};
         known[ConfigHash(configs[i])] = result;
         (*strategy)->Observe(to_measure[i], ScoreFor(result));
         note(result);
@@ -267,16 +272,14 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
     if (default_seconds > 0.0 &&
         SecondsBetween(last_drift_check, Clock::now()) >= request_.drift_check_seconds) {
       last_drift_check = Clock::now();
-      auto again = (*runner)->Measure({outcome.default_config}, 0.0, false);
       // Stored like the baseline, at the current position in the search order, so that an
       // offline replay (bench/search_bench) can correct the search's timings for the drift.
-      if (auto status =
-              RecordAll(again, MeasurementStage::kDefault, *problem_id, {eval_index});
-          !status) {
-        return status;
-      }
-      const double ratio = again[0].stats.median / default_seconds;
-      if (again[0].status == MeasurementStatus::kOk &&
+      auto again = MeasureAndRecord(**runner, {outcome.default_config}, 0.0,
+                                    /*allow_skip=*/false, MeasurementStage::kDefault,
+                                    *problem_id, {eval_index});
+      if (!again) return again.error();
+      const double ratio = (*again)[0].stats.median / default_seconds;
+      if ((*again)[0].status == MeasurementStatus::kOk &&
           std::abs(ratio - 1.0) > request_.drift_warn_ratio && !drift_reported) {
         drift_reported = true;
         TuneEvent warning = event;
@@ -306,14 +309,12 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
   if (std::find(finalists.begin(), finalists.end(), outcome.default_config) == finalists.end()) {
     finalists.push_back(outcome.default_config);
   }
-  auto confirmed = (*runner)->Measure(finalists, 0.0, /*allow_skip=*/false);
-  if (auto status = RecordAll(confirmed, MeasurementStage::kConfirm, *problem_id,
-                              std::vector<int>(confirmed.size(), 0));
-      !status) {
-    return status;
-  }
+  auto confirmed =
+      MeasureAndRecord(**runner, finalists, 0.0, /*allow_skip=*/false, MeasurementStage::kConfirm,
+                       *problem_id, std::vector<int>(finalists.size(), 0));
+  if (!confirmed) return confirmed.error();
   const CandidateMeasurement* winner = nullptr;
-  for (const CandidateMeasurement& m : confirmed) {
+  for (const CandidateMeasurement& m : *confirmed) {
     if (m.status != MeasurementStatus::kOk) continue;
     if (m.config == outcome.default_config) outcome.default_gflops = m.gflops;
     if (winner == nullptr || m.gflops > winner->gflops) winner = &m;
