@@ -6,7 +6,8 @@ namespace mmtune::cli {
 
 void AddProblemKindOptions(CLI::App& command, ProblemKindText& text) {
   command.add_option("--dtype", text.dtype,
-                     "Element type: f32, f64, bf16 or s8 (tune takes f32 or f64)")->capture_default_str();
+                     "Element type: f32, f64, bf16 (A and B bf16, C f32) or s8 (A u8, B s8, C s32)")
+      ->capture_default_str();
   command.add_option("--layout", text.layout, "Storage layout: row or col")->capture_default_str();
   command.add_option("--trans", text.trans, "Transposes of A and B: NN, NT, TN or TT")
       ->capture_default_str();
@@ -26,8 +27,7 @@ Status RequireFloatingDType(DType dtype, const char* command) {
   if (!IsLowPrecision(dtype)) return OkStatus();
   return MakeError(ErrorCode::kInvalidArgument,
                    std::string(command) + " takes --dtype f32 or f64; " + ToString(dtype) +
-                       " has kernels and an analytical default but is not tuned or benchmarked "
-                       "yet");
+                       " is tuned and looked up but not benchmarked against the peers yet");
 }
 
 Result<int> ParseThreads(const std::string& text, int cores) {

@@ -29,7 +29,7 @@ void AddProblemKindOptions(CLI::App& command, ProblemKindText& text);
 Result<ProblemKind> ParseProblemKind(const ProblemKindText& text);
 
 // "all" or a number from 1 to `cores`.
-// tune and bench: the low-precision dtypes are rejected (see docs/low-precision.md).
+// bench: the low-precision dtypes are rejected (see docs/low-precision.md).
 Status RequireFloatingDType(DType dtype, const char* command);
 
 Result<int> ParseThreads(const std::string& text, int cores);

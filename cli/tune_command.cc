@@ -153,7 +153,8 @@ void PrintSummary(std::ostream& out, const TuneSummary& summary, const nlohmann:
             std::to_string(o.skipped) + "/" + std::to_string(o.resumed) + ")")
         << "\n";
   }
-  out << "(% roof: of min(measured FMA peak, intensity x measured bandwidth); vs dflt: speed-up "
+  out << "(% roof: of min(measured arithmetic peak, intensity x measured bandwidth), ? where no "
+         "peak is known; vs dflt: speed-up "
          "over the analytical default in the same confirm round; f/s/r: failed verification, "
          "skipped as slow, resumed from the DB)\n";
 }
@@ -170,9 +171,6 @@ void RunTune(const TuneOptions& options, Context& context) {
   }
   auto kind = ParseProblemKind(options.kind);
   if (!kind) return context.Fail(kExitUsage, kind.error().message);
-  if (auto status = RequireFloatingDType(kind->dtype, "mmtune tune"); !status) {
-    return context.Fail(kExitUsage, status.error().message);
-  }
   if (auto status = CheckStrategyName(options.strategy); !status) {
     return context.Fail(kExitUsage, status.error().message);
   }

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "kernels/default_config.h"
+#include "kernels/lowp_microkernel.h"
 #include "kernels/microkernel.h"
 
 namespace mmtune {
@@ -25,6 +26,60 @@ std::vector<int> Around(std::int64_t model, std::initializer_list<std::int64_t> 
   return {values.begin(), values.end()};
 }
 
+// The packed family around the cache model for one micro-kernel `base`: kc sized for L1 (a B
+// micro-panel of kc x NR), mc for L2 (an A block of mc x kc), nc for L3 (a B block of kc x nc),
+// each around the model value. kc is a multiple of `kc_unit` (the low-precision k groups).
+void AddPackedConfigs(const Problem& problem, const CacheBudget& cache, const KernelConfig& base,
+                      std::int64_t a_elem, std::int64_t b_elem, int kc_unit,
+                      std::initializer_list<std::int64_t> kc_fixed,
+                      const std::vector<ParallelLoop>& loops,
+                      const std::vector<std::pair<int, int>>& prefetches,
+                      std::vector<KernelConfig>& out) {
+  const std::int64_t kc_model = static_cast<std::int64_t>(cache.l1d) / 2 / (base.nr * b_elem);
+  const std::int64_t m_limit = (problem.m + base.mr - 1) / base.mr * base.mr;
+  const std::int64_t n_limit = (problem.n + base.nr - 1) / base.nr * base.nr;
+  for (int kc : Around(kc_model, kc_fixed, kc_unit,
+                       std::max<std::int64_t>(kc_unit, problem.k))) {
+    const std::int64_t mc_model = static_cast<std::int64_t>(cache.l2) / 2 / (kc * a_elem);
+    const std::int64_t nc_model = static_cast<std::int64_t>(cache.l3_per_core) / 2 / (kc * b_elem);
+    for (int mc : Around(mc_model, {}, base.mr, m_limit)) {
+      for (int nc : Around(nc_model, {}, base.nr, n_limit)) {
+        for (ParallelLoop loop : loops) {
+          for (auto [pa, pb] : prefetches) {
+            KernelConfig c = base;
+            c.family = KernelFamily::kPacked;
+            c.kc = kc;
+            c.mc = mc;
+            c.nc = nc;
+            c.parallel_loop = loop;
+            c.prefetch_a = pa;
+            c.prefetch_b = pb;
+            out.push_back(c);
+          }
+        }
+      }
+    }
+  }
+}
+
+// What every config of one micro-kernel shares; C is prefetched before its tile is updated.
+template <class Entry>
+KernelConfig KernelBase(IsaLevel isa, const Entry& kernel, int threads) {
+  KernelConfig base;
+  base.isa = isa;
+  base.mr = kernel.mr;
+  base.nr = kernel.nr;
+  base.k_unroll = kernel.k_unroll;
+  base.threads = threads;
+  base.prefetch_c = true;
+  return base;
+}
+
+std::vector<std::pair<int, int>> PrefetchVariants(const SpaceOptions& options) {
+  return options.prefetch_variants ? std::vector<std::pair<int, int>>{{0, 0}, {8, 8}}
+                                   : std::vector<std::pair<int, int>>{{0, 0}};
+}
+
 template <typename T>
 void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
                       const SpaceOptions& options, std::vector<KernelConfig>& out) {
@@ -34,18 +89,9 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
       problem.threads > 1
           ? std::vector<ParallelLoop>{ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}
           : std::vector<ParallelLoop>{ParallelLoop::kJc};
-  const std::vector<std::pair<int, int>> prefetches =
-      options.prefetch_variants ? std::vector<std::pair<int, int>>{{0, 0}, {8, 8}}
-                                : std::vector<std::pair<int, int>>{{0, 0}};
 
   for (const MicroKernelEntry<T>& kernel : MicroKernels<T>(isa)) {
-    KernelConfig base;
-    base.isa = isa;
-    base.mr = kernel.mr;
-    base.nr = kernel.nr;
-    base.k_unroll = kernel.k_unroll;
-    base.threads = problem.threads;
-    base.prefetch_c = true;
+    const KernelConfig base = KernelBase(isa, kernel, problem.threads);
     // Direct: no blocks; parallel over rows or columns.
     for (ParallelLoop loop : loops) {
       if (loop == ParallelLoop::kJr) continue;
@@ -54,32 +100,30 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
       c.parallel_loop = loop;
       out.push_back(c);
     }
-    // Packed: kc sized for L1 around the model, mc for L2, nc for L3.
-    const std::int64_t kc_model = static_cast<std::int64_t>(cache.l1d) / 2 / (kernel.nr * elem);
-    for (int kc : Around(kc_model, {128, 256, 384}, 8, std::max<std::int64_t>(8, problem.k))) {
-      const std::int64_t mc_model = static_cast<std::int64_t>(cache.l2) / 2 / (kc * elem);
-      const std::int64_t m_limit = (problem.m + kernel.mr - 1) / kernel.mr * kernel.mr;
-      const std::int64_t n_limit = (problem.n + kernel.nr - 1) / kernel.nr * kernel.nr;
-      const std::int64_t nc_model =
-          static_cast<std::int64_t>(cache.l3_per_core) / 2 / (kc * elem);
-      for (int mc : Around(mc_model, {}, kernel.mr, m_limit)) {
-        for (int nc : Around(nc_model, {}, kernel.nr, n_limit)) {
-          for (ParallelLoop loop : loops) {
-            for (auto [pa, pb] : prefetches) {
-              KernelConfig c = base;
-              c.family = KernelFamily::kPacked;
-              c.kc = kc;
-              c.mc = mc;
-              c.nc = nc;
-              c.parallel_loop = loop;
-              c.prefetch_a = pa;
-              c.prefetch_b = pb;
-              out.push_back(c);
-            }
-          }
-        }
-      }
-    }
+    AddPackedConfigs(problem, cache, base, elem, elem, 8, {128, 256, 384}, loops,
+                     PrefetchVariants(options), out);
+  }
+}
+
+// bf16 and s8: the packed family only (the dot-product instructions need k-grouped panels), the
+// jc or ic loop in parallel, kc a multiple of 16 (every k group, and whole unrolled steps). The
+// fixed kc points hold as many bytes of a B micro-panel row as the f32 ones.
+template <class Kind>
+void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
+                    const SpaceOptions& options, std::vector<KernelConfig>& out) {
+  if (!CpuRunsLowp<Kind>(machine.cpu, isa)) return;
+  const CacheBudget cache = CacheBudgetOf(machine.topology);
+  constexpr std::int64_t a_elem = sizeof(typename Kind::A);
+  constexpr std::int64_t b_elem = sizeof(typename Kind::B);
+  constexpr std::int64_t scale = 4 / b_elem;
+  const std::vector<ParallelLoop> loops =
+      problem.threads > 1 ? std::vector<ParallelLoop>{ParallelLoop::kJc, ParallelLoop::kIc}
+                          : std::vector<ParallelLoop>{ParallelLoop::kJc};
+  for (const LowpMicroKernelEntry<Kind>& kernel : LowpMicroKernels<Kind>(isa)) {
+    const KernelConfig base = KernelBase(isa, kernel, problem.threads);
+    AddPackedConfigs(problem, cache, base, a_elem, b_elem, 16,
+                     {128 * scale, 256 * scale, 384 * scale}, loops, PrefetchVariants(options),
+                     out);
   }
 }
 
@@ -97,16 +141,43 @@ void AddGemvConfigs(const Problem& problem, IsaLevel isa, std::vector<KernelConf
 }
 
 template <typename T>
+void AddConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
+                const SpaceOptions& options, std::vector<KernelConfig>& out) {
+  if (problem.m == 1 || problem.n == 1) {
+    AddGemvConfigs<T>(problem, isa, out);
+  } else {
+    AddMatrixConfigs<T>(problem, machine, isa, options, out);
+  }
+}
+
+// The ISA levels searched: the machine's kernel level (all levels up to it on request). The
+// low-precision kinds fall back to AVX2 on an AVX-512 CPU without their dot-product extension,
+// as their analytical default does.
+std::vector<IsaLevel> SearchedLevels(const Problem& problem, const Machine& machine,
+                                     const SpaceOptions& options) {
+  IsaLevel top = machine.kernel_isa;
+  if ((problem.dtype == DType::kBF16 && !CpuRunsLowp<Bf16Gemm>(machine.cpu, top)) ||
+      (problem.dtype == DType::kS8 && !CpuRunsLowp<S8Gemm>(machine.cpu, top))) {
+    top = IsaLevel::kAvx2;
+  }
+  std::vector<IsaLevel> levels;
+  for (IsaLevel isa : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (isa > top) continue;
+    if (isa != top && !options.all_isa_levels) continue;
+    levels.push_back(isa);
+  }
+  return levels;
+}
+
 std::vector<KernelConfig> Generate(const Problem& problem, const Machine& machine,
                                    const SpaceOptions& options) {
   std::vector<KernelConfig> out;
-  for (IsaLevel isa : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-    if (isa > machine.kernel_isa) continue;
-    if (isa != machine.kernel_isa && !options.all_isa_levels) continue;
-    if (problem.m == 1 || problem.n == 1) {
-      AddGemvConfigs<T>(problem, isa, out);
-    } else {
-      AddMatrixConfigs<T>(problem, machine, isa, options, out);
+  for (IsaLevel isa : SearchedLevels(problem, machine, options)) {
+    switch (problem.dtype) {
+      case DType::kF32: AddConfigs<float>(problem, machine, isa, options, out); break;
+      case DType::kF64: AddConfigs<double>(problem, machine, isa, options, out); break;
+      case DType::kBF16: AddLowpConfigs<Bf16Gemm>(problem, machine, isa, options, out); break;
+      case DType::kS8: AddLowpConfigs<S8Gemm>(problem, machine, isa, options, out); break;
     }
   }
   // The generator should only produce valid configs; filtering keeps that a guarantee.
@@ -118,13 +189,7 @@ std::vector<KernelConfig> Generate(const Problem& problem, const Machine& machin
 
 std::vector<KernelConfig> GenerateSpace(const Problem& problem, const Machine& machine,
                                         const SpaceOptions& options) {
-  switch (problem.dtype) {
-    case DType::kF32: return Generate<float>(problem, machine, options);
-    case DType::kF64: return Generate<double>(problem, machine, options);
-    case DType::kBF16:
-    case DType::kS8: break;  // not searched yet: the low-precision kernels run their default
-  }
-  return {};
+  return Generate(problem, machine, options);
 }
 
 }  // namespace mmtune

@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "kernels/default_config.h"
+#include "kernels/lowp_microkernel.h"
 #include "kernels/microkernel.h"
 
 namespace mmtune {
@@ -66,6 +68,49 @@ TEST(SpaceTest, BlocksNeverExceedTheProblem) {
     if (c.family != KernelFamily::kPacked) continue;
     EXPECT_LE(c.mc, (7 + c.mr - 1) / c.mr * c.mr) << c.ToString();
     EXPECT_LE(c.nc, (9 + c.nr - 1) / c.nr * c.nr) << c.ToString();
+  }
+}
+
+// bf16 and s8: packed configs only, kc a multiple of 16 (every k group) and at most k,
+// jc or ic in parallel, every registered kernel of each level reachable here, every config
+// valid; a vector shape too (no gemv family for these types).
+template <class Kind>
+void ExpectLowpSpace(std::optional<IsaLevel> cap) {
+  const Machine machine = Host(cap);
+  for (int threads : {1, 2}) {
+    for (auto [m, n, k] : {std::tuple<int, int, int>{300, 200, 500}, {1, 512, 100}}) {
+      const Problem problem{Kind::kDType, Layout::kColMajor, Trans::kYes, Trans::kNo, m, n, k,
+                            threads};
+      SCOPED_TRACE(problem.ToString());
+      const std::vector<KernelConfig> space = GenerateSpace(problem, machine);
+      ASSERT_FALSE(space.empty());
+      std::set<std::tuple<int, int, int>> kernels;
+      std::set<ParallelLoop> loops;
+      IsaLevel level = IsaLevel::kGeneric;
+      for (const KernelConfig& c : space) {
+        const Status status = c.Validate(problem, machine);
+        ASSERT_TRUE(status.ok()) << c.ToString() << ": " << status.error().message;
+        EXPECT_EQ(c.family, KernelFamily::kPacked);
+        EXPECT_EQ(c.kc % 16, 0) << c.ToString();
+        EXPECT_LE(c.kc, std::max(16, k));
+        EXPECT_EQ(c.threads, threads);
+        kernels.insert({c.mr, c.nr, c.k_unroll});
+        loops.insert(c.parallel_loop);
+        level = c.isa;
+      }
+      EXPECT_EQ(kernels.size(), LowpMicroKernels<Kind>(level).size());
+      EXPECT_FALSE(loops.contains(ParallelLoop::kJr));
+      EXPECT_EQ(loops.size(), threads == 1 ? 1u : 2u);
+      // The level searched is the one the analytical default runs.
+      EXPECT_EQ(level, DefaultConfig(problem, machine).isa);
+    }
+  }
+}
+
+TEST(SpaceTest, LowPrecisionSpacesArePackedAndGrouped) {
+  for (auto cap : {std::optional<IsaLevel>{}, std::optional<IsaLevel>{IsaLevel::kGeneric}}) {
+    ExpectLowpSpace<Bf16Gemm>(cap);
+    ExpectLowpSpace<S8Gemm>(cap);
   }
 }
 

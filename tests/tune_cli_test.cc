@@ -77,7 +77,7 @@ TEST(TuneCliTest, BadInputIsRefusedBeforeTheDbIsCreated) {
         "--trans XY", "--threads 0", "--threads 99999", "--threads two", "--shard 3/2",
         "--shard x", "--shapes 8x8x8 --preset quick", "--budget -1", "--evals -3",
         "--layout diagonal", "--shapes-file /no/such/file.csv", "--bogus",
-        "--shapes 8x8x8 --dtype bf16", "--shapes 8x8x8 --dtype s8"}) {
+        "--shapes 8x8x8 --dtype int4"}) {
     SCOPED_TRACE(args);
     const RunResult r = RunMmtune("tune --db '" + db + "' " + args);
     ExpectOneLineError(r, 2);
@@ -121,6 +121,29 @@ TEST(TuneCliTest, ReadOnlyDbIsAnErrorAndUnchanged) {
   const std::string before = Slurp(db);
   ExpectOneLineError(RunMmtune("tune --db '" + db + "' --shapes 9x9x9 --budget 0"), 1);
   EXPECT_EQ(Slurp(db), before);
+}
+
+// bf16 and s8 go through the same pipeline: candidates verified and timed, winners stored per
+// dtype, and lookup finds them as exact winners.
+TEST(TuneCliTest, LowPrecisionDtypesAreTunedAndLookedUp) {
+  const std::string dir = FreshTestDir("tune_lowp");
+  const std::string db = dir + "/tuned.db";
+  for (const char* dtype : {"bf16", "s8"}) {
+    SCOPED_TRACE(dtype);
+    const RunResult r = RunMmtune("tune --db '" + db + "' --dtype " + dtype +
+                                  " --shapes 40x56x72 --trans TN --strategy random --evals 6 "
+                                  "--budget 0 --seed 2");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(std::string(dtype) + " row TN 40x56x72 t1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("packed"), std::string::npos) << r.out;
+    const RunResult found = RunMmtune("lookup --db '" + db + "' --dtype " + dtype +
+                                      " --shape 40x56x72 --trans TN --threads 1");
+    ASSERT_EQ(found.exit_code, 0) << found.err;
+    EXPECT_NE(found.out.find("tier:    exact"), std::string::npos) << found.out;
+  }
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 2);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM measurements WHERE status = 'failed'"), 0);
+  EXPECT_GE(QueryInt(db, "SELECT COUNT(*) FROM measurements"), 2 * 6);
 }
 
 TEST(TuneCliTest, TuneStoresAWinnerPerShapeAndPrintsATable) {

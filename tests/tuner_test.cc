@@ -14,10 +14,12 @@
 #include "db/store.h"
 #include "kernels/default_config.h"
 #include "kernels/gemm_args.h"
+#include "kernels/lowp_reference.h"
 #include "kernels/reference_gemm.h"
 #include "tuner/candidate_runner.h"
 #include "tuner/problem_buffers.h"
 #include "tuner/result_checker.h"
+#include "tuner/s8_result_checker.h"
 #include "tuner/roofline.h"
 #include "tuner/sample_stats.h"
 #include "tuner/shape_sets.h"
@@ -113,6 +115,122 @@ TEST(ResultCheckerTest, SampledCheckOnLargeProblems) {
   CheckerCatchesOneWrongElement<double>(
       MakeProblem(DType::kF64, 257, 311, 1031, Layout::kColMajor, Trans::kYes, Trans::kNo),
       false);
+}
+
+// The bf16 checker (f32 bounds on exact bf16 products) accepts the reference answer and rejects
+// a 1% error in one element, NaN, and the answer for another beta; in full and sampled mode.
+void Bf16CheckerCatchesOneWrongElement(const Problem& p, bool expect_full) {
+  ProblemBuffers<BFloat16, BFloat16, float> buffers(p, 1, 5, DefaultThreadPool());
+  ResultChecker<float, BFloat16> checker(p, buffers.a(0), buffers.lda(), buffers.b(0),
+                                         buffers.ldb(), buffers.c_initial(), buffers.ldc(), 5);
+  EXPECT_EQ(checker.full(), expect_full);
+  auto reference = [&](float alpha, float beta) {
+    beta == 0.0f ? buffers.PoisonC(0) : buffers.ResetC(0);
+    ASSERT_TRUE(ReferenceLowpGemm<Bf16Gemm>(
+                    buffers.ArgsFor<LowpGemmArgs<Bf16Gemm>>(0, alpha, beta))
+                    .ok());
+  };
+  for (const auto& [alpha, beta] : {std::pair<float, float>{1, 0}, {-1.5f, 0.5f}}) {
+    reference(alpha, beta);
+    ASSERT_TRUE(checker.Check(alpha, beta, buffers.c(0)).ok()) << p.ToString();
+    float& element = buffers.c(0)[StoredOffset(p.layout, p.m / 2 + 3, p.n - 4, buffers.ldc())];
+    const float saved = element;
+    element = saved + (expect_full ? 0.01f : 10.0f) * (std::abs(saved) + 1.0f);
+    EXPECT_FALSE(checker.Check(alpha, beta, buffers.c(0)).ok()) << p.ToString();
+    element = std::numeric_limits<float>::quiet_NaN();
+    EXPECT_FALSE(checker.Check(alpha, beta, buffers.c(0)).ok()) << "NaN passed";
+    element = saved;
+  }
+  reference(-1.5f, 0.5f);
+  EXPECT_FALSE(checker.Check(-1.5f, 0.0f, buffers.c(0)).ok());
+}
+
+TEST(ResultCheckerTest, Bf16FullAndSampled) {
+  for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+    for (Trans ta : {Trans::kNo, Trans::kYes}) {
+      for (Trans tb : {Trans::kNo, Trans::kYes}) {
+        Bf16CheckerCatchesOneWrongElement(MakeProblem(DType::kBF16, 37, 29, 53, layout, ta, tb),
+                                          true);
+      }
+    }
+  }
+  Bf16CheckerCatchesOneWrongElement(
+      MakeProblem(DType::kBF16, 311, 257, 1031, Layout::kColMajor, Trans::kNo, Trans::kYes),
+      false);
+}
+
+// The s8 checker is exact: the reference answer (which wraps modulo 2^32 for these random
+// operands and C) passes, and an error of one unit, or of 2^31, in any single element fails, in
+// full mode and in sampled mode (where the element is outside the sampled rows and columns and
+// only the odd-weighted projections can see it).
+void S8CheckerIsExact(const Problem& p, bool expect_full) {
+  ProblemBuffers<std::uint8_t, std::int8_t, std::int32_t> buffers(p, 1, 9, DefaultThreadPool());
+  S8ResultChecker checker(p, buffers.a(0), buffers.lda(), buffers.b(0), buffers.ldb(),
+                          buffers.c_initial(), buffers.ldc(), 9);
+  EXPECT_EQ(checker.full(), expect_full);
+  auto reference = [&](std::int32_t alpha, std::int32_t beta) {
+    beta == 0 ? buffers.PoisonC(0) : buffers.ResetC(0);
+    ASSERT_TRUE(
+        ReferenceLowpGemm<S8Gemm>(buffers.ArgsFor<LowpGemmArgs<S8Gemm>>(0, alpha, beta)).ok());
+  };
+  for (const auto& [alpha, beta] : {std::pair<std::int32_t, std::int32_t>{1, 0}, {-3, 2}}) {
+    reference(alpha, beta);
+    ASSERT_TRUE(checker.Check(alpha, beta, buffers.c(0)).ok()) << p.ToString();
+    for (const auto& [i, j] : {std::pair<std::int64_t, std::int64_t>{p.m / 3, p.n / 3 + 1},
+                              {p.m - 3, 7}, {p.m / 2 + 5, p.n - 4}}) {
+      std::int32_t& element = buffers.c(0)[StoredOffset(p.layout, i, j, buffers.ldc())];
+      const std::int32_t saved = element;
+      for (std::uint32_t delta : {1u, 0x80000000u}) {
+        element = static_cast<std::int32_t>(static_cast<std::uint32_t>(saved) + delta);
+        EXPECT_FALSE(checker.Check(alpha, beta, buffers.c(0)).ok())
+            << p.ToString() << " C(" << i << ", " << j << ") off by " << delta << " passed";
+      }
+      element = saved;
+    }
+  }
+  reference(-3, 2);
+  EXPECT_FALSE(checker.Check(-3, 0, buffers.c(0)).ok());
+}
+
+TEST(ResultCheckerTest, S8IsExactInFullAndSampledMode) {
+  for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+    for (Trans ta : {Trans::kNo, Trans::kYes}) {
+      for (Trans tb : {Trans::kNo, Trans::kYes}) {
+        S8CheckerIsExact(MakeProblem(DType::kS8, 37, 29, 53, layout, ta, tb), true);
+      }
+    }
+  }
+  S8CheckerIsExact(MakeProblem(DType::kS8, 257, 311, 1031, Layout::kRowMajor, Trans::kYes,
+                               Trans::kNo),
+                   false);
+}
+
+TEST(ProblemBuffersTest, LowPrecisionOperandsAreRandomOverTheirRange) {
+  const Problem p = MakeProblem(DType::kS8, 64, 64, 64);
+  ProblemBuffers<std::uint8_t, std::int8_t, std::int32_t> buffers(p, 2, 1, DefaultThreadPool());
+  std::set<int> a_values, b_values;
+  for (std::int64_t i = 0; i < 64 * 64; ++i) {
+    a_values.insert(buffers.a(0)[i]);
+    b_values.insert(buffers.b(1)[i]);
+  }
+  EXPECT_GT(a_values.size(), 200u);  // of 256
+  EXPECT_GT(b_values.size(), 200u);
+  EXPECT_LT(*b_values.begin(), -100);
+  EXPECT_TRUE(buffers.CanariesIntact(0));
+  buffers.c(0)[-1] = 0;
+  EXPECT_FALSE(buffers.CanariesIntact(0));
+
+  ProblemBuffers<BFloat16, BFloat16, float> bf16(MakeProblem(DType::kBF16, 16, 16, 16), 1, 1,
+                                                 DefaultThreadPool());
+  int zeros = 0;
+  for (std::int64_t i = 0; i < 16 * 16; ++i) {
+    const float value = ToFloat(bf16.a(0)[i]);
+    zeros += value == 0.0f;
+    EXPECT_TRUE(value >= -1.0f && value <= 1.0f) << value;
+  }
+  EXPECT_LT(zeros, 2);
+  bf16.PoisonC(0);
+  EXPECT_TRUE(std::isnan(bf16.c(0)[0]));
 }
 
 TEST(ProblemBuffersTest, RandomNonZeroOperandsAndCanaries) {
@@ -212,6 +330,34 @@ TEST(CandidateRunnerTest, PublishesEveryResultOnceAsSoonAsItIsFinal) {
   }
 }
 
+// bf16 and s8 candidates are verified and timed like f32 ones; an infeasible config (kc not a
+// whole number of k groups) fails verification with its reason and is never timed.
+TEST(CandidateRunnerTest, LowPrecisionCandidatesAreVerifiedAndTimed) {
+  const Machine machine = Host();
+  for (DType dtype : {DType::kBF16, DType::kS8}) {
+    for (const Problem& p : {MakeProblem(dtype, 45, 37, 70, Layout::kColMajor, Trans::kYes),
+                             MakeProblem(dtype, 300, 260, 1100)}) {
+      SCOPED_TRACE(p.ToString());
+      MeasureOptions options;
+      options.min_sample_seconds = 0.0002;
+      auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
+      ASSERT_TRUE(runner.ok()) << runner.error().message;
+      const KernelConfig good = DefaultConfig(p, machine);
+      const Status verified = (*runner)->Verify(good);
+      EXPECT_TRUE(verified.ok()) << verified.error().message;
+      KernelConfig bad = good;
+      bad.kc = 15;
+      auto results = (*runner)->Measure({good, bad}, 0.0, /*allow_skip=*/false);
+      ASSERT_EQ(results.size(), 2u);
+      EXPECT_EQ(results[0].status, MeasurementStatus::kOk);
+      EXPECT_GT(results[0].gflops, 0.0);
+      EXPECT_EQ(results[1].status, MeasurementStatus::kFailed);
+      EXPECT_NE(results[1].error.find("k group"), std::string::npos) << results[1].error;
+      EXPECT_EQ(results[1].stats.count, 0);
+    }
+  }
+}
+
 TEST(CandidateRunnerTest, RejectsInvalidProblems) {
   Problem p = MakeProblem(DType::kF32, -1, 4, 4);
   EXPECT_FALSE(CandidateRunner::Create(p, Host(), {}, DefaultThreadPool()).ok());
@@ -293,6 +439,14 @@ TEST(RooflineTest, ComputeAndMemoryBound) {
   const Roofline gemv = RooflineOf(MakeProblem(DType::kF32, 1, 4096, 4096), peaks);
   EXPECT_NEAR(gemv.attainable_gflops, 10.0, 0.1);
   EXPECT_DOUBLE_EQ(RooflineOf(big, nullptr).attainable_gflops, 0.0);
+  // bf16 without a bf16 dot product runs f32 FMA kernels; s8 without one has no known ceiling.
+  const Problem bf16 = MakeProblem(DType::kBF16, 1024, 1024, 1024);
+  EXPECT_DOUBLE_EQ(RooflineOf(bf16, peaks).compute_gflops, 100.0);
+  nlohmann::json with_dot = peaks;
+  with_dot["bf16_dot_gops"] = {{"one_core", 400.0}, {"all_cores", 760.0}};
+  EXPECT_DOUBLE_EQ(RooflineOf(bf16, with_dot).compute_gflops, 400.0);
+  EXPECT_DOUBLE_EQ(RooflineOf(MakeProblem(DType::kS8, 1024, 1024, 1024), peaks).compute_gflops,
+                   0.0);
   EXPECT_DOUBLE_EQ(RooflineOf(big, nlohmann::json{{"f32_fma_gflops", "junk"}}).attainable_gflops,
                    0.0);
 }

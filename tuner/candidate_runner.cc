@@ -6,8 +6,10 @@
 #include <new>
 
 #include "kernels/gemm.h"
+#include "kernels/lowp_gemm.h"
 #include "tuner/problem_buffers.h"
 #include "tuner/result_checker.h"
+#include "tuner/s8_result_checker.h"
 
 namespace mmtune {
 namespace {
@@ -29,9 +31,50 @@ std::uint64_t LastLevelCacheBytes(const Machine& machine) {
   return bytes > 0 ? bytes : (32ull << 20);
 }
 
+// What the runner needs to know of one GEMM kind: its plan and argument types, its operand
+// buffers and result checker, and the runs that verify a candidate. Each kind verifies with
+// alpha 1, beta 0 on a poisoned C (a correct GEMM never reads it) and with a general alpha and
+// beta on a random C.
+template <typename Plan_, typename Args_, typename Buffers_, typename Checker_>
+struct Workload {
+  using Plan = Plan_;
+  using Args = Args_;
+  using Buffers = Buffers_;
+  using Checker = Checker_;
+  using Scalar = decltype(Args::alpha);
+  struct VerificationRun {
+    Scalar alpha, beta;
+    bool poison;  // C poisoned (beta 0) or reset to the initial random C
+  };
+};
+
 template <typename T>
+struct RealWorkload
+    : Workload<GemmPlan<T>, GemmArgs<T>, ProblemBuffers<T>, ResultChecker<T>> {
+  static constexpr typename RealWorkload::VerificationRun kRuns[] = {{T(1), T(0), true},
+                                                                     {T(-1.5), T(0.5), false}};
+};
+
+struct Bf16Workload
+    : Workload<LowpGemmPlan<Bf16Gemm>, LowpGemmArgs<Bf16Gemm>,
+               ProblemBuffers<BFloat16, BFloat16, float>, ResultChecker<float, BFloat16>> {
+  static constexpr VerificationRun kRuns[] = {{1.0f, 0.0f, true}, {-1.5f, 0.5f, false}};
+};
+
+// s8: beta 2 and alpha -3 on a C of random 32-bit values, so the result wraps modulo 2^32.
+struct S8Workload
+    : Workload<LowpGemmPlan<S8Gemm>, LowpGemmArgs<S8Gemm>,
+               ProblemBuffers<std::uint8_t, std::int8_t, std::int32_t>, S8ResultChecker> {
+  static constexpr VerificationRun kRuns[] = {{1, 0, true}, {-3, 2, false}};
+};
+
+template <class W>
 class Runner final : public CandidateRunner {
  public:
+  using Plan = typename W::Plan;
+  using Args = typename W::Args;
+  using Scalar = typename W::Scalar;
+
   Runner(const Problem& problem, const MeasureOptions& options, ThreadPool& pool, int copies)
       : problem_(problem),
         options_(options),
@@ -44,13 +87,13 @@ class Runner final : public CandidateRunner {
   bool full_check() const override { return checker_.full(); }
 
   Status Verify(const KernelConfig& config) override {
-    auto plan = GemmPlan<T>::Create(config);
+    auto plan = Plan::Create(config);
     if (!plan) return plan.error();
     return VerifyPlan(*plan);
   }
 
   void WarmUp(const KernelConfig& config, double seconds) override {
-    auto plan = GemmPlan<T>::Create(config);
+    auto plan = Plan::Create(config);
     if (!plan) return;
     Candidate candidate{0, *plan, 1, {}, true};
     const Clock::time_point start = Clock::now();
@@ -68,7 +111,7 @@ class Runner final : public CandidateRunner {
     for (std::size_t i = 0; i < configs.size(); ++i) {
       const Clock::time_point start = Clock::now();
       results[i].config = configs[i];
-      auto plan = GemmPlan<T>::Create(configs[i]);
+      auto plan = Plan::Create(configs[i]);
       const Status status = plan ? VerifyPlan(*plan) : Status(plan.error());
       if (status) {
         Candidate candidate{i, *plan, 1, {}, true};
@@ -89,24 +132,21 @@ class Runner final : public CandidateRunner {
  private:
   struct Candidate {
     std::size_t index;  // into the batch
-    GemmPlan<T> plan;
+    Plan plan;
     int calls_per_sample = 1;
     std::vector<double> samples;
     bool active = true;
   };
 
-  Status VerifyPlan(const GemmPlan<T>& plan) {
-    struct Run {
-      T alpha, beta;
-      bool poison;
-    };
-    for (const Run run : {Run{T(1), T(0), true}, Run{T(-1.5), T(0.5), false}}) {
+  Status VerifyPlan(const Plan& plan) {
+    for (const auto& run : W::kRuns) {
       if (run.poison) {
         buffers_.PoisonC(0);
       } else {
         buffers_.ResetC(0);
       }
-      if (auto status = plan.Run(buffers_.Args(0, run.alpha, run.beta), pool_); !status) {
+      if (auto status = plan.Run(buffers_.template ArgsFor<Args>(0, run.alpha, run.beta), pool_);
+          !status) {
         return status;
       }
       if (!buffers_.CanariesIntact(0)) {
@@ -115,8 +155,8 @@ class Runner final : public CandidateRunner {
       if (auto status = checker_.Check(run.alpha, run.beta, buffers_.c(0)); !status) {
         return MakeError(status.error().code,
                          status.error().message + " with alpha " +
-                             std::to_string(static_cast<double>(run.alpha)) + ", beta " +
-                             std::to_string(static_cast<double>(run.beta)));
+                             std::to_string(run.alpha) + ", beta " +
+                             std::to_string(run.beta));
       }
     }
     return OkStatus();
@@ -130,7 +170,7 @@ class Runner final : public CandidateRunner {
       next_copy_ = (next_copy_ + 1) % buffers_.copies();
       // Verified plans on valid arguments cannot fail; a failure would show as a wrong result
       // in the next verification, so the status is not needed here.
-      (void)candidate.plan.Run(buffers_.Args(copy, T(1), T(0)), pool_);
+      (void)candidate.plan.Run(buffers_.template ArgsFor<Args>(copy, Scalar(1), Scalar(0)), pool_);
     }
     return SecondsSince(start) / candidate.calls_per_sample;
   }
@@ -204,8 +244,8 @@ class Runner final : public CandidateRunner {
   Problem problem_;
   MeasureOptions options_;
   ThreadPool& pool_;
-  ProblemBuffers<T> buffers_;
-  ResultChecker<T> checker_;
+  typename W::Buffers buffers_;
+  typename W::Checker checker_;
   int next_copy_ = 0;
 };
 
@@ -225,17 +265,17 @@ Result<std::unique_ptr<CandidateRunner>> CandidateRunner::Create(const Problem& 
                          ? ColdCacheCopies(problem, LastLevelCacheBytes(machine),
                                            kColdCacheMemoryLimit)
                          : 1;
-  if (IsLowPrecision(problem.dtype)) {
-    return MakeError(ErrorCode::kUnsupported, std::string("tuning ") + ToString(problem.dtype) +
-                                                  " is not supported yet (f32 and f64 only)");
-  }
+  auto make = [&]<class W>() -> std::unique_ptr<CandidateRunner> {
+    return std::make_unique<Runner<W>>(problem, options, pool, copies);
+  };
   try {
-    if (problem.dtype == DType::kF32) {
-      return std::unique_ptr<CandidateRunner>(
-          std::make_unique<Runner<float>>(problem, options, pool, copies));
+    switch (problem.dtype) {
+      case DType::kF32: return make.template operator()<RealWorkload<float>>();
+      case DType::kF64: return make.template operator()<RealWorkload<double>>();
+      case DType::kBF16: return make.template operator()<Bf16Workload>();
+      case DType::kS8: return make.template operator()<S8Workload>();
     }
-    return std::unique_ptr<CandidateRunner>(
-        std::make_unique<Runner<double>>(problem, options, pool, copies));
+    return MakeError(ErrorCode::kInvalidArgument, "unknown dtype");
   } catch (const std::bad_alloc&) {
     return MakeError(ErrorCode::kIo, "not enough memory for the operands of " +
                                          problem.ToString());

@@ -7,14 +7,24 @@
 #include <limits>
 #include <new>
 #include <random>
+#include <type_traits>
 
 #include "kernels/gemm_args.h"
 
 namespace mmtune {
 namespace {
 
+// Canary values: unlikely results of any GEMM on the random operands.
 template <typename T>
 constexpr T kCanary = T(-98765.25);
+template <>
+constexpr std::int32_t kCanary<std::int32_t> = -0x5A5A5A5B;
+
+// A NaN C: beta = 0 must not read it. Integers have no NaN; garbage makes the point in a dump.
+template <typename T>
+constexpr T kPoison = std::numeric_limits<T>::quiet_NaN();
+template <>
+constexpr std::int32_t kPoison<std::int32_t> = 0x7EADBEEF;
 
 std::int64_t StoredElements(Layout layout, Trans trans, std::int64_t rows, std::int64_t cols,
                             std::int64_t ld) {
@@ -24,9 +34,23 @@ std::int64_t StoredElements(Layout layout, Trans trans, std::int64_t rows, std::
   return std::max<std::int64_t>(1, outer * ld);
 }
 
+// One random value from 64 random bits. Floating: 24 random bits centred in [-1, 1), exact in
+// float and double and never all zero; bf16 rounds that to nearest even. Integers: uniform over
+// the type.
+template <typename T>
+T RandomValue(std::uint64_t bits) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    return ToBFloat16(RandomValue<float>(bits));
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(bits >> (64 - 8 * sizeof(T)));
+  } else {
+    const auto top = static_cast<std::int64_t>(bits >> 40);
+    return static_cast<T>(static_cast<double>(top - (1 << 23)) / (1 << 23));
+  }
+}
+
 // Each pool member writes its contiguous share first, so the OS places those pages near it.
-// Values are uniform in [-1, 1), from a generator seeded per (seed, member): reproducible for a
-// given thread count.
+// Values come from a generator seeded per (seed, member): reproducible for a given thread count.
 template <typename T>
 void FirstTouchRandom(T* data, std::int64_t count, std::uint64_t seed, ThreadPool& pool,
                       int team) {
@@ -35,11 +59,7 @@ void FirstTouchRandom(T* data, std::int64_t count, std::uint64_t seed, ThreadPoo
     const std::int64_t begin = std::min(count, member * share);
     const std::int64_t end = std::min(count, begin + share);
     std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(member));
-    for (std::int64_t i = begin; i < end; ++i) {
-      // 24 random bits, centred: exact in float and double, never all zero.
-      const auto bits = static_cast<std::int64_t>(rng() >> 40);
-      data[i] = static_cast<T>(static_cast<double>(bits - (1 << 23)) / (1 << 23));
-    }
+    for (std::int64_t i = begin; i < end; ++i) data[i] = RandomValue<T>(rng());
   });
 }
 
@@ -58,9 +78,9 @@ void AlignedArray<T>::Free::operator()(T* pointer) const {
   std::free(pointer);
 }
 
-template <typename T>
-ProblemBuffers<T>::ProblemBuffers(const Problem& problem, int copies, std::uint64_t seed,
-                                  ThreadPool& pool)
+template <typename TA, typename TB, typename TC>
+ProblemBuffers<TA, TB, TC>::ProblemBuffers(const Problem& problem, int copies, std::uint64_t seed,
+                                           ThreadPool& pool)
     : problem_(problem) {
   const Layout layout = problem.layout;
   lda_ = MinLeadingDimension(layout, problem.trans_a, problem.m, problem.k);
@@ -73,69 +93,50 @@ ProblemBuffers<T>::ProblemBuffers(const Problem& problem, int copies, std::uint6
   sets_.resize(static_cast<std::size_t>(std::max(1, copies)));
   std::uint64_t stream = seed;
   for (OperandSet& set : sets_) {
-    set.a = AlignedArray<T>(static_cast<std::size_t>(a_elements_));
-    set.b = AlignedArray<T>(static_cast<std::size_t>(b_elements_));
-    set.c = AlignedArray<T>(static_cast<std::size_t>(c_elements_ + 2 * kCanaryElements));
+    set.a = AlignedArray<TA>(static_cast<std::size_t>(a_elements_));
+    set.b = AlignedArray<TB>(static_cast<std::size_t>(b_elements_));
+    set.c = AlignedArray<TC>(static_cast<std::size_t>(c_elements_ + 2 * kCanaryElements));
     FirstTouchRandom(set.a.data(), a_elements_, ++stream, pool, team);
     FirstTouchRandom(set.b.data(), b_elements_, ++stream, pool, team);
     FirstTouchRandom(set.c.data() + kCanaryElements, c_elements_, ++stream, pool, team);
-    std::fill_n(set.c.data(), kCanaryElements, kCanary<T>);
-    std::fill_n(set.c.data() + kCanaryElements + c_elements_, kCanaryElements, kCanary<T>);
+    std::fill_n(set.c.data(), kCanaryElements, kCanary<TC>);
+    std::fill_n(set.c.data() + kCanaryElements + c_elements_, kCanaryElements, kCanary<TC>);
   }
   // Every copy holds the same operands, so any copy verifies like the first.
   for (std::size_t i = 1; i < sets_.size(); ++i) {
-    std::memcpy(sets_[i].a.data(), sets_[0].a.data(), sizeof(T) * a_elements_);
-    std::memcpy(sets_[i].b.data(), sets_[0].b.data(), sizeof(T) * b_elements_);
+    std::memcpy(sets_[i].a.data(), sets_[0].a.data(), sizeof(TA) * a_elements_);
+    std::memcpy(sets_[i].b.data(), sets_[0].b.data(), sizeof(TB) * b_elements_);
   }
-  c_initial_ = AlignedArray<T>(static_cast<std::size_t>(c_elements_));
+  c_initial_ = AlignedArray<TC>(static_cast<std::size_t>(c_elements_));
   FirstTouchRandom(c_initial_.data(), c_elements_, ++stream, pool, team);
 }
 
-template <typename T>
-void ProblemBuffers<T>::ResetC(int copy) {
-  std::memcpy(c(copy), c_initial_.data(), sizeof(T) * static_cast<std::size_t>(c_elements_));
+template <typename TA, typename TB, typename TC>
+void ProblemBuffers<TA, TB, TC>::ResetC(int copy) {
+  std::memcpy(c(copy), c_initial_.data(), sizeof(TC) * static_cast<std::size_t>(c_elements_));
 }
 
-template <typename T>
-void ProblemBuffers<T>::PoisonC(int copy) {
-  std::fill_n(c(copy), c_elements_, std::numeric_limits<T>::quiet_NaN());
+template <typename TA, typename TB, typename TC>
+void ProblemBuffers<TA, TB, TC>::PoisonC(int copy) {
+  std::fill_n(c(copy), c_elements_, kPoison<TC>);
 }
 
-template <typename T>
-bool ProblemBuffers<T>::CanariesIntact(int copy) const {
-  const T* storage = sets_[static_cast<std::size_t>(copy)].c.data();
-  const T* after = storage + kCanaryElements + c_elements_;
+template <typename TA, typename TB, typename TC>
+bool ProblemBuffers<TA, TB, TC>::CanariesIntact(int copy) const {
+  const TC* storage = sets_[static_cast<std::size_t>(copy)].c.data();
+  const TC* after = storage + kCanaryElements + c_elements_;
   for (std::int64_t i = 0; i < kCanaryElements; ++i) {
-    if (storage[i] != kCanary<T> || after[i] != kCanary<T>) return false;
+    if (storage[i] != kCanary<TC> || after[i] != kCanary<TC>) return false;
   }
   return true;
-}
-
-template <typename T>
-GemmArgs<T> ProblemBuffers<T>::Args(int copy, T alpha, T beta) {
-  GemmArgs<T> args;
-  args.layout = problem_.layout;
-  args.trans_a = problem_.trans_a;
-  args.trans_b = problem_.trans_b;
-  args.m = problem_.m;
-  args.n = problem_.n;
-  args.k = problem_.k;
-  args.alpha = alpha;
-  args.a = a(copy);
-  args.lda = lda_;
-  args.b = b(copy);
-  args.ldb = ldb_;
-  args.beta = beta;
-  args.c = c(copy);
-  args.ldc = ldc_;
-  return args;
 }
 
 int ColdCacheCopies(const Problem& problem, std::uint64_t llc_bytes,
                     std::uint64_t memory_limit_bytes) {
   const double footprint =
       static_cast<double>(DTypeSize(problem.dtype)) *
-      static_cast<double>(problem.m * problem.k + problem.k * problem.n + problem.m * problem.n);
+          static_cast<double>(problem.m * problem.k + problem.k * problem.n) +
+      static_cast<double>(CTypeSize(problem.dtype)) * static_cast<double>(problem.m * problem.n);
   const double wanted = std::ceil(2.0 * static_cast<double>(llc_bytes) / std::max(1.0, footprint));
   const double affordable = static_cast<double>(memory_limit_bytes) / std::max(1.0, footprint);
   return static_cast<int>(std::clamp(std::min(wanted + 1.0, affordable), 2.0, 4096.0));
@@ -143,7 +144,13 @@ int ColdCacheCopies(const Problem& problem, std::uint64_t llc_bytes,
 
 template class AlignedArray<float>;
 template class AlignedArray<double>;
+template class AlignedArray<BFloat16>;
+template class AlignedArray<std::uint8_t>;
+template class AlignedArray<std::int8_t>;
+template class AlignedArray<std::int32_t>;
 template class ProblemBuffers<float>;
 template class ProblemBuffers<double>;
+template class ProblemBuffers<BFloat16, BFloat16, float>;
+template class ProblemBuffers<std::uint8_t, std::int8_t, std::int32_t>;
 
 }  // namespace mmtune

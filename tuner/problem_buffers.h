@@ -3,6 +3,10 @@
 // values (never zeros: some hardware is faster on zeros, and a kernel that ignores its inputs
 // must not pass verification). C is surrounded by canaries that reveal out-of-bounds writes.
 //
+// Element types: A, B and C of one type for f32 and f64; bf16 x bf16 -> f32 and u8 x s8 -> s32
+// for the low-precision GEMMs. Floating values are uniform in [-1, 1) (rounded to bf16 for
+// bf16), integers uniform over their whole range (so s32 results wrap).
+//
 // For cold-cache timing there are several copies of the operands whose total exceeds the
 // last-level cache; each timed call uses the next copy, so none is still cached when reused.
 #pragma once
@@ -12,8 +16,8 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/gemm.h"
 #include "kernels/thread_pool.h"
+#include "mmtune/bf16.h"
 #include "mmtune/types.h"
 
 namespace mmtune {
@@ -36,7 +40,7 @@ class AlignedArray {
   std::size_t size_ = 0;
 };
 
-template <typename T>
+template <typename TA, typename TB = TA, typename TC = TA>
 class ProblemBuffers {
  public:
   // Canary elements before and after C's storage.
@@ -49,33 +53,56 @@ class ProblemBuffers {
   std::int64_t lda() const { return lda_; }
   std::int64_t ldb() const { return ldb_; }
   std::int64_t ldc() const { return ldc_; }
-  const T* a(int copy) const { return sets_[static_cast<std::size_t>(copy)].a.data(); }
-  const T* b(int copy) const { return sets_[static_cast<std::size_t>(copy)].b.data(); }
-  T* c(int copy) {
+  const TA* a(int copy) const { return sets_[static_cast<std::size_t>(copy)].a.data(); }
+  const TB* b(int copy) const { return sets_[static_cast<std::size_t>(copy)].b.data(); }
+  TC* c(int copy) {
     return sets_[static_cast<std::size_t>(copy)].c.data() + kCanaryElements;
   }
   // The random initial C that runs with beta != 0 start from.
-  const T* c_initial() const { return c_initial_.data(); }
+  const TC* c_initial() const { return c_initial_.data(); }
   std::int64_t c_elements() const { return c_elements_; }
 
   // Copies the initial C into copy `copy` (for a beta != 0 verification run).
   void ResetC(int copy);
-  // Fills copy `copy` of C with NaN: with beta = 0 a correct GEMM never reads it.
+  // Fills copy `copy` of C with NaN (with beta = 0 a correct GEMM never reads it), or for an
+  // integer C with a fixed garbage pattern.
   void PoisonC(int copy);
   // Whether the canaries around C of copy `copy` are intact.
   bool CanariesIntact(int copy) const;
 
-  GemmArgs<T> Args(int copy, T alpha, T beta);
+  // The GEMM arguments on copy `copy`: `Args` is GemmArgs<T> or LowpGemmArgs<Kind>, whose
+  // fields are named alike.
+  template <class Args>
+  Args ArgsFor(int copy, decltype(Args::alpha) alpha, decltype(Args::beta) beta) {
+    Args args;
+    args.layout = problem_.layout;
+    args.trans_a = problem_.trans_a;
+    args.trans_b = problem_.trans_b;
+    args.m = problem_.m;
+    args.n = problem_.n;
+    args.k = problem_.k;
+    args.alpha = alpha;
+    args.a = a(copy);
+    args.lda = lda_;
+    args.b = b(copy);
+    args.ldb = ldb_;
+    args.beta = beta;
+    args.c = c(copy);
+    args.ldc = ldc_;
+    return args;
+  }
 
  private:
   struct OperandSet {
-    AlignedArray<T> a, b, c;
+    AlignedArray<TA> a;
+    AlignedArray<TB> b;
+    AlignedArray<TC> c;
   };
   Problem problem_;
   std::int64_t lda_ = 1, ldb_ = 1, ldc_ = 1;
   std::int64_t a_elements_ = 0, b_elements_ = 0, c_elements_ = 0;
   std::vector<OperandSet> sets_;
-  AlignedArray<T> c_initial_;
+  AlignedArray<TC> c_initial_;
 };
 
 // How many operand copies cold-cache timing needs so that the copies together exceed twice the
@@ -85,7 +112,13 @@ int ColdCacheCopies(const Problem& problem, std::uint64_t llc_bytes,
 
 extern template class AlignedArray<float>;
 extern template class AlignedArray<double>;
+extern template class AlignedArray<BFloat16>;
+extern template class AlignedArray<std::uint8_t>;
+extern template class AlignedArray<std::int8_t>;
+extern template class AlignedArray<std::int32_t>;
 extern template class ProblemBuffers<float>;
 extern template class ProblemBuffers<double>;
+extern template class ProblemBuffers<BFloat16, BFloat16, float>;
+extern template class ProblemBuffers<std::uint8_t, std::int8_t, std::int32_t>;
 
 }  // namespace mmtune

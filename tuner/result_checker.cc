@@ -4,30 +4,14 @@
 #include <cmath>
 #include <limits>
 #include <random>
-#include <set>
 #include <sstream>
+#include <utility>
 
 #include "kernels/gemm_args.h"
+#include "tuner/check_sampling.h"
 
 namespace mmtune {
 namespace {
-
-// Whole rows (or columns) to check exactly: the first two, the middle, the last two (the edge
-// tiles), and a few random ones; all of them when `count` is small.
-std::vector<std::int64_t> SampleIndices(std::int64_t count, bool all, std::mt19937_64& rng) {
-  std::set<std::int64_t> picked;
-  if (all) {
-    for (std::int64_t i = 0; i < count; ++i) picked.insert(i);
-  } else if (count > 0) {
-    for (std::int64_t i : {std::int64_t{0}, std::int64_t{1}, count / 2, count - 2, count - 1}) {
-      picked.insert(std::clamp<std::int64_t>(i, 0, count - 1));
-    }
-    for (int r = 0; r < 6; ++r) {
-      picked.insert(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(count)));
-    }
-  }
-  return {picked.begin(), picked.end()};
-}
 
 // Random projection weights in +-[0.5, 1]: bounded away from zero so no element is ignored.
 std::vector<double> ProjectionVector(std::int64_t count, std::mt19937_64& rng) {
@@ -39,6 +23,10 @@ std::vector<double> ProjectionVector(std::int64_t count, std::mt19937_64& rng) {
   return v;
 }
 
+double ToDouble(float value) { return value; }
+double ToDouble(double value) { return value; }
+double ToDouble(BFloat16 value) { return ToFloat(value); }
+
 std::string Describe(double value) {
   std::ostringstream text;
   text.precision(9);
@@ -48,27 +36,26 @@ std::string Describe(double value) {
 
 }  // namespace
 
-template <typename T>
-ResultChecker<T>::ResultChecker(const Problem& problem, const T* a, std::int64_t lda, const T* b,
-                                std::int64_t ldb, const T* c_initial, std::int64_t ldc,
-                                std::uint64_t seed)
+template <typename T, typename In>
+ResultChecker<T, In>::ResultChecker(const Problem& problem, const In* a, std::int64_t lda,
+                                    const In* b, std::int64_t ldb, const T* c_initial,
+                                    std::int64_t ldc, std::uint64_t seed)
     : problem_(problem), ldc_(ldc), c_initial_(c_initial) {
   const std::int64_t m = problem.m, n = problem.n, k = problem.k;
   const Layout layout = problem.layout;
   auto op_a = [&](std::int64_t i, std::int64_t p) -> double {
-    return problem.trans_a == Trans::kNo ? a[StoredOffset(layout, i, p, lda)]
-                                         : a[StoredOffset(layout, p, i, lda)];
+    return ToDouble(problem.trans_a == Trans::kNo ? a[StoredOffset(layout, i, p, lda)]
+                                                  : a[StoredOffset(layout, p, i, lda)]);
   };
   auto op_b = [&](std::int64_t p, std::int64_t j) -> double {
-    return problem.trans_b == Trans::kNo ? b[StoredOffset(layout, p, j, ldb)]
-                                         : b[StoredOffset(layout, j, p, ldb)];
+    return ToDouble(problem.trans_b == Trans::kNo ? b[StoredOffset(layout, p, j, ldb)]
+                                                  : b[StoredOffset(layout, j, p, ldb)]);
   };
-  full_ = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <=
-              kFullCheckMacs &&
-          m * n <= kFullCheckElements;
+  full_ = ChecksInFull(m, n, k);
   std::mt19937_64 rng(seed ^ 0xC0FFEEull);
-  rows_ = SampleIndices(m, full_, rng);
-  cols_ = full_ ? std::vector<std::int64_t>{} : SampleIndices(n, false, rng);
+  CheckedLines lines = PickCheckedLines(m, n, full_, rng);
+  rows_ = std::move(lines.rows);
+  cols_ = std::move(lines.cols);
 
   // Whole rows: loop over k outside so B is read along its rows when it is row-major.
   row_exact_.assign(rows_.size() * static_cast<std::size_t>(n), Exact{});
@@ -146,14 +133,14 @@ ResultChecker<T>::ResultChecker(const Problem& problem, const T* a, std::int64_t
   }
 }
 
-template <typename T>
-T ResultChecker<T>::CAt(const T* c, std::int64_t i, std::int64_t j) const {
+template <typename T, typename In>
+T ResultChecker<T, In>::CAt(const T* c, std::int64_t i, std::int64_t j) const {
   return c[StoredOffset(problem_.layout, i, j, ldc_)];
 }
 
-template <typename T>
-Status ResultChecker<T>::CheckElement(std::int64_t i, std::int64_t j, const Exact& exact, T alpha,
-                                      T beta, const T* c) const {
+template <typename T, typename In>
+Status ResultChecker<T, In>::CheckElement(std::int64_t i, std::int64_t j, const Exact& exact,
+                                          T alpha, T beta, const T* c) const {
   constexpr double eps = std::numeric_limits<T>::epsilon();
   const double c0 = beta == T(0) ? 0.0 : static_cast<double>(CAt(c_initial_, i, j));
   const double want = static_cast<double>(alpha) * exact.product + static_cast<double>(beta) * c0;
@@ -169,8 +156,8 @@ Status ResultChecker<T>::CheckElement(std::int64_t i, std::int64_t j, const Exac
                        Describe(bound) + ")");
 }
 
-template <typename T>
-Status ResultChecker<T>::Check(T alpha, T beta, const T* c) const {
+template <typename T, typename In>
+Status ResultChecker<T, In>::Check(T alpha, T beta, const T* c) const {
   const std::int64_t m = problem_.m, n = problem_.n;
   for (std::size_t r = 0; r < rows_.size(); ++r) {
     for (std::int64_t j = 0; j < n; ++j) {
@@ -235,5 +222,6 @@ Status ResultChecker<T>::Check(T alpha, T beta, const T* c) const {
 
 template class ResultChecker<float>;
 template class ResultChecker<double>;
+template class ResultChecker<float, BFloat16>;
 
 }  // namespace mmtune

@@ -9,27 +9,27 @@
 // (y^T A) B: a wrong element anywhere moves the projection beyond its rounding bound.
 //
 // Bounds per element are the classic dot-product forward error (k + 4) eps (|alpha| |A||B| +
-// |beta| |C0|) + eps, with |A||B| computed alongside the exact value.
+// |beta| |C0|) + eps, with |A||B| computed alongside the exact value and eps that of the
+// accumulation type T. `In` is the type of A and B: T itself, or BFloat16 for the bf16 GEMM
+// (whose products are exact in f32, so the f32 bound holds). The exact s8 GEMM has its own
+// checker (s8_result_checker.h).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "mmtune/bf16.h"
 #include "mmtune/result.h"
 #include "mmtune/types.h"
 
 namespace mmtune {
 
-template <typename T>
+template <typename T, typename In = T>
 class ResultChecker {
  public:
-  // Problems up to this many multiply-adds (and C elements) are checked in full.
-  static constexpr double kFullCheckMacs = 1 << 26;
-  static constexpr std::int64_t kFullCheckElements = 1 << 22;
-
   // Precomputes what `Check` compares against, from the operands of `problem` stored with the
   // minimal leading dimensions; `c_initial` is the C that beta != 0 runs start from.
-  ResultChecker(const Problem& problem, const T* a, std::int64_t lda, const T* b,
+  ResultChecker(const Problem& problem, const In* a, std::int64_t lda, const In* b,
                 std::int64_t ldb, const T* c_initial, std::int64_t ldc, std::uint64_t seed);
 
   // OK when `c` equals alpha * op(A) op(B) + beta * C_initial within the bounds; the error names
@@ -63,5 +63,6 @@ class ResultChecker {
 
 extern template class ResultChecker<float>;
 extern template class ResultChecker<double>;
+extern template class ResultChecker<float, BFloat16>;
 
 }  // namespace mmtune

@@ -18,7 +18,13 @@ double Ceiling(const nlohmann::json& peaks, const char* key, int threads) {
 }
 
 // The stored peak (tuner/peak.h) that bounds each dtype: FMA for f32/f64, the dot-product
-// instructions for bf16 and int8 (absent where the CPU has none: then the roofline is unknown).
+// instructions for bf16 and int8. Where the CPU has no bf16 dot product the bf16 kernels widen to
+// f32 and use FMA, so the f32 FMA peak bounds them; s8 without a dot product has no measured
+// ceiling (its roofline is unknown).
+const char* FallbackPeakKeyOf(DType dtype) {
+  return dtype == DType::kBF16 ? "f32_fma_gflops" : nullptr;
+}
+
 const char* PeakKeyOf(DType dtype) {
   switch (dtype) {
     case DType::kF32: return "f32_fma_gflops";
@@ -34,8 +40,10 @@ const char* PeakKeyOf(DType dtype) {
 Roofline RooflineOf(const Problem& problem, const nlohmann::json& peaks) {
   Roofline roof;
   try {
-    roof.compute_gflops = Ceiling(
-        peaks, PeakKeyOf(problem.dtype), problem.threads);
+    roof.compute_gflops = Ceiling(peaks, PeakKeyOf(problem.dtype), problem.threads);
+    if (roof.compute_gflops == 0.0 && FallbackPeakKeyOf(problem.dtype) != nullptr) {
+      roof.compute_gflops = Ceiling(peaks, FallbackPeakKeyOf(problem.dtype), problem.threads);
+    }
     roof.bandwidth_gbs = Ceiling(peaks, "memory_read_gbs", problem.threads);
   } catch (const nlohmann::json::exception&) {
     return Roofline{};  // stored peaks of the wrong shape: unknown, not a crash
