@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "mmtune/bf16.h"
 #include "mmtune/runtime.h"
 
 struct mmtune_runtime {
@@ -33,10 +34,10 @@ mmtune_status Fail(mmtune_status code, std::string message) {
   return code;
 }
 
-template <typename T>
+template <typename Scalar, typename TA, typename TB, typename TC>
 mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout, int trans_a,
-                        int trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
-                        int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+                        int trans_b, int64_t m, int64_t n, int64_t k, Scalar alpha, const TA* a,
+                        int64_t lda, const TB* b, int64_t ldb, Scalar beta, TC* c, int64_t ldc) {
   const std::string where = std::string(routine) + ": ";
   if (handle == nullptr) return Fail(MMTUNE_INVALID_ARGUMENT, where + "runtime is NULL");
   if (layout != MMTUNE_ROW_MAJOR && layout != MMTUNE_COL_MAJOR) {
@@ -57,7 +58,7 @@ mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout,
   // Pointers are only needed for the elements the call touches.
   const bool writes_c = m > 0 && n > 0;
   if (writes_c && c == nullptr) return Fail(MMTUNE_INVALID_ARGUMENT, where + "C is NULL");
-  if (writes_c && k > 0 && alpha != T(0) && (a == nullptr || b == nullptr)) {
+  if (writes_c && k > 0 && alpha != Scalar(0) && (a == nullptr || b == nullptr)) {
     return Fail(MMTUNE_INVALID_ARGUMENT, where + (a == nullptr ? "A" : "B") + std::string(" is NULL"));
   }
   try {
@@ -125,16 +126,46 @@ mmtune_status mmtune_sgemm(mmtune_runtime* runtime, int layout, int trans_a, int
                            int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                            int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                            int64_t ldc) {
-  return GemmFromC<float>("mmtune_sgemm", runtime, layout, trans_a, trans_b, m, n, k, alpha, a,
-                          lda, b, ldb, beta, c, ldc);
+  return GemmFromC("mmtune_sgemm", runtime, layout, trans_a, trans_b, m, n, k, alpha, a, lda, b,
+                   ldb, beta, c, ldc);
 }
 
 mmtune_status mmtune_dgemm(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
                            int64_t m, int64_t n, int64_t k, double alpha, const double* a,
                            int64_t lda, const double* b, int64_t ldb, double beta, double* c,
                            int64_t ldc) {
-  return GemmFromC<double>("mmtune_dgemm", runtime, layout, trans_a, trans_b, m, n, k, alpha, a,
-                           lda, b, ldb, beta, c, ldc);
+  return GemmFromC("mmtune_dgemm", runtime, layout, trans_a, trans_b, m, n, k, alpha, a, lda, b,
+                   ldb, beta, c, ldc);
+}
+
+// mmtune_bf16 is the bit pattern of mmtune::BFloat16 (a struct of one uint16_t, same size and
+// alignment): the C API passes the application's buffers through without a copy.
+static_assert(sizeof(mmtune_bf16) == sizeof(mmtune::BFloat16) &&
+              alignof(mmtune_bf16) == alignof(mmtune::BFloat16));
+
+mmtune_status mmtune_gemm_bf16(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                               int64_t m, int64_t n, int64_t k, float alpha, const mmtune_bf16* a,
+                               int64_t lda, const mmtune_bf16* b, int64_t ldb, float beta,
+                               float* c, int64_t ldc) {
+  return GemmFromC("mmtune_gemm_bf16", runtime, layout, trans_a, trans_b, m, n, k, alpha,
+                   reinterpret_cast<const mmtune::BFloat16*>(a), lda,
+                   reinterpret_cast<const mmtune::BFloat16*>(b), ldb, beta, c, ldc);
+}
+
+mmtune_status mmtune_gemm_u8s8s32(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                                  int64_t m, int64_t n, int64_t k, int32_t alpha,
+                                  const uint8_t* a, int64_t lda, const int8_t* b, int64_t ldb,
+                                  int32_t beta, int32_t* c, int64_t ldc) {
+  return GemmFromC("mmtune_gemm_u8s8s32", runtime, layout, trans_a, trans_b, m, n, k, alpha, a,
+                   lda, b, ldb, beta, c, ldc);
+}
+
+void mmtune_f32_to_bf16(const float* values, mmtune_bf16* out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) out[i] = mmtune::ToBFloat16(values[i]).bits;
+}
+
+void mmtune_bf16_to_f32(const mmtune_bf16* values, float* out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) out[i] = mmtune::ToFloat(mmtune::BFloat16{values[i]});
 }
 
 const char* mmtune_last_error(void) { return tls_last_error.c_str(); }

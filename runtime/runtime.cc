@@ -16,6 +16,7 @@
 #include "kernels/default_config.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_args.h"
+#include "kernels/lowp_gemm.h"
 #include "kernels/thread_pool.h"
 #include "machine/cpu_binding.h"
 #include "runtime/machine_match.h"
@@ -64,45 +65,77 @@ struct CallKeyHash {
   }
 };
 
+// The plan and argument types of each GEMM the runtime serves, by argument type.
+template <class Args>
+struct PlanOf;
 template <typename T>
-struct TypedPlans {
-  std::optional<GemmPlan<T>> plan;  // the looked-up config
-  std::optional<GemmPlan<T>> solo;  // the same on one thread, for when another call has the pool
+struct PlanOf<GemmArgs<T>> {
+  using Type = GemmPlan<T>;
+};
+template <class Kind>
+struct PlanOf<LowpGemmArgs<Kind>> {
+  using Type = LowpGemmPlan<Kind>;
 };
 
-// What the runtime decided for one problem, made once and kept for the runtime's lifetime.
+template <class Args>
+struct TypedPlans {
+  using Plan = typename PlanOf<Args>::Type;
+  std::optional<Plan> plan;  // the looked-up config
+  std::optional<Plan> solo;  // the same on one thread, for when another call has the pool
+};
+
+// What the runtime decided for one problem, made once and kept for the runtime's lifetime. Only
+// the plans of the problem's dtype are set.
 struct PlanEntry {
   Problem problem;  // the call's problem; threads = the runtime's most
   Lookup lookup;
-  TypedPlans<float> f32;
-  TypedPlans<double> f64;
+  TypedPlans<GemmArgs<float>> f32;
+  TypedPlans<GemmArgs<double>> f64;
+  TypedPlans<LowpGemmArgs<Bf16Gemm>> bf16;
+  TypedPlans<LowpGemmArgs<S8Gemm>> s8;
   // For the record file (only counted for calls without an exact winner); counting is not part
   // of the entry's logical state, and calls see entries as const.
   mutable std::atomic<std::uint64_t> calls{0};
   mutable std::atomic<std::uint64_t> nanoseconds{0};
 
-  template <typename T>
-  const TypedPlans<T>& Plans() const {
-    if constexpr (std::is_same_v<T, float>) {
+  template <class Args>
+  const TypedPlans<Args>& Plans() const {
+    if constexpr (std::is_same_v<Args, GemmArgs<float>>) {
       return f32;
-    } else {
+    } else if constexpr (std::is_same_v<Args, GemmArgs<double>>) {
       return f64;
+    } else if constexpr (std::is_same_v<Args, LowpGemmArgs<Bf16Gemm>>) {
+      return bf16;
+    } else {
+      return s8;
     }
   }
-};
 
-template <typename T>
-Status MakePlans(const KernelConfig& config, TypedPlans<T>& plans) {
-  auto plan = GemmPlan<T>::Create(config);
-  if (!plan) return plan.error();
-  KernelConfig alone = config;
-  alone.threads = 1;
-  auto solo = GemmPlan<T>::Create(alone);
-  if (!solo) return solo.error();
-  plans.plan = std::move(*plan);
-  plans.solo = std::move(*solo);
-  return OkStatus();
-}
+  Status MakePlans(const KernelConfig& config) {
+    switch (problem.dtype) {
+      case DType::kF32: return MakeTypedPlans(config, f32);
+      case DType::kF64: return MakeTypedPlans(config, f64);
+      case DType::kBF16: return MakeTypedPlans(config, bf16);
+      case DType::kS8: return MakeTypedPlans(config, s8);
+    }
+    return MakeError(ErrorCode::kInternal, "unknown dtype");
+  }
+
+ private:
+  template <class Args>
+  static Status MakeTypedPlans(const KernelConfig& config, TypedPlans<Args>& plans) {
+    using Plan = typename TypedPlans<Args>::Plan;
+    auto plan = Plan::Create(config);
+    if (!plan) return plan.error();
+    KernelConfig alone = config;
+    alone.threads = 1;
+    auto solo = Plan::Create(alone);
+    if (!solo) return solo.error();
+    plans.plan = std::move(*plan);
+    plans.solo = std::move(*solo);
+    return OkStatus();
+  }
+};
 
 // The pool's members are shared by every runtime of the process; one multi-threaded GEMM runs on
 // them at a time. A call that finds them busy runs on its own thread instead of waiting, which is
@@ -167,29 +200,17 @@ struct Runtime::Impl {
   Result<const PlanEntry*> EntryFor(const Problem& problem) const;
   Result<std::unique_ptr<PlanEntry>> MakeEntry(const Problem& problem) const;
 
-  // Inlined into the two public entry points, so that the call's fifteen arguments are not
-  // copied once more on the way in.
-  template <typename T>
-  [[gnu::always_inline]] inline Status Gemm(DType dtype, Layout layout, Trans trans_a,
-                                            Trans trans_b, std::int64_t m, std::int64_t n,
-                                            std::int64_t k, T alpha, const T* a, std::int64_t lda,
-                                            const T* b, std::int64_t ldb, T beta, T* c,
-                                            std::int64_t ldc) const;
+  // Inlined into the public entry points, so that the call's arguments are not copied once
+  // more on the way in. `Args` is GemmArgs<T> or LowpGemmArgs<Kind>.
+  template <class Args>
+  [[gnu::always_inline]] inline Status Gemm(DType dtype, const Args& args) const;
 };
 
 Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& problem) const {
-  if (IsLowPrecision(problem.dtype)) {  // the typed GEMM entry points are f32 and f64 only
-    return MakeError(ErrorCode::kUnsupported,
-                     std::string("the runtime has no ") + ToString(problem.dtype) + " GEMM");
-  }
   auto entry = std::make_unique<PlanEntry>();
   entry->problem = problem;
   entry->lookup = index.Find(problem);
-  auto plans_for = [&](const KernelConfig& config) {
-    return problem.dtype == DType::kF32 ? MakePlans(config, entry->f32)
-                                        : MakePlans(config, entry->f64);
-  };
-  Status status = plans_for(entry->lookup.config);
+  Status status = entry->MakePlans(entry->lookup.config);
   if (!status && entry->lookup.tier != LookupTier::kDefault) {
     // The index validated the config; a plan can still fail (e.g. a kernel this build lacks).
     Log(LogLevel::kWarning, "tuned config for " + problem.ToString() + " cannot run here (" +
@@ -198,7 +219,7 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
     with_threads.threads = DefaultThreadCount(problem, problem.threads);
     entry->lookup = mmtune::Lookup{LookupTier::kDefault, DefaultConfig(with_threads, machine),
                                    Problem{}, 0.0};
-    status = plans_for(entry->lookup.config);
+    status = entry->MakePlans(entry->lookup.config);
   }
   if (!status) return status.error();
   return entry;
@@ -224,20 +245,17 @@ Result<const PlanEntry*> Runtime::Impl::EntryFor(const Problem& problem) const {
   return found;
 }
 
-template <typename T>
-Status Runtime::Impl::Gemm(DType dtype, Layout layout, Trans trans_a, Trans trans_b,
-                           std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
-                           std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
-                           std::int64_t ldc) const {
+template <class Args>
+Status Runtime::Impl::Gemm(DType dtype, const Args& args) const {
   // A malformed shape must fail before it creates a plan entry; the plan checks the leading
   // dimensions itself (one full check per call is enough, small GEMMs feel every nanosecond).
-  if (m < 0 || n < 0 || k < 0) [[unlikely]] {
-    return CheckGemmArguments(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
+  if (args.m <= 0 || args.n <= 0 || args.k < 0) [[unlikely]] {
+    // Negative dimensions are an error; M or N = 0 is a valid call that computes nothing.
+    return CheckGemmArguments(args.layout, args.trans_a, args.trans_b, args.m, args.n, args.k,
+                              args.lda, args.ldb, args.ldc);
   }
-  if (m == 0 || n == 0) {
-    return CheckGemmArguments(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
-  }
-  const Problem problem = ProblemOf(dtype, layout, trans_a, trans_b, m, n, k);
+  const Problem problem =
+      ProblemOf(dtype, args.layout, args.trans_a, args.trans_b, args.m, args.n, args.k);
   const PlanEntry* cached = CachedEntry(KeyOf(problem));
   if (cached == nullptr) [[unlikely]] {
     auto made = EntryFor(problem);
@@ -245,9 +263,8 @@ Status Runtime::Impl::Gemm(DType dtype, Layout layout, Trans trans_a, Trans tran
     cached = *made;
   }
   const PlanEntry& e = *cached;
-  const GemmArgs<T> args{layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc};
 
-  const TypedPlans<T>& plans = e.Plans<T>();
+  const TypedPlans<Args>& plans = e.Plans<Args>();
   auto execute = [&]() -> Status {
     if (plans.plan->config().threads > 1) {
       std::unique_lock lock(PoolMutex(), std::try_to_lock);
@@ -322,15 +339,30 @@ Runtime::~Runtime() {
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
                      std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  return impl_->Gemm<float>(DType::kF32, layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
-                            beta, c, ldc);
+  return impl_->Gemm(DType::kF32, GemmArgs<float>{layout, trans_a, trans_b, m, n, k, alpha, a,
+                                                  lda, b, ldb, beta, c, ldc});
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, double alpha, const double* a, std::int64_t lda,
                      const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
-  return impl_->Gemm<double>(DType::kF64, layout, trans_a, trans_b, m, n, k, alpha, a, lda, b,
-                             ldb, beta, c, ldc);
+  return impl_->Gemm(DType::kF64, GemmArgs<double>{layout, trans_a, trans_b, m, n, k, alpha, a,
+                                                   lda, b, ldb, beta, c, ldc});
+}
+
+Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, float alpha, const BFloat16* a, std::int64_t lda,
+                     const BFloat16* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+  return impl_->Gemm(DType::kBF16, LowpGemmArgs<Bf16Gemm>{layout, trans_a, trans_b, m, n, k,
+                                                          alpha, a, lda, b, ldb, beta, c, ldc});
+}
+
+Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, std::int32_t alpha, const std::uint8_t* a, std::int64_t lda,
+                     const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
+                     std::int64_t ldc) {
+  return impl_->Gemm(DType::kS8, LowpGemmArgs<S8Gemm>{layout, trans_a, trans_b, m, n, k, alpha,
+                                                      a, lda, b, ldb, beta, c, ldc});
 }
 
 LookupReport Runtime::Lookup(const Problem& problem) const {

@@ -14,6 +14,7 @@
 
 #include "db/store.h"
 #include "kernels/default_config.h"
+#include "kernels/lowp_reference.h"
 #include "kernels/reference_gemm.h"
 #include "mmtune/mmtune.h"
 #include "mmtune/runtime.h"
@@ -204,22 +205,31 @@ class RuntimeTest : public ::testing::Test {
 
 // Runs one GEMM through the runtime and the reference on the same random operands (with padding
 // in every leading dimension and NaN in C when beta = 0) and compares.
+// Storage of one operand with its leading dimension padded by 3.
+struct PaddedOperand {
+  std::int64_t ld = 1;
+  std::size_t elements = 1;
+};
+
+// A is m x k (or k x m transposed), B k x n (or n x k), C m x n, in the problem's layout.
+PaddedOperand Padded(const Problem& p, std::int64_t rows, std::int64_t cols, Trans trans) {
+  const std::int64_t r = trans == Trans::kNo ? rows : cols;
+  const std::int64_t c = trans == Trans::kNo ? cols : rows;
+  const std::int64_t outer = p.layout == Layout::kRowMajor ? r : c;
+  const std::int64_t ld = (p.layout == Layout::kRowMajor ? c : r) + 3;
+  return {ld, static_cast<std::size_t>(std::max<std::int64_t>(1, outer * ld))};
+}
+
 template <typename T>
 void ExpectMatchesReference(Runtime& runtime, const Problem& p, T alpha, T beta) {
-  // Stored shapes: A is m x k (or k x m transposed), B k x n (or n x k); pad every ld by 3.
-  auto stored = [&](std::int64_t rows, std::int64_t cols, Trans trans) {
-    const std::int64_t r = trans == Trans::kNo ? rows : cols;
-    const std::int64_t c = trans == Trans::kNo ? cols : rows;
-    return p.layout == Layout::kRowMajor ? std::make_pair(r, c + 3) : std::make_pair(c, r + 3);
-  };
-  const auto [a_outer, lda] = stored(p.m, p.k, p.trans_a);
-  const auto [b_outer, ldb] = stored(p.k, p.n, p.trans_b);
-  const auto [c_outer, ldc] = stored(p.m, p.n, Trans::kNo);
+  const auto [lda, a_elements] = Padded(p, p.m, p.k, p.trans_a);
+  const auto [ldb, b_elements] = Padded(p, p.k, p.n, p.trans_b);
+  const auto [ldc, c_elements] = Padded(p, p.m, p.n, Trans::kNo);
   std::mt19937 rng(static_cast<unsigned>(p.m * 131 + p.n * 7 + p.k));
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<T> a(static_cast<std::size_t>(std::max<std::int64_t>(1, a_outer * lda)));
-  std::vector<T> b(static_cast<std::size_t>(std::max<std::int64_t>(1, b_outer * ldb)));
-  std::vector<T> c(static_cast<std::size_t>(std::max<std::int64_t>(1, c_outer * ldc)));
+  std::vector<T> a(a_elements);
+  std::vector<T> b(b_elements);
+  std::vector<T> c(c_elements);
   for (T& x : a) x = static_cast<T>(dist(rng));
   for (T& x : b) x = static_cast<T>(dist(rng));
   for (T& x : c) x = beta == T(0) ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(dist(rng));
@@ -274,6 +284,95 @@ TEST_F(RuntimeTest, EveryLayoutAndTransposeInBothDtypes) {
             *runtime, MakeProblem(37, 53, 41, 1, DType::kF32, layout, ta, tb), 0.75f, 0.0f);
         ExpectMatchesReference<double>(
             *runtime, MakeProblem(37, 53, 41, 1, DType::kF64, layout, ta, tb), 1.0, -1.0);
+      }
+    }
+  }
+}
+
+// The low-precision GEMMs through the runtime against their reference on padded operands: s8
+// bit for bit (random bytes and C, so results wrap), bf16 within the f32 accumulation bound, a
+// NaN C with beta = 0 never read, and padding never written.
+template <class Kind>
+void ExpectLowpMatchesReference(Runtime& runtime, const Problem& p, typename Kind::Scalar alpha,
+                                typename Kind::Scalar beta) {
+  using C = typename Kind::C;
+  const auto [lda, a_elements] = Padded(p, p.m, p.k, p.trans_a);
+  const auto [ldb, b_elements] = Padded(p, p.k, p.n, p.trans_b);
+  const auto [ldc, c_elements] = Padded(p, p.m, p.n, Trans::kNo);
+  std::mt19937 rng(static_cast<unsigned>(p.m * 131 + p.n * 7 + p.k));
+  std::vector<typename Kind::A> a(a_elements);
+  std::vector<typename Kind::B> b(b_elements);
+  std::vector<C> c(c_elements);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
+    for (BFloat16& x : a) x = ToBFloat16(unit(rng));
+    for (BFloat16& x : b) x = ToBFloat16(unit(rng));
+    for (float& x : c) x = beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : unit(rng);
+  } else {
+    for (std::uint8_t& x : a) x = static_cast<std::uint8_t>(rng());
+    for (std::int8_t& x : b) x = static_cast<std::int8_t>(rng());
+    for (std::int32_t& x : c) x = static_cast<std::int32_t>(rng());
+  }
+  std::vector<C> expected = c;
+  ASSERT_TRUE(ReferenceLowpGemm<Kind>(LowpGemmArgs<Kind>{p.layout, p.trans_a, p.trans_b, p.m,
+                                                         p.n, p.k, alpha, a.data(), lda, b.data(),
+                                                         ldb, beta, expected.data(), ldc}));
+  const Status status = runtime.Gemm(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha,
+                                     a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+  ASSERT_TRUE(status) << status.error().message;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
+      if (std::isnan(expected[i])) {
+        ASSERT_TRUE(std::isnan(c[i])) << p.ToString() << " padding element " << i;
+        continue;
+      }
+      const double bound = 4.0 * (p.k + 4) * std::numeric_limits<float>::epsilon() *
+                           (static_cast<double>(p.k) + 1.0);
+      ASSERT_NEAR(c[i], expected[i], bound) << p.ToString() << " element " << i;
+    } else {
+      ASSERT_EQ(c[i], expected[i]) << p.ToString() << " element " << i;
+    }
+  }
+}
+
+TEST_F(RuntimeTest, LowPrecisionGemmsInEveryTierLayoutAndTranspose) {
+  const Problem bf16 = MakeProblem(96, 160, 200, 1, DType::kBF16);
+  const Problem s8 = MakeProblem(64, 48, 300, 1, DType::kS8, Layout::kColMajor, Trans::kYes);
+  KernelConfig bf16_config = DefaultConfig(bf16, machine_);
+  bf16_config.kc = 64;  // visibly not the default
+  KernelConfig s8_config = DefaultConfig(s8, machine_);
+  s8_config.kc = 128;
+  auto runtime = Open(MakeDb("lowp.db", {Winner(bf16, bf16_config, 30.0, machine_.fingerprint),
+                                         Winner(s8, s8_config, 40.0, machine_.fingerprint)}));
+  ASSERT_NE(runtime, nullptr);
+  EXPECT_EQ(runtime->winners_loaded(), 2u);
+  const LookupReport exact = runtime->Lookup(bf16);
+  EXPECT_EQ(exact.tier, LookupTier::kExact);
+  EXPECT_EQ(exact.config_text, bf16_config.ToString());
+  EXPECT_EQ(runtime->Lookup(s8).tier, LookupTier::kExact);
+  Problem near = s8;
+  near.m = 60;
+  EXPECT_EQ(runtime->Lookup(near).tier, LookupTier::kNearest);
+  Problem other = bf16;
+  other.dtype = DType::kS8;
+  EXPECT_EQ(runtime->Lookup(other).tier, LookupTier::kDefault);
+
+  for (const Problem& p : {bf16, MakeProblem(90, 150, 210, 1, DType::kBF16),
+                           MakeProblem(1, 33, 17, 1, DType::kBF16)}) {
+    ExpectLowpMatchesReference<Bf16Gemm>(*runtime, p, 1.0f, 0.0f);
+    ExpectLowpMatchesReference<Bf16Gemm>(*runtime, p, -1.5f, 0.5f);
+  }
+  for (const Problem& p : {s8, near, MakeProblem(13, 7, 29, 1, DType::kS8)}) {
+    ExpectLowpMatchesReference<S8Gemm>(*runtime, p, 1, 0);
+    ExpectLowpMatchesReference<S8Gemm>(*runtime, p, -3, 2);
+  }
+  for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+    for (Trans ta : {Trans::kNo, Trans::kYes}) {
+      for (Trans tb : {Trans::kNo, Trans::kYes}) {
+        ExpectLowpMatchesReference<Bf16Gemm>(
+            *runtime, MakeProblem(37, 53, 41, 1, DType::kBF16, layout, ta, tb), 0.75f, 0.0f);
+        ExpectLowpMatchesReference<S8Gemm>(
+            *runtime, MakeProblem(37, 53, 41, 1, DType::kS8, layout, ta, tb), 5, -1);
       }
     }
   }
@@ -569,6 +668,63 @@ TEST_F(RuntimeTest, CApiComputesAndReportsErrors) {
             MMTUNE_INVALID_ARGUMENT);
   mmtune_close(runtime);
   mmtune_close(nullptr);
+}
+
+TEST_F(RuntimeTest, CApiLowPrecisionGemmsAndConversions) {
+  mmtune_runtime* runtime = nullptr;
+  ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK) << mmtune_last_error();
+  // bf16 keeps 7 mantissa bits (a unit of 2^-7 at 1): 1.5 and -2 are exact; 1 + 2^-8 and
+  // 1 + 3 * 2^-8 are ties, rounded to the even neighbours 1 and 1 + 2^-6.
+  const float a_f32[6] = {1.5f, -2.0f, 1.0f, 1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, 0.25f};
+  mmtune_bf16 a[6];
+  mmtune_f32_to_bf16(a_f32, a, 6);
+  float back[6];
+  mmtune_bf16_to_f32(a, back, 6);
+  EXPECT_EQ(back[0], 1.5f);
+  EXPECT_EQ(back[3], 1.0f);
+  EXPECT_EQ(back[4], 1.0f + 0x1p-6f);
+  mmtune_bf16 b[6];
+  const float b_f32[6] = {1, 0, 0, 1, 1, 1};  // 3x2
+  mmtune_f32_to_bf16(b_f32, b, 6);
+  float c[4] = {NAN, NAN, NAN, NAN};
+  ASSERT_EQ(mmtune_gemm_bf16(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2, 2, 3,
+                             2.0f, a, 3, b, 2, 0.0f, c, 2),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  // A = [1.5 -2 1; 1 1.015625 0.25] (row 2 as rounded), B = [1 0; 0 1; 1 1].
+  EXPECT_EQ(c[0], 2.0f * 2.5f);
+  EXPECT_EQ(c[1], 2.0f * -1.0f);
+  EXPECT_EQ(c[2], 2.0f * 1.25f);
+  EXPECT_EQ(c[3], 2.0f * (1.0f + 0x1p-6f + 0.25f));
+
+  // u8 x s8 -> s32, wrapping: 255 * 127 * 2 + beta * C overflows int32 with this C.
+  const std::uint8_t ua[2] = {255, 255};  // 1x2
+  const std::int8_t sb[2] = {127, -128};  // 2x1
+  std::int32_t ci[1] = {std::numeric_limits<std::int32_t>::max()};
+  ASSERT_EQ(mmtune_gemm_u8s8s32(runtime, MMTUNE_COL_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 1, 1,
+                                2, 1, ua, 1, sb, 2, 1, ci, 1),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  // 255 * 127 - 255 * 128 = -255; INT32_MAX - 255 does not wrap; now again with beta 2.
+  EXPECT_EQ(ci[0], std::numeric_limits<std::int32_t>::max() - 255);
+  ASSERT_EQ(mmtune_gemm_u8s8s32(runtime, MMTUNE_COL_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 1, 1,
+                                2, 1, ua, 1, sb, 2, 2, ci, 1),
+            MMTUNE_OK);
+  const std::uint32_t wrapped =
+      2u * static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max() - 255) - 255u;
+  EXPECT_EQ(ci[0], static_cast<std::int32_t>(wrapped));
+  EXPECT_EQ(mmtune_gemm_u8s8s32(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 1, 1,
+                                2, 1, nullptr, 2, sb, 1, 0, ci, 1),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("mmtune_gemm_u8s8s32: A is NULL"),
+            std::string::npos)
+      << mmtune_last_error();
+  EXPECT_EQ(mmtune_gemm_bf16(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2, 2, 3,
+                             1.0f, a, 2, b, 2, 0.0f, c, 2),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("lda"), std::string::npos);
+  EXPECT_EQ(c[0], 5.0f);  // nothing written
+  mmtune_close(runtime);
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
  *   mmtune_close(rt);
  *
  * Lookup tiers, threads and recording are those of the C++ API (mmtune/runtime.h) and are
- * described in docs/runtime.md. A runtime is thread-safe: any number of threads may call
- * mmtune_sgemm / mmtune_dgemm on one runtime at once. Layout and transpose values are CBLAS's, so
+ * described in docs/runtime.md. A runtime is thread-safe: any number of threads may call the
+ * GEMM functions on one runtime at once. Layout and transpose values are CBLAS's, so
  * CBLAS enums can be passed as they are. */
 #ifndef MMTUNE_MMTUNE_H_
 #define MMTUNE_MMTUNE_H_
@@ -59,6 +59,28 @@ mmtune_status mmtune_dgemm(mmtune_runtime* runtime, int layout, int trans_a, int
                            int64_t m, int64_t n, int64_t k, double alpha, const double* a,
                            int64_t lda, const double* b, int64_t ldb, double beta, double* c,
                            int64_t ldc);
+
+/* bf16 values are the upper 16 bits of an IEEE binary32 (sign, 8-bit exponent, 7-bit mantissa). */
+typedef uint16_t mmtune_bf16;
+
+/* bf16 GEMM: A and B bf16, C f32, products accumulated in f32. Same semantics and errors as
+ * mmtune_sgemm. */
+mmtune_status mmtune_gemm_bf16(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                               int64_t m, int64_t n, int64_t k, float alpha, const mmtune_bf16* a,
+                               int64_t lda, const mmtune_bf16* b, int64_t ldb, float beta,
+                               float* c, int64_t ldc);
+/* Integer GEMM: A unsigned 8-bit, B signed 8-bit, C 32-bit signed; exact modulo 2^32 (results
+ * wrap, never saturate). For signed A data, add 128 to A and subtract alpha x 128 x the column
+ * sums of op(B) from each row of C (docs/low-precision.md). */
+mmtune_status mmtune_gemm_u8s8s32(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                                  int64_t m, int64_t n, int64_t k, int32_t alpha,
+                                  const uint8_t* a, int64_t lda, const int8_t* b, int64_t ldb,
+                                  int32_t beta, int32_t* c, int64_t ldc);
+
+/* Conversions of `count` values: f32 to bf16 rounds to nearest, ties to even (NaN stays NaN,
+ * overflow becomes Inf); bf16 to f32 is exact. */
+void mmtune_f32_to_bf16(const float* values, mmtune_bf16* out, int64_t count);
+void mmtune_bf16_to_f32(const mmtune_bf16* values, float* out, int64_t count);
 
 /* The message of the last failed call on this thread ("" when none); valid until the next call
  * on this thread. */

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "mmtune/bf16.h"
 #include "mmtune/result.h"
 #include "mmtune/types.h"
 
@@ -71,6 +72,18 @@ class Runtime {
   Status Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
               std::int64_t k, double alpha, const double* a, std::int64_t lda, const double* b,
               std::int64_t ldb, double beta, double* c, std::int64_t ldc);
+
+  // bf16: A and B bfloat16 (mmtune/bf16.h converts f32 data), C, alpha and beta f32, products
+  // accumulated in f32.
+  Status Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, float alpha, const BFloat16* a, std::int64_t lda, const BFloat16* b,
+              std::int64_t ldb, float beta, float* c, std::int64_t ldc);
+  // s8: A unsigned 8-bit, B signed 8-bit, C, alpha and beta s32; exact, modulo 2^32 (wraps,
+  // never saturates). docs/low-precision.md has the conventions.
+  Status Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, std::int32_t alpha, const std::uint8_t* a, std::int64_t lda,
+              const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
+              std::int64_t ldc);
 
   // What Gemm would run for `problem` (its `threads` field is ignored: the runtime decides).
   LookupReport Lookup(const Problem& problem) const;
