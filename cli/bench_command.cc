@@ -67,9 +67,6 @@ void RunBench(const BenchOptions& options, Context& context) {
   if (!shapes) return context.Fail(kExitUsage, shapes.error().message);
   auto dtype = ParseDType(options.dtype);
   if (!dtype) return context.Fail(kExitUsage, dtype.error().message);
-  if (auto status = RequireFloatingDType(*dtype, "mmtune bench"); !status) {
-    return context.Fail(kExitUsage, status.error().message);
-  }
   auto peers = ParsePeers(options.against);
   if (!peers) return context.Fail(kExitUsage, peers.error().message);
   if (options.repetitions < 1 || !(options.min_time > 0.0)) {
@@ -149,7 +146,9 @@ void SetupBenchCommand(CLI::App& app, Context& context) {
   bench->add_option("--shapes", options->shapes, "Shapes: MxNxK[,MxNxK...]");
   bench->add_option("--shapes-file", options->shapes_file, "CSV or JSON shape list (as for tune)");
   bench->add_option("--preset", options->preset, "Built-in shape set (default quick)");
-  bench->add_option("--dtype", options->dtype, "Element type: f32 or f64")->capture_default_str();
+  bench->add_option("--dtype", options->dtype,
+                    "Element type: f32, f64, bf16 (A and B bf16, C f32) or s8 (A u8, B s8, C s32)")
+      ->capture_default_str();
   bench->add_option("--threads", options->threads, "Threads per GEMM: a number or 'all'")
       ->capture_default_str();
   bench->add_option("--against", options->against,

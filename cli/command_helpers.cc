@@ -23,13 +23,6 @@ Result<ProblemKind> ParseProblemKind(const ProblemKindText& text) {
   return ProblemKind{*dtype, *layout, trans->first, trans->second};
 }
 
-Status RequireFloatingDType(DType dtype, const char* command) {
-  if (!IsLowPrecision(dtype)) return OkStatus();
-  return MakeError(ErrorCode::kInvalidArgument,
-                   std::string(command) + " takes --dtype f32 or f64; " + ToString(dtype) +
-                       " is tuned and looked up but not benchmarked against the peers yet");
-}
-
 Result<int> ParseThreads(const std::string& text, int cores) {
   if (text == "all") return cores;
   int value = 0;

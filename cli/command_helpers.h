@@ -29,9 +29,6 @@ void AddProblemKindOptions(CLI::App& command, ProblemKindText& text);
 Result<ProblemKind> ParseProblemKind(const ProblemKindText& text);
 
 // "all" or a number from 1 to `cores`.
-// bench: the low-precision dtypes are rejected (see docs/low-precision.md).
-Status RequireFloatingDType(DType dtype, const char* command);
-
 Result<int> ParseThreads(const std::string& text, int cores);
 
 // The host machine, or nullopt after reporting why on `context`: a bad MMTUNE_ISA is the user's

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <type_traits>
 
 #include <unistd.h>
 
@@ -16,49 +17,92 @@
 #include "comparison/summary_reporter.h"
 #include "kernels/default_config.h"
 #include "kernels/gemm.h"
+#include "kernels/lowp_gemm.h"
 #include "mmtune/runtime.h"
 #include "tuner/roofline.h"
 
 namespace mmtune {
 namespace {
 
-// The operands of one problem, shared by every implementation of it: row-major NN, tight leading
-// dimensions, random values in [-1, 1).
+// The element types, arguments and plan of each GEMM kind the bench compares.
 template <typename T>
+struct RealKind {
+  using A = T;
+  using B = T;
+  using C = T;
+  using Scalar = T;
+  using Args = GemmArgs<T>;
+  using Plan = GemmPlan<T>;
+};
+template <class Kind>
+struct LowpKind : Kind {
+  using Args = LowpGemmArgs<Kind>;
+  using Plan = LowpGemmPlan<Kind>;
+};
+
+// Random operand values: floating ones in [-1, 1) (rounded for bf16); s8 over its whole range
+// and u8 in [0, 128), so that a peer that sums pairs of u8 x s8 products in saturating 16 bits
+// (oneDNN's AVX2 path) stays exact and is timed, not rejected.
+template <typename T>
+T RandomElement(std::mt19937& rng) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    return ToBFloat16(RandomElement<float>(rng));
+  } else if constexpr (std::is_same_v<T, std::uint8_t>) {
+    return static_cast<std::uint8_t>(rng() % 128);
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(rng());
+  } else {
+    return static_cast<T>(std::uniform_real_distribution<double>(-1.0, 1.0)(rng));
+  }
+}
+
+double ToDouble(BFloat16 value) { return ToFloat(value); }
+template <typename T>
+double ToDouble(T value) {
+  return static_cast<double>(value);
+}
+
+// The operands of one problem, shared by every implementation of it: row-major NN, tight leading
+// dimensions.
+template <class Kind>
 struct Operands {
-  std::vector<T> a, b, c;
+  std::vector<typename Kind::A> a;
+  std::vector<typename Kind::B> b;
+  std::vector<typename Kind::C> c;
   explicit Operands(const Problem& p) {
     std::mt19937 rng(static_cast<unsigned>(p.m * 7919 + p.n * 131 + p.k));
-    std::uniform_real_distribution<double> dist(-1.0, 1.0);
     a.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.k)));
     b.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, p.k * p.n)));
-    c.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.n)), T(0));
-    for (T& x : a) x = static_cast<T>(dist(rng));
-    for (T& x : b) x = static_cast<T>(dist(rng));
+    c.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.n)), 0);
+    for (auto& x : a) x = RandomElement<typename Kind::A>(rng);
+    for (auto& x : b) x = RandomElement<typename Kind::B>(rng);
   }
 };
 
 // C = A * B computed by one implementation; false when it could not run.
-template <typename T>
-using GemmCall = std::function<bool(const Problem&, const T*, const T*, T*)>;
+template <class Kind>
+using GemmCall = std::function<bool(const Problem&, const typename Kind::A*,
+                                    const typename Kind::B*, typename Kind::C*)>;
 
-// 32 sampled elements of C against a double-precision dot product, with a tolerance that grows
-// with K (accumulation order differs between implementations).
-template <typename T>
-bool ResultLooksRight(const Problem& p, const Operands<T>& x) {
+// 32 sampled elements of C against a dot product in double (exact for the integer GEMM, which
+// must match bit for bit), with a tolerance for floating C that grows with K (accumulation order
+// differs between implementations).
+template <class Kind>
+bool ResultLooksRight(const Problem& p, const Operands<Kind>& x) {
+  using C = typename Kind::C;
   std::mt19937 rng(17);
-  const double epsilon = sizeof(T) == 4 ? 1e-6 : 1e-14;
+  const double epsilon = std::is_integral_v<C> ? 0.0 : sizeof(C) == 4 ? 1e-6 : 1e-14;
   for (int sample = 0; sample < 32; ++sample) {
     const std::int64_t i = static_cast<std::int64_t>(rng() % static_cast<unsigned>(p.m));
     const std::int64_t j = static_cast<std::int64_t>(rng() % static_cast<unsigned>(p.n));
     double want = 0.0, magnitude = 0.0;
     for (std::int64_t q = 0; q < p.k; ++q) {
-      const double term = static_cast<double>(x.a[static_cast<std::size_t>(i * p.k + q)]) *
-                          static_cast<double>(x.b[static_cast<std::size_t>(q * p.n + j)]);
+      const double term = ToDouble(x.a[static_cast<std::size_t>(i * p.k + q)]) *
+                          ToDouble(x.b[static_cast<std::size_t>(q * p.n + j)]);
       want += term;
       magnitude += std::abs(term);
     }
-    const double got = static_cast<double>(x.c[static_cast<std::size_t>(i * p.n + j)]);
+    const double got = ToDouble(x.c[static_cast<std::size_t>(i * p.n + j)]);
     const double tolerance = 8.0 * epsilon * static_cast<double>(p.k + 1) * (1.0 + magnitude);
     if (!(std::abs(got - want) <= tolerance)) {
       return false;
@@ -67,10 +111,10 @@ bool ResultLooksRight(const Problem& p, const Operands<T>& x) {
   return true;
 }
 
-template <typename T>
-void TimeOne(benchmark::State& state, const Problem& problem, Operands<T>* operands,
-             const GemmCall<T>& call, double peak_gflops) {
-  std::fill(operands->c.begin(), operands->c.end(), T(0));
+template <class Kind>
+void TimeOne(benchmark::State& state, const Problem& problem, Operands<Kind>* operands,
+             const GemmCall<Kind>& call, double peak_gflops) {
+  std::fill(operands->c.begin(), operands->c.end(), 0);
   if (!call(problem, operands->a.data(), operands->b.data(), operands->c.data())) {
     state.SkipWithError("this implementation cannot run the problem");
     return;
@@ -105,40 +149,36 @@ std::string BenchName(const Problem& p, const std::string& impl) {
 // Everything the registered benchmarks point to; lives until the run is over.
 struct Session {
   std::map<int, std::unique_ptr<Runtime>> runtimes;  // by thread budget
-  std::vector<std::unique_ptr<Operands<float>>> f32;
-  std::vector<std::unique_ptr<Operands<double>>> f64;
-  std::vector<std::shared_ptr<const GemmPlan<float>>> f32_plans;
-  std::vector<std::shared_ptr<const GemmPlan<double>>> f64_plans;
+  std::vector<std::shared_ptr<const void>> keep_alive;  // operands and plans
 };
 
-template <typename T>
-Operands<T>* NewOperands(Session& session, const Problem& problem) {
-  if constexpr (std::is_same_v<T, float>) {
-    session.f32.push_back(std::make_unique<Operands<float>>(problem));
-    return session.f32.back().get();
-  } else {
-    session.f64.push_back(std::make_unique<Operands<double>>(problem));
-    return session.f64.back().get();
-  }
-}
-
-template <typename T>
+template <class Kind>
 auto PeerCall(const Peer& peer) {
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<Kind, RealKind<float>>) {
     return peer.sgemm;
-  } else {
+  } else if constexpr (std::is_same_v<Kind, RealKind<double>>) {
     return peer.dgemm;
+  } else if constexpr (std::is_same_v<Kind, LowpKind<Bf16Gemm>>) {
+    return peer.bf16_gemm;
+  } else {
+    return peer.u8s8s32_gemm;
   }
 }
 
-template <typename T>
+template <class Kind>
 Status RegisterProblem(Session& session, const Problem& problem, const Machine& machine,
                        Runtime& runtime, const std::vector<Peer>& peers, double peak_gflops) {
-  Operands<T>* operands = NewOperands<T>(session, problem);
-  auto add = [&](const std::string& impl, GemmCall<T> call, const std::string& label) {
+  using A = typename Kind::A;
+  using B = typename Kind::B;
+  using C = typename Kind::C;
+  using Scalar = typename Kind::Scalar;
+  auto operands_owner = std::make_shared<Operands<Kind>>(problem);
+  Operands<Kind>* operands = operands_owner.get();
+  session.keep_alive.push_back(operands_owner);
+  auto add = [&](const std::string& impl, GemmCall<Kind> call, const std::string& label) {
     benchmark::RegisterBenchmark(BenchName(problem, impl).c_str(),
                                  [=](benchmark::State& state) {
-                                   TimeOne<T>(state, problem, operands, call, peak_gflops);
+                                   TimeOne<Kind>(state, problem, operands, call, peak_gflops);
                                    if (!label.empty()) state.SetLabel(label);
                                  })
         ->UseRealTime()
@@ -149,36 +189,33 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
   Runtime* rt = &runtime;
   const LookupReport lookup = runtime.Lookup(problem);
   add("tuned",
-      [rt](const Problem& p, const T* a, const T* b, T* c) {
-        return rt->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, T(1), a, p.k, b,
-                        p.n, T(0), c, p.n)
+      [rt](const Problem& p, const A* a, const B* b, C* c) {
+        return rt->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, Scalar(1), a,
+                        p.k, b, p.n, Scalar(0), c, p.n)
             .ok();
       },
       std::string(ToString(lookup.tier)) + ": " + lookup.config_text);
 
   // The analytical default with the problem's thread count.
   const KernelConfig config = DefaultConfig(problem, machine);
-  auto plan = GemmPlan<T>::Create(config);
+  auto plan = Kind::Plan::Create(config);
   if (!plan) return plan.error();
-  auto shared = std::make_shared<const GemmPlan<T>>(std::move(*plan));
-  if constexpr (std::is_same_v<T, float>) {
-    session.f32_plans.push_back(shared);
-  } else {
-    session.f64_plans.push_back(shared);
-  }
+  auto shared = std::make_shared<const typename Kind::Plan>(std::move(*plan));
+  session.keep_alive.push_back(shared);
   add("default",
-      [shared](const Problem& p, const T* a, const T* b, T* c) {
-        const GemmArgs<T> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, T(1), a,
-                               p.k, b, p.n, T(0), c, p.n};
+      [shared](const Problem& p, const A* a, const B* b, C* c) {
+        const typename Kind::Args args{Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m,  p.n,
+                                       p.k,               Scalar(1),  a,          p.k, b,
+                                       p.n,               Scalar(0),  c,          p.n};
         return shared->Run(args).ok();
       },
       config.ToString());
 
   for (const Peer& peer : peers) {
-    const auto call = PeerCall<T>(peer);
+    const auto call = PeerCall<Kind>(peer);
     if (call == nullptr) continue;  // e.g. oneDNN and libxsmm here have no f64 GEMM
     add(peer.name,
-        [call](const Problem& p, const T* a, const T* b, T* c) {
+        [call](const Problem& p, const A* a, const B* b, C* c) {
           return call(p.threads, p.m, p.n, p.k, a, b, c);
         },
         peer.version);
@@ -247,15 +284,25 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
       if (!opened) return opened.error();
       runtime = std::move(*opened);
     }
-    if (IsLowPrecision(problem.dtype)) {
-      return MakeError(ErrorCode::kUnsupported, std::string("mmtune bench takes f32 or f64, not ") +
-                                                    ToString(problem.dtype));
-    }
     const double peak = RooflineOf(problem, peaks).compute_gflops;
-    const Status status =
-        problem.dtype == DType::kF32
-            ? RegisterProblem<float>(session, problem, machine, *runtime, peers, peak)
-            : RegisterProblem<double>(session, problem, machine, *runtime, peers, peak);
+    Status status = OkStatus();
+    switch (problem.dtype) {
+      case DType::kF32:
+        status = RegisterProblem<RealKind<float>>(session, problem, machine, *runtime, peers, peak);
+        break;
+      case DType::kF64:
+        status =
+            RegisterProblem<RealKind<double>>(session, problem, machine, *runtime, peers, peak);
+        break;
+      case DType::kBF16:
+        status =
+            RegisterProblem<LowpKind<Bf16Gemm>>(session, problem, machine, *runtime, peers, peak);
+        break;
+      case DType::kS8:
+        status =
+            RegisterProblem<LowpKind<S8Gemm>>(session, problem, machine, *runtime, peers, peak);
+        break;
+    }
     if (!status) return status;
   }
 

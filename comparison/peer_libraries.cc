@@ -5,6 +5,7 @@
 #endif
 #if MMTUNE_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl.hpp>
 extern "C" void omp_set_num_threads(int);
 #endif
 #if MMTUNE_HAVE_LIBXSMM
@@ -16,6 +17,7 @@ extern "C" void omp_set_num_threads(int);
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <tuple>
 
@@ -46,6 +48,57 @@ bool OneDnnSgemm(int threads, std::int64_t m, std::int64_t n, std::int64_t k, co
                  const float* b, float* c) {
   omp_set_num_threads(threads);
   return dnnl_sgemm('N', 'N', m, n, k, 1.0f, a, k, b, n, 0.0f, c, n) == dnnl_success;
+}
+
+// oneDNN's integer GEMM: C = alpha (A - ao)(B - bo) + beta C + co, with zero offsets here.
+bool OneDnnU8s8s32(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                   const std::uint8_t* a, const std::int8_t* b, std::int32_t* c) {
+  omp_set_num_threads(threads);
+  const std::int32_t no_offset = 0;
+  return dnnl_gemm_u8s8s32('N', 'N', 'F', m, n, k, 1.0f, a, k, 0, b, n, 0, 0.0f, c, n,
+                           &no_offset) == dnnl_success;
+}
+
+// oneDNN has no bf16 GEMM function, so its matmul primitive (bf16 x bf16 -> f32) stands in: made
+// once per shape and cached, as an application would. False when this CPU has no bf16 matmul.
+bool OneDnnBf16(int threads, std::int64_t m, std::int64_t n, std::int64_t k, const BFloat16* a,
+                const BFloat16* b, float* c) {
+  using dnnl::memory;
+  static std::mutex mutex;
+  static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>,
+                  std::unique_ptr<dnnl::matmul>>
+      primitives;
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const memory::desc a_md({m, k}, memory::data_type::bf16, memory::format_tag::ab);
+  const memory::desc b_md({k, n}, memory::data_type::bf16, memory::format_tag::ab);
+  const memory::desc c_md({m, n}, memory::data_type::f32, memory::format_tag::ab);
+  try {
+    dnnl::matmul* primitive = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto& slot = primitives[std::make_tuple(m, n, k)];
+      if (!slot) {
+#if DNNL_VERSION_MAJOR >= 3
+        const dnnl::matmul::primitive_desc pd(engine, a_md, b_md, c_md);
+#else
+        const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), engine);
+#endif
+        slot = std::make_unique<dnnl::matmul>(pd);
+      }
+      primitive = slot.get();
+    }
+    omp_set_num_threads(threads);
+    dnnl::stream stream(engine);
+    memory a_mem(a_md, engine, const_cast<BFloat16*>(a));
+    memory b_mem(b_md, engine, const_cast<BFloat16*>(b));
+    memory c_mem(c_md, engine, c);
+    primitive->execute(stream,
+                       {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}});
+    stream.wait();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
 }
 #endif
 
@@ -97,7 +150,7 @@ std::vector<Peer> AvailablePeers() {
                    std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                        std::to_string(v->patch) +
                        (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : ""),
-                   &OneDnnSgemm, nullptr});
+                   &OneDnnSgemm, nullptr, &OneDnnBf16, &OneDnnU8s8s32});
 #endif
 #if MMTUNE_HAVE_LIBXSMM
   libxsmm_init();

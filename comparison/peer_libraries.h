@@ -1,11 +1,14 @@
 // The peer libraries mmtune is compared with, each behind the same call: OpenBLAS (cblas), oneDNN
-// (dnnl_[sd]gemm) and libxsmm (JIT kernel for its sizes, its BLAS fallback otherwise). Each is
-// optional: compiled in when CMake found it (MMTUNE_HAVE_<PEER>), absent otherwise.
+// (dnnl_sgemm, dnnl_gemm_u8s8s32 and its bf16 matmul primitive) and libxsmm (JIT kernel for its
+// sizes, its BLAS fallback otherwise). Each is optional: compiled in when CMake found it
+// (MMTUNE_HAVE_<PEER>), absent otherwise.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "mmtune/bf16.h"
 
 namespace mmtune {
 
@@ -17,6 +20,11 @@ struct Peer {
                 const float* b, float* c) = nullptr;
   bool (*dgemm)(int threads, std::int64_t m, std::int64_t n, std::int64_t k, const double* a,
                 const double* b, double* c) = nullptr;
+  // The low-precision GEMMs, same convention: bf16 x bf16 -> f32 and u8 x s8 -> s32.
+  bool (*bf16_gemm)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                    const BFloat16* a, const BFloat16* b, float* c) = nullptr;
+  bool (*u8s8s32_gemm)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                       const std::uint8_t* a, const std::int8_t* b, std::int32_t* c) = nullptr;
 };
 
 // The peers this build found, in a fixed order.

@@ -67,6 +67,30 @@ TEST(BenchCliTest, WritesGoogleBenchmarkJsonWithTunedAndDefaultRows) {
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
 }
 
+// bf16 and s8 rows are timed like f32 ones: verified against the sampled reference first (a
+// wrong result would be an error row without gflops), then timed.
+TEST(BenchCliTest, LowPrecisionDtypesAreVerifiedAndTimed) {
+  const std::string dir = FreshTestDir("bench_lowp");
+  for (const char* dtype : {"bf16", "s8"}) {
+    SCOPED_TRACE(dtype);
+    const std::string json_path = dir + "/" + dtype + ".json";
+    const RunResult r = RunMmtune("bench --db '" + TunedDb() + "' --dtype " + dtype +
+                                  " --shapes 33x40x52 --against none --repetitions 1 "
+                                  "--min-time 0.01 --json '" + json_path + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json doc = nlohmann::json::parse(Slurp(json_path), nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << Slurp(json_path);
+    int timed = 0;
+    for (const nlohmann::json& row : doc["benchmarks"]) {
+      const std::string name = row["run_name"].get<std::string>();
+      EXPECT_EQ(name.rfind(std::string(dtype) + "/row/NN/33x40x52/t1/", 0), 0u) << name;
+      EXPECT_FALSE(row.contains("error_occurred")) << name << ": " << row.dump();
+      if (row.contains("gflops") && row["gflops"].get<double>() > 0.0) ++timed;
+    }
+    EXPECT_EQ(timed, 2);  // tuned (the default tier here) and default
+  }
+}
+
 TEST(BenchCliTest, BadInputIsOneLine) {
   const std::string dir = FreshTestDir("bench_bad");
   ExpectOneLineError(RunMmtune("bench --db '" + dir + "/missing.db' --shapes 8x8x8"), 1);
