@@ -64,8 +64,9 @@ class CandidateRunner {
   // Whether the checker compares all of C (small problems) or samples plus projections.
   virtual bool full_check() const = 0;
 
-  // Runs `config` twice (alpha 1, beta 0 on a NaN-filled C; alpha -1.5, beta 0.5 on a random C)
-  // and checks both results and the canaries around C.
+  // Runs `config` twice (alpha 1, beta 0 on a poisoned C: NaN, or garbage for s8; then a general
+  // alpha and beta on a random C: -1.5 and 0.5, or -3 and 2 for s8) and checks both results and
+  // the canaries around C.
   virtual Status Verify(const KernelConfig& config) = 0;
 
   // Runs `config` untimed for about `seconds`, so that the cores reach their steady clock and the
