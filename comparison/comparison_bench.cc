@@ -16,29 +16,12 @@
 #include "comparison/peer_libraries.h"
 #include "comparison/summary_reporter.h"
 #include "kernels/default_config.h"
-#include "kernels/gemm.h"
-#include "kernels/lowp_gemm.h"
+#include "kernels/gemm_kind.h"
 #include "mmtune/runtime.h"
 #include "tuner/roofline.h"
 
 namespace mmtune {
 namespace {
-
-// The element types, arguments and plan of each GEMM kind the bench compares.
-template <typename T>
-struct RealKind {
-  using A = T;
-  using B = T;
-  using C = T;
-  using Scalar = T;
-  using Args = GemmArgs<T>;
-  using Plan = GemmPlan<T>;
-};
-template <class Kind>
-struct LowpKind : Kind {
-  using Args = LowpGemmArgs<Kind>;
-  using Plan = LowpGemmPlan<Kind>;
-};
 
 // Random operand values: floating ones in [-1, 1) (rounded for bf16); s8 over its whole range
 // and u8 in [0, 128), so that a peer that sums pairs of u8 x s8 products in saturating 16 bits
@@ -154,11 +137,11 @@ struct Session {
 
 template <class Kind>
 auto PeerCall(const Peer& peer) {
-  if constexpr (std::is_same_v<Kind, RealKind<float>>) {
+  if constexpr (std::is_same_v<Kind, RealGemm<float>>) {
     return peer.sgemm;
-  } else if constexpr (std::is_same_v<Kind, RealKind<double>>) {
+  } else if constexpr (std::is_same_v<Kind, RealGemm<double>>) {
     return peer.dgemm;
-  } else if constexpr (std::is_same_v<Kind, LowpKind<Bf16Gemm>>) {
+  } else if constexpr (std::is_same_v<Kind, LowpGemm<Bf16Gemm>>) {
     return peer.bf16_gemm;
   } else {
     return peer.u8s8s32_gemm;
@@ -288,19 +271,19 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
     Status status = OkStatus();
     switch (problem.dtype) {
       case DType::kF32:
-        status = RegisterProblem<RealKind<float>>(session, problem, machine, *runtime, peers, peak);
+        status = RegisterProblem<RealGemm<float>>(session, problem, machine, *runtime, peers, peak);
         break;
       case DType::kF64:
         status =
-            RegisterProblem<RealKind<double>>(session, problem, machine, *runtime, peers, peak);
+            RegisterProblem<RealGemm<double>>(session, problem, machine, *runtime, peers, peak);
         break;
       case DType::kBF16:
         status =
-            RegisterProblem<LowpKind<Bf16Gemm>>(session, problem, machine, *runtime, peers, peak);
+            RegisterProblem<LowpGemm<Bf16Gemm>>(session, problem, machine, *runtime, peers, peak);
         break;
       case DType::kS8:
         status =
-            RegisterProblem<LowpKind<S8Gemm>>(session, problem, machine, *runtime, peers, peak);
+            RegisterProblem<LowpGemm<S8Gemm>>(session, problem, machine, *runtime, peers, peak);
         break;
     }
     if (!status) return status;

@@ -14,9 +14,8 @@
 #include "common/log.h"
 #include "db/store.h"
 #include "kernels/default_config.h"
-#include "kernels/gemm.h"
 #include "kernels/gemm_args.h"
-#include "kernels/lowp_gemm.h"
+#include "kernels/gemm_kind.h"
 #include "kernels/thread_pool.h"
 #include "machine/cpu_binding.h"
 #include "runtime/machine_match.h"
@@ -65,21 +64,10 @@ struct CallKeyHash {
   }
 };
 
-// The plan and argument types of each GEMM the runtime serves, by argument type.
-template <class Args>
-struct PlanOf;
-template <typename T>
-struct PlanOf<GemmArgs<T>> {
-  using Type = GemmPlan<T>;
-};
+// The plans of one GEMM kind (gemm_kind.h).
 template <class Kind>
-struct PlanOf<LowpGemmArgs<Kind>> {
-  using Type = LowpGemmPlan<Kind>;
-};
-
-template <class Args>
 struct TypedPlans {
-  using Plan = typename PlanOf<Args>::Type;
+  using Plan = typename Kind::Plan;
   std::optional<Plan> plan;  // the looked-up config
   std::optional<Plan> solo;  // the same on one thread, for when another call has the pool
 };
@@ -89,22 +77,22 @@ struct TypedPlans {
 struct PlanEntry {
   Problem problem;  // the call's problem; threads = the runtime's most
   Lookup lookup;
-  TypedPlans<GemmArgs<float>> f32;
-  TypedPlans<GemmArgs<double>> f64;
-  TypedPlans<LowpGemmArgs<Bf16Gemm>> bf16;
-  TypedPlans<LowpGemmArgs<S8Gemm>> s8;
+  TypedPlans<RealGemm<float>> f32;
+  TypedPlans<RealGemm<double>> f64;
+  TypedPlans<LowpGemm<Bf16Gemm>> bf16;
+  TypedPlans<LowpGemm<S8Gemm>> s8;
   // For the record file (only counted for calls without an exact winner); counting is not part
   // of the entry's logical state, and calls see entries as const.
   mutable std::atomic<std::uint64_t> calls{0};
   mutable std::atomic<std::uint64_t> nanoseconds{0};
 
-  template <class Args>
-  const TypedPlans<Args>& Plans() const {
-    if constexpr (std::is_same_v<Args, GemmArgs<float>>) {
+  template <class Kind>
+  const TypedPlans<Kind>& Plans() const {
+    if constexpr (std::is_same_v<Kind, RealGemm<float>>) {
       return f32;
-    } else if constexpr (std::is_same_v<Args, GemmArgs<double>>) {
+    } else if constexpr (std::is_same_v<Kind, RealGemm<double>>) {
       return f64;
-    } else if constexpr (std::is_same_v<Args, LowpGemmArgs<Bf16Gemm>>) {
+    } else if constexpr (std::is_same_v<Kind, LowpGemm<Bf16Gemm>>) {
       return bf16;
     } else {
       return s8;
@@ -122,9 +110,9 @@ struct PlanEntry {
   }
 
  private:
-  template <class Args>
-  static Status MakeTypedPlans(const KernelConfig& config, TypedPlans<Args>& plans) {
-    using Plan = typename TypedPlans<Args>::Plan;
+  template <class Kind>
+  static Status MakeTypedPlans(const KernelConfig& config, TypedPlans<Kind>& plans) {
+    using Plan = typename Kind::Plan;
     auto plan = Plan::Create(config);
     if (!plan) return plan.error();
     KernelConfig alone = config;
@@ -201,9 +189,9 @@ struct Runtime::Impl {
   Result<std::unique_ptr<PlanEntry>> MakeEntry(const Problem& problem) const;
 
   // Inlined into the public entry points, so that the call's arguments are not copied once
-  // more on the way in. `Args` is GemmArgs<T> or LowpGemmArgs<Kind>.
-  template <class Args>
-  [[gnu::always_inline]] inline Status Gemm(DType dtype, const Args& args) const;
+  // more on the way in. `Kind` is one of gemm_kind.h.
+  template <class Kind>
+  [[gnu::always_inline]] inline Status Gemm(const typename Kind::Args& args) const;
 };
 
 Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& problem) const {
@@ -245,8 +233,8 @@ Result<const PlanEntry*> Runtime::Impl::EntryFor(const Problem& problem) const {
   return found;
 }
 
-template <class Args>
-Status Runtime::Impl::Gemm(DType dtype, const Args& args) const {
+template <class Kind>
+Status Runtime::Impl::Gemm(const typename Kind::Args& args) const {
   // A malformed shape must fail before it creates a plan entry; the plan checks the leading
   // dimensions itself (one full check per call is enough, small GEMMs feel every nanosecond).
   if (args.m <= 0 || args.n <= 0 || args.k < 0) [[unlikely]] {
@@ -255,7 +243,7 @@ Status Runtime::Impl::Gemm(DType dtype, const Args& args) const {
                               args.lda, args.ldb, args.ldc);
   }
   const Problem problem =
-      ProblemOf(dtype, args.layout, args.trans_a, args.trans_b, args.m, args.n, args.k);
+      ProblemOf(Kind::kDType, args.layout, args.trans_a, args.trans_b, args.m, args.n, args.k);
   const PlanEntry* cached = CachedEntry(KeyOf(problem));
   if (cached == nullptr) [[unlikely]] {
     auto made = EntryFor(problem);
@@ -264,7 +252,7 @@ Status Runtime::Impl::Gemm(DType dtype, const Args& args) const {
   }
   const PlanEntry& e = *cached;
 
-  const TypedPlans<Args>& plans = e.Plans<Args>();
+  const TypedPlans<Kind>& plans = e.Plans<Kind>();
   auto execute = [&]() -> Status {
     if (plans.plan->config().threads > 1) {
       std::unique_lock lock(PoolMutex(), std::try_to_lock);
@@ -339,30 +327,30 @@ Runtime::~Runtime() {
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
                      std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  return impl_->Gemm(DType::kF32, GemmArgs<float>{layout, trans_a, trans_b, m, n, k, alpha, a,
-                                                  lda, b, ldb, beta, c, ldc});
+  return impl_->Gemm<RealGemm<float>>(
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, double alpha, const double* a, std::int64_t lda,
                      const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
-  return impl_->Gemm(DType::kF64, GemmArgs<double>{layout, trans_a, trans_b, m, n, k, alpha, a,
-                                                   lda, b, ldb, beta, c, ldc});
+  return impl_->Gemm<RealGemm<double>>(
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, float alpha, const BFloat16* a, std::int64_t lda,
                      const BFloat16* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  return impl_->Gemm(DType::kBF16, LowpGemmArgs<Bf16Gemm>{layout, trans_a, trans_b, m, n, k,
-                                                          alpha, a, lda, b, ldb, beta, c, ldc});
+  return impl_->Gemm<LowpGemm<Bf16Gemm>>(
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, std::int32_t alpha, const std::uint8_t* a, std::int64_t lda,
                      const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
                      std::int64_t ldc) {
-  return impl_->Gemm(DType::kS8, LowpGemmArgs<S8Gemm>{layout, trans_a, trans_b, m, n, k, alpha,
-                                                      a, lda, b, ldb, beta, c, ldc});
+  return impl_->Gemm<LowpGemm<S8Gemm>>(
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
 LookupReport Runtime::Lookup(const Problem& problem) const {

@@ -5,8 +5,7 @@
 #include <cmath>
 #include <new>
 
-#include "kernels/gemm.h"
-#include "kernels/lowp_gemm.h"
+#include "kernels/gemm_kind.h"
 #include "tuner/problem_buffers.h"
 #include "tuner/result_checker.h"
 #include "tuner/s8_result_checker.h"
@@ -31,17 +30,16 @@ std::uint64_t LastLevelCacheBytes(const Machine& machine) {
   return bytes > 0 ? bytes : (32ull << 20);
 }
 
-// What the runner needs to know of one GEMM kind: its plan and argument types, its operand
-// buffers and result checker, and the runs that verify a candidate. Each kind verifies with
-// alpha 1, beta 0 on a poisoned C (a correct GEMM never reads it) and with a general alpha and
-// beta on a random C.
-template <typename Plan_, typename Args_, typename Buffers_, typename Checker_>
+// What the runner needs to know of one GEMM kind (gemm_kind.h): its operand buffers and result
+// checker, and the runs that verify a candidate. Each kind verifies with alpha 1, beta 0 on a
+// poisoned C (a correct GEMM never reads it) and with a general alpha and beta on a random C.
+template <class Kind, typename Buffers_, typename Checker_>
 struct Workload {
-  using Plan = Plan_;
-  using Args = Args_;
+  using Plan = typename Kind::Plan;
+  using Args = typename Kind::Args;
+  using Scalar = typename Kind::Scalar;
   using Buffers = Buffers_;
   using Checker = Checker_;
-  using Scalar = decltype(Args::alpha);
   struct VerificationRun {
     Scalar alpha, beta;
     bool poison;  // C poisoned (beta 0) or reset to the initial random C
@@ -49,22 +47,20 @@ struct Workload {
 };
 
 template <typename T>
-struct RealWorkload
-    : Workload<GemmPlan<T>, GemmArgs<T>, ProblemBuffers<T>, ResultChecker<T>> {
+struct RealWorkload : Workload<RealGemm<T>, ProblemBuffers<T>, ResultChecker<T>> {
   static constexpr typename RealWorkload::VerificationRun kRuns[] = {{T(1), T(0), true},
                                                                      {T(-1.5), T(0.5), false}};
 };
 
-struct Bf16Workload
-    : Workload<LowpGemmPlan<Bf16Gemm>, LowpGemmArgs<Bf16Gemm>,
-               ProblemBuffers<BFloat16, BFloat16, float>, ResultChecker<float, BFloat16>> {
+struct Bf16Workload : Workload<LowpGemm<Bf16Gemm>, ProblemBuffers<BFloat16, BFloat16, float>,
+                               ResultChecker<float, BFloat16>> {
   static constexpr VerificationRun kRuns[] = {{1.0f, 0.0f, true}, {-1.5f, 0.5f, false}};
 };
 
 // s8: beta 2 and alpha -3 on a C of random 32-bit values, so the result wraps modulo 2^32.
 struct S8Workload
-    : Workload<LowpGemmPlan<S8Gemm>, LowpGemmArgs<S8Gemm>,
-               ProblemBuffers<std::uint8_t, std::int8_t, std::int32_t>, S8ResultChecker> {
+    : Workload<LowpGemm<S8Gemm>, ProblemBuffers<std::uint8_t, std::int8_t, std::int32_t>,
+               S8ResultChecker> {
   static constexpr VerificationRun kRuns[] = {{1, 0, true}, {-3, 2, false}};
 };
 
