@@ -177,15 +177,25 @@ KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
                                           : PackedModel<T>(problem, machine);
 }
 
-// The low-precision types have the packed family only, whatever the shape. The same cache model
-// as PackedModel with the input element sizes (a bf16 or s8 panel holds 2x or 4x the k of an f32
-// one), kc a multiple of the k group, and AVX2 kernels on an AVX-512 CPU without the
+// The low-precision types: the gemv family for M = 1 or N = 1 (as for f32), else the packed
+// family (no direct family: the dot-product instructions need k-grouped panels). The same cache
+// model as PackedModel with the input element sizes (a bf16 or s8 panel holds 2x or 4x the k of
+// an f32 one), kc a multiple of the k group, and AVX2 kernels on an AVX-512 CPU without the
 // dot-product extension.
 template <class Kind>
 KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
   constexpr int G = Kind::kGroup;
   IsaLevel isa = machine.kernel_isa;
   if (!CpuRunsLowp<Kind>(machine.cpu, isa)) isa = IsaLevel::kAvx2;
+  if (problem.m == 1 || problem.n == 1) {
+    KernelConfig c;
+    c.isa = isa;
+    c.threads = problem.threads;
+    c.family = KernelFamily::kGemv;
+    c.mr = 4;
+    c.nr = 2 * VectorLanes(isa, 4);  // 32-bit accumulator lanes
+    return c;
+  }
   const CacheBudget cache = CacheBudgetOf(machine.topology);
   const int lanes = VectorLanes(isa, 4);  // 32-bit accumulator lanes
   Tile best;

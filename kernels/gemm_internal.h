@@ -26,6 +26,7 @@ struct RowMajorGemm {
   std::int64_t ldc = 0;
 };
 
+inline Trans Flip(Trans t) { return t == Trans::kNo ? Trans::kYes : Trans::kNo; }
 inline std::int64_t CeilDiv(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
 inline std::int64_t RoundUp(std::int64_t x, std::int64_t y) { return CeilDiv(x, y) * y; }
 

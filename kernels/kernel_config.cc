@@ -69,8 +69,8 @@ bool GemvExists(DType dtype, IsaLevel isa, int mr, int nr) {
   switch (dtype) {
     case DType::kF32: return FindGemvKernel<float>(isa, mr, nr) != nullptr;
     case DType::kF64: return FindGemvKernel<double>(isa, mr, nr) != nullptr;
-    case DType::kBF16:
-    case DType::kS8: return false;
+    case DType::kBF16: return FindLowpGemvKernel<Bf16Gemm>(isa, mr, nr) != nullptr;
+    case DType::kS8: return FindLowpGemvKernel<S8Gemm>(isa, mr, nr) != nullptr;
   }
   return false;
 }
@@ -123,13 +123,13 @@ Status KernelConfig::ValidateFor(DType dtype) const {
   }
   const std::string tile = std::to_string(mr) + "x" + std::to_string(nr);
   if (IsLowPrecision(dtype)) {
-    if (family != KernelFamily::kPacked) {
+    if (family == KernelFamily::kDirect) {
       return Invalid(std::string("the ") + mmtune::ToString(dtype) +
-                     " dtype has the packed family only, not " + mmtune::ToString(family));
+                     " dtype has the packed and gemv families only, not direct");
     }
     if (parallel_loop == ParallelLoop::kJr) {
       return Invalid(std::string("the ") + mmtune::ToString(dtype) +
-                     " packed loops parallelize jc or ic, not jr");
+                     " kernels parallelize jc or ic, not jr");
     }
     if (kc % KGroupOf(dtype) != 0) {
       return Invalid("kc = " + std::to_string(kc) + " must be a multiple of " +

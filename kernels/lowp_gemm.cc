@@ -1,4 +1,5 @@
-// The packed loops (jc, pc, ic, jr, ir; see gemm_packed.cc) for the low-precision kernels. The
+// The packed loops (jc, pc, ic, jr, ir; see gemm_packed.cc) for the low-precision kernels (the
+// gemv family is in lowp_gemv.cc). The
 // differences from the f32 driver: k blocks are whole groups, both operands are always packed,
 // and there is no column-major transposition trick (it would swap the unsigned and the signed
 // operand of s8): a column-major operand is read through a transposed view and C is written
@@ -10,6 +11,7 @@
 
 #include "kernels/gemm_args.h"
 #include "kernels/gemm_internal.h"
+#include "kernels/lowp_gemv.h"
 #include "kernels/lowp_packing.h"
 #include "kernels/workspace.h"
 
@@ -17,10 +19,9 @@ namespace mmtune {
 namespace {
 
 using detail::CeilDiv;
+using detail::Flip;
 using detail::Partition;
 using detail::RoundUp;
-
-Trans Flip(Trans t) { return t == Trans::kNo ? Trans::kYes : Trans::kNo; }
 
 template <class Kind>
 void ScaleC(const LowpGemmArgs<Kind>& args) {
@@ -148,8 +149,12 @@ Result<LowpGemmPlan<Kind>> LowpGemmPlan<Kind>::Create(const KernelConfig& config
   }
   LowpGemmPlan plan;
   plan.config_ = config;
-  plan.micro_kernel_ =
-      FindLowpMicroKernel<Kind>(config.isa, config.mr, config.nr, config.k_unroll);
+  if (config.family == KernelFamily::kGemv) {
+    plan.gemv_kernel_ = FindLowpGemvKernel<Kind>(config.isa, config.mr, config.nr);
+  } else {
+    plan.micro_kernel_ =
+        FindLowpMicroKernel<Kind>(config.isa, config.mr, config.nr, config.k_unroll);
+  }
   return plan;
 }
 
@@ -160,12 +165,19 @@ Status LowpGemmPlan<Kind>::Run(const LowpGemmArgs<Kind>& args, ThreadPool& pool)
       !status) {
     return status;
   }
+  if (config_.family == KernelFamily::kGemv && args.m != 1 && args.n != 1) [[unlikely]] {
+    return config_.ValidateShape(args.m, args.n);
+  }
   if (args.m == 0 || args.n == 0) return OkStatus();
   if (args.k == 0 || args.alpha == 0) {
     ScaleC(args);
     return OkStatus();
   }
-  RunPackedLowp(config_, *micro_kernel_, args, pool);
+  if (config_.family == KernelFamily::kGemv) {
+    detail::RunLowpGemv(config_, *gemv_kernel_, args, pool);
+  } else {
+    RunPackedLowp(config_, *micro_kernel_, args, pool);
+  }
   return OkStatus();
 }
 

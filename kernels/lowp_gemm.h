@@ -1,4 +1,4 @@
-// Runs the low-precision GEMMs with one kernel configuration (packed family only):
+// Runs the low-precision GEMMs with one kernel configuration (packed or gemv family):
 //   bf16: C (f32) = alpha * op(A) * op(B) + beta * C, A and B bfloat16, accumulated in f32;
 //   s8:   C (s32) = alpha * op(A) * op(B) + beta * C, A u8, B s8, exact modulo 2^32.
 // BLAS semantics as for f32 (see reference_gemm.h): any layout, transposes and leading
@@ -41,7 +41,8 @@ class LowpGemmPlan {
   // ISA level, or AVX512_BF16 / AVX512_VNNI for avx512 kernels).
   static Result<LowpGemmPlan> Create(const KernelConfig& config);
 
-  // An error (bad arguments) means nothing was written.
+  // An error (bad arguments, a gemv plan on a shape with M > 1 and N > 1) means nothing was
+  // written.
   Status Run(const LowpGemmArgs<Kind>& args, ThreadPool& pool) const;
   Status Run(const LowpGemmArgs<Kind>& args) const { return Run(args, DefaultThreadPool()); }
 
@@ -49,7 +50,8 @@ class LowpGemmPlan {
 
  private:
   KernelConfig config_;
-  const LowpMicroKernelEntry<Kind>* micro_kernel_ = nullptr;
+  const LowpMicroKernelEntry<Kind>* micro_kernel_ = nullptr;  // packed family
+  const LowpGemvKernelEntry<Kind>* gemv_kernel_ = nullptr;    // gemv family
 };
 
 extern template class LowpGemmPlan<Bf16Gemm>;

@@ -3,6 +3,8 @@
 // registers once widened, so a 16-register tile (MR, NV) is listed when
 // MR * NV + 2 * NV + 2 <= 16. AVX-512 kernels use the f32 32-register list: VDPBF16PS and
 // VPDPBUSD read their operands as they are. Every tile comes with k unroll 1 and 4 (in groups).
+// The GEMV kernels (R rows, NV vectors per step) are listed when R * NV accumulators and the
+// widened operands fit.
 #pragma once
 
 #include <span>
@@ -14,19 +16,31 @@
   X(1, 1) X(2, 1) X(4, 1) X(6, 1) X(8, 1) X(12, 1) X(1, 2) X(2, 2) X(3, 2) X(4, 2) X(5, 2) \
   X(1, 3) X(2, 3)
 
+#define MMTUNE_LOWP_GEMV_16_REGISTERS(X) X(1, 1) X(1, 2) X(2, 1) X(2, 2) X(4, 1) X(4, 2) X(8, 1)
+#define MMTUNE_LOWP_GEMV_32_REGISTERS(X) \
+  MMTUNE_LOWP_GEMV_16_REGISTERS(X) X(1, 4) X(2, 4) X(4, 4) X(8, 2)
+
 #define MMTUNE_LOWP_ENTRIES(MR, NV) \
   ::mmtune::ukernel::LowpEntry<Vec, MR, NV, 1>(), ::mmtune::ukernel::LowpEntry<Vec, MR, NV, 4>(),
+#define MMTUNE_LOWP_GEMV_ENTRIES(R, NV) ::mmtune::ukernel::LowpGemvEntry<Vec, R, NV>(),
 
-// Defines `FUNCTION_PREFIX##MicroKernels()` for the traits type `Traits<KIND>` (in scope).
-#define MMTUNE_DEFINE_LOWP_KERNEL_TABLE(KIND, TRAITS, FUNCTION_PREFIX, TILES)          \
+// Defines `FUNCTION_PREFIX##MicroKernels()` and `FUNCTION_PREFIX##GemvKernels()` for the traits
+// type `TRAITS<KIND>`.
+#define MMTUNE_DEFINE_LOWP_KERNEL_TABLE(KIND, TRAITS, FUNCTION_PREFIX, TILES, GEMVS)    \
   namespace FUNCTION_PREFIX##_table {                                                  \
   using Vec = TRAITS<::mmtune::KIND>;                                                  \
   constexpr ::mmtune::LowpMicroKernelEntry<::mmtune::KIND> kEntries[] = {              \
       TILES(MMTUNE_LOWP_ENTRIES)};                                                     \
+  constexpr ::mmtune::LowpGemvKernelEntry<::mmtune::KIND> kGemvEntries[] = {           \
+      GEMVS(MMTUNE_LOWP_GEMV_ENTRIES)};                                                \
   }                                                                                    \
   std::span<const ::mmtune::LowpMicroKernelEntry<::mmtune::KIND>>                      \
       FUNCTION_PREFIX##MicroKernels() {                                                \
     return FUNCTION_PREFIX##_table::kEntries;                                          \
+  }                                                                                    \
+  std::span<const ::mmtune::LowpGemvKernelEntry<::mmtune::KIND>>                       \
+      FUNCTION_PREFIX##GemvKernels() {                                                 \
+    return FUNCTION_PREFIX##_table::kGemvEntries;                                      \
   }
 
 namespace mmtune {
@@ -37,5 +51,11 @@ std::span<const LowpMicroKernelEntry<Bf16Gemm>> Avx2Bf16MicroKernels();
 std::span<const LowpMicroKernelEntry<S8Gemm>> Avx2S8MicroKernels();
 std::span<const LowpMicroKernelEntry<Bf16Gemm>> Avx512Bf16MicroKernels();
 std::span<const LowpMicroKernelEntry<S8Gemm>> Avx512S8MicroKernels();
+std::span<const LowpGemvKernelEntry<Bf16Gemm>> GenericBf16GemvKernels();
+std::span<const LowpGemvKernelEntry<S8Gemm>> GenericS8GemvKernels();
+std::span<const LowpGemvKernelEntry<Bf16Gemm>> Avx2Bf16GemvKernels();
+std::span<const LowpGemvKernelEntry<S8Gemm>> Avx2S8GemvKernels();
+std::span<const LowpGemvKernelEntry<Bf16Gemm>> Avx512Bf16GemvKernels();
+std::span<const LowpGemvKernelEntry<S8Gemm>> Avx512S8GemvKernels();
 
 }  // namespace mmtune

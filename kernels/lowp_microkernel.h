@@ -1,8 +1,8 @@
 // The low-precision GEMMs (bf16 x bf16 -> f32, u8 x s8 -> s32): their element types, the
 // interface of their generated micro-kernels and the registry that lists them. The hardware
 // dot-product instructions (AVX512_BF16 VDPBF16PS, AVX512_VNNI VPDPBUSD) consume k in groups
-// (2 bf16 or 4 bytes per 32-bit lane), so both operands are always packed with k grouped: there
-// is no in-place mode and no direct or gemv family for these types.
+// (2 bf16 or 4 bytes per 32-bit lane), so the packed family packs both operands with k grouped.
+// M = 1 and N = 1 (decode steps) have a gemv family that streams the matrix in place instead.
 #pragma once
 
 #include <cstdint>
@@ -70,11 +70,48 @@ struct LowpMicroKernelEntry {
   LowpMicroKernelFn<Kind> packed;
 };
 
+// GEMV, dot form: sums[r] = sum_{p < k} x[p] * mat[r * ld + p] for r < rows, x contiguous. The
+// matrix holds A's type when N = 1 (rows of op(A)) and B's when M = 1 (columns of op(B)).
+template <class Kind>
+using LowpGemvDotAFn = void (*)(std::int64_t rows, std::int64_t k, const typename Kind::A* mat,
+                                std::int64_t ld, const typename Kind::B* x, typename Kind::C* sums);
+template <class Kind>
+using LowpGemvDotBFn = void (*)(std::int64_t rows, std::int64_t k, const typename Kind::B* mat,
+                                std::int64_t ld, const typename Kind::A* x, typename Kind::C* sums);
+// GEMV, axpy form: sums[r] += sum_{p < k} x[p * incx] * mat[p * ld + r] for r < rows (the
+// matrix's storage rows run along the output).
+template <class Kind>
+using LowpGemvAxpyAFn = void (*)(std::int64_t k, std::int64_t rows, const typename Kind::B* x,
+                                 std::int64_t incx, const typename Kind::A* mat, std::int64_t ld,
+                                 typename Kind::C* sums);
+template <class Kind>
+using LowpGemvAxpyBFn = void (*)(std::int64_t k, std::int64_t rows, const typename Kind::A* x,
+                                 std::int64_t incx, const typename Kind::B* mat, std::int64_t ld,
+                                 typename Kind::C* sums);
+
+// A GEMV kernel streams `mr` matrix rows at a time (dot form) or `mr` storage rows per pass
+// over `nr` sums (axpy form). Sums are raw: the driver applies alpha and beta. For s8 they wrap
+// modulo 2^32 like the packed kernels.
+template <class Kind>
+struct LowpGemvKernelEntry {
+  IsaLevel isa;
+  int mr;
+  int nr;
+  LowpGemvDotAFn<Kind> dot_a;    // N = 1, op(A) rows contiguous along k
+  LowpGemvDotBFn<Kind> dot_b;    // M = 1, op(B) columns contiguous along k
+  LowpGemvAxpyAFn<Kind> axpy_a;  // N = 1, op(A) stored k-major
+  LowpGemvAxpyBFn<Kind> axpy_b;  // M = 1, op(B) stored k-major (row-major B, no transpose)
+};
+
 // Every kernel compiled for `isa`, sorted by (mr, nr, k_unroll); empty if none.
 template <class Kind>
 std::span<const LowpMicroKernelEntry<Kind>> LowpMicroKernels(IsaLevel isa);
 template <class Kind>
 const LowpMicroKernelEntry<Kind>* FindLowpMicroKernel(IsaLevel isa, int mr, int nr, int k_unroll);
+template <class Kind>
+std::span<const LowpGemvKernelEntry<Kind>> LowpGemvKernels(IsaLevel isa);
+template <class Kind>
+const LowpGemvKernelEntry<Kind>* FindLowpGemvKernel(IsaLevel isa, int mr, int nr);
 
 // Whether the CPU has the instructions `Kind`'s kernels at `isa` use beyond the ISA level itself:
 // AVX512_BF16 for bf16 and AVX512_VNNI for s8 at avx512; nothing more below.

@@ -1,12 +1,15 @@
-// Avx2 bf16 and s8 kernels: the low-precision micro-kernel template instantiated over this ISA's
+// Avx2 bf16 and s8 kernels: the low-precision micro-kernel and GEMV templates instantiated over this ISA's
 // registry table. Compiled with this ISA's flags only (see kernels/CMakeLists.txt).
+#include "kernels/lowp_gemv_impl.h"
 #include "kernels/lowp_kernel_tables.h"
 #include "kernels/lowp_microkernel_impl.h"
 #include "kernels/simd/lowp_vec_avx2.h"
 
 namespace mmtune {
 
-MMTUNE_DEFINE_LOWP_KERNEL_TABLE(Bf16Gemm, simd::Avx2LowpVec, Avx2Bf16, MMTUNE_LOWP_TILES_16_REGISTERS)
-MMTUNE_DEFINE_LOWP_KERNEL_TABLE(S8Gemm, simd::Avx2LowpVec, Avx2S8, MMTUNE_LOWP_TILES_16_REGISTERS)
+MMTUNE_DEFINE_LOWP_KERNEL_TABLE(Bf16Gemm, simd::Avx2LowpVec, Avx2Bf16, MMTUNE_LOWP_TILES_16_REGISTERS,
+                                MMTUNE_LOWP_GEMV_16_REGISTERS)
+MMTUNE_DEFINE_LOWP_KERNEL_TABLE(S8Gemm, simd::Avx2LowpVec, Avx2S8, MMTUNE_LOWP_TILES_16_REGISTERS,
+                                MMTUNE_LOWP_GEMV_16_REGISTERS)
 
 }  // namespace mmtune

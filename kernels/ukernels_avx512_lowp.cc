@@ -1,12 +1,19 @@
-// Avx512 bf16 and s8 kernels: the low-precision micro-kernel template instantiated over this ISA's
+// Avx512 bf16 and s8 kernels: the low-precision micro-kernel and GEMV templates instantiated over this ISA's
 // registry table. Compiled with this ISA's flags only (see kernels/CMakeLists.txt).
+// GCC 12 reports the _mm512_undefined_* source operand inside its own intrinsics (conversions,
+// shifts, extracts) as "may be used uninitialized" once they are inlined here; it is not.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include "kernels/lowp_gemv_impl.h"
 #include "kernels/lowp_kernel_tables.h"
 #include "kernels/lowp_microkernel_impl.h"
 #include "kernels/simd/lowp_vec_avx512.h"
 
 namespace mmtune {
 
-MMTUNE_DEFINE_LOWP_KERNEL_TABLE(Bf16Gemm, simd::Avx512LowpVec, Avx512Bf16, MMTUNE_TILES_32_REGISTERS)
-MMTUNE_DEFINE_LOWP_KERNEL_TABLE(S8Gemm, simd::Avx512LowpVec, Avx512S8, MMTUNE_TILES_32_REGISTERS)
+MMTUNE_DEFINE_LOWP_KERNEL_TABLE(Bf16Gemm, simd::Avx512LowpVec, Avx512Bf16, MMTUNE_TILES_32_REGISTERS,
+                                MMTUNE_LOWP_GEMV_32_REGISTERS)
+MMTUNE_DEFINE_LOWP_KERNEL_TABLE(S8Gemm, simd::Avx512LowpVec, Avx512S8, MMTUNE_TILES_32_REGISTERS,
+                                MMTUNE_LOWP_GEMV_32_REGISTERS)
 
 }  // namespace mmtune

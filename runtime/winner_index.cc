@@ -17,6 +17,9 @@ double LogDistance(const Problem& a, const Problem& b) {
   return term(a.m, b.m) + term(a.n, b.n) + term(a.k, b.k);
 }
 
+// M = 1 or N = 1: a matrix-vector product, which the gemv family streams at memory bandwidth.
+bool IsVectorShape(const Problem& p) { return p.m == 1 || p.n == 1; }
+
 }  // namespace
 
 bool WinnerIndex::SameKind(const Problem& a, const Problem& b) {
@@ -61,11 +64,16 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
   if (exact != nullptr) return Lookup{LookupTier::kExact, exact->config, exact->problem, exact->gflops};
 
   // Nearest: closest shape first (the fastest among equally close ones) whose config still
-  // validates for this shape (a gemv winner cannot run a matrix shape, for one).
+  // validates for this shape (a gemv winner cannot run a matrix shape, for one). A vector shape
+  // only borrows from vector shapes: a matrix shape's packed winner would run M = 1 many times
+  // slower than the default's gemv (60x for s8 at 1x4096x4096 on the AVX2 VM).
   const Entry* nearest = nullptr;
   double nearest_distance = std::numeric_limits<double>::infinity();
   for (const Entry& entry : entries_) {
-    if (!SameKind(entry.problem, problem) || entry.config.threads > max_threads) continue;
+    if (!SameKind(entry.problem, problem) || entry.config.threads > max_threads ||
+        IsVectorShape(entry.problem) != IsVectorShape(problem)) {
+      continue;
+    }
     const double distance = LogDistance(entry.problem, problem);
     const bool closer = distance < nearest_distance ||
                         (distance == nearest_distance && entry.gflops > nearest->gflops);

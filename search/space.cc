@@ -75,6 +75,18 @@ KernelConfig KernelBase(IsaLevel isa, const Entry& kernel, int threads) {
   return base;
 }
 
+// A gemv kernel has no blocks, unroll or prefetch to choose.
+template <class Entry>
+KernelConfig GemvConfig(IsaLevel isa, const Entry& kernel, int threads) {
+  KernelConfig c;
+  c.family = KernelFamily::kGemv;
+  c.isa = isa;
+  c.mr = kernel.mr;
+  c.nr = kernel.nr;
+  c.threads = threads;
+  return c;
+}
+
 std::vector<std::pair<int, int>> PrefetchVariants(const SpaceOptions& options) {
   return options.prefetch_variants ? std::vector<std::pair<int, int>>{{0, 0}, {8, 8}}
                                    : std::vector<std::pair<int, int>>{{0, 0}};
@@ -105,13 +117,20 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
   }
 }
 
-// bf16 and s8: the packed family only (the dot-product instructions need k-grouped panels), the
-// jc or ic loop in parallel, kc a multiple of 16 (every k group, and whole unrolled steps). The
-// fixed kc points hold as many bytes of a B micro-panel row as the f32 ones.
+// bf16 and s8: every gemv kernel for M = 1 or N = 1; else the packed family (the dot-product
+// instructions need k-grouped panels), the jc or ic loop in parallel, kc a multiple of 16 (every
+// k group, and whole unrolled steps). The fixed kc points hold as many bytes of a B micro-panel
+// row as the f32 ones.
 template <class Kind>
 void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
                     const SpaceOptions& options, std::vector<KernelConfig>& out) {
   if (!CpuRunsLowp<Kind>(machine.cpu, isa)) return;
+  if (problem.m == 1 || problem.n == 1) {
+    for (const LowpGemvKernelEntry<Kind>& kernel : LowpGemvKernels<Kind>(isa)) {
+      out.push_back(GemvConfig(isa, kernel, problem.threads));
+    }
+    return;
+  }
   const CacheBudget cache = CacheBudgetOf(machine.topology);
   constexpr std::int64_t a_elem = sizeof(typename Kind::A);
   constexpr std::int64_t b_elem = sizeof(typename Kind::B);
@@ -130,13 +149,7 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
 template <typename T>
 void AddGemvConfigs(const Problem& problem, IsaLevel isa, std::vector<KernelConfig>& out) {
   for (const GemvKernelEntry<T>& kernel : GemvKernels<T>(isa)) {
-    KernelConfig c;
-    c.family = KernelFamily::kGemv;
-    c.isa = isa;
-    c.mr = kernel.mr;
-    c.nr = kernel.nr;
-    c.threads = problem.threads;
-    out.push_back(c);
+    out.push_back(GemvConfig(isa, kernel, problem.threads));
   }
 }
 

@@ -169,6 +169,23 @@ int CheckResult(const LowpCase<Kind>& lc, const std::string& what) {
   return bad;
 }
 
+// Runs `config` on the case: a failure names the config and why (plan, arguments, or the
+// wrong elements CheckResult reported).
+template <class Kind>
+::testing::AssertionResult RunsCorrectly(LowpCase<Kind>& lc, const KernelConfig& config) {
+  auto plan = LowpGemmPlan<Kind>::Create(config);
+  if (!plan.ok()) {
+    return ::testing::AssertionFailure() << config.ToString() << ": " << plan.error().message;
+  }
+  if (const Status status = plan->Run(lc.Bound()); !status.ok()) {
+    return ::testing::AssertionFailure() << config.ToString() << ": " << status.error().message;
+  }
+  if (const int bad = CheckResult(lc, config.ToString()); bad > 0) {
+    return ::testing::AssertionFailure() << config.ToString() << ": " << bad << " wrong elements";
+  }
+  return ::testing::AssertionSuccess();
+}
+
 template <class Kind>
 class LowpGemmTest : public ::testing::Test {};
 using Kinds = ::testing::Types<Bf16Gemm, S8Gemm>;
@@ -261,11 +278,28 @@ TYPED_TEST(LowpGemmTest, EveryMicroKernelOnEveryTileCorner) {
   EXPECT_GT(kernels_run, 0);
 }
 
-// A random, valid config for an m x n x k problem at `isa`, blocks small and large so that
-// small shapes cross several block boundaries too.
+template <class Kind>
+KernelConfig GemvConfig(const LowpGemvKernelEntry<Kind>& entry, int threads) {
+  KernelConfig c;
+  c.family = KernelFamily::kGemv;
+  c.isa = entry.isa;
+  c.mr = entry.mr;
+  c.nr = entry.nr;
+  c.threads = threads;
+  return c;
+}
+
+// A random, valid config for an m x n x k problem at `isa`: for M = 1 or N = 1 a gemv kernel
+// half of the time, else packed with blocks small and large so that small shapes cross several
+// block boundaries too.
 template <class Kind>
 KernelConfig RandomConfig(IsaLevel isa, std::int64_t m, std::int64_t n, std::mt19937_64& rng) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  if ((m == 1 || n == 1) && pick(0, 1) == 1) {
+    const auto gemvs = LowpGemvKernels<Kind>(isa);
+    return GemvConfig(gemvs[static_cast<std::size_t>(pick(0, static_cast<int>(gemvs.size()) - 1))],
+                      pick(1, 2));
+  }
   const auto kernels = LowpMicroKernels<Kind>(isa);
   const auto& entry =
       kernels[static_cast<std::size_t>(pick(0, static_cast<int>(kernels.size()) - 1))];
@@ -313,16 +347,78 @@ TYPED_TEST(LowpGemmTest, RandomConfigsMatchTheReference) {
         const std::int64_t extra_ld = variant % 3 == 0 ? 3 : 0;
         LowpCase<Kind> lc = MakeCase<Kind>(layout, ta, tb, m, n, k, ScalarFrom<Kind>(alpha),
                                            ScalarFrom<Kind>(beta), extra_ld, nan_c, rng);
-        const KernelConfig config = RandomConfig<Kind>(isa, m, n, rng);
-        auto plan = LowpGemmPlan<Kind>::Create(config);
-        ASSERT_TRUE(plan.ok()) << config.ToString() << ": " << plan.error().message;
-        ASSERT_TRUE(plan->Run(lc.Bound()).ok()) << config.ToString();
-        if (CheckResult(lc, config.ToString()) > 0) return;
+        ASSERT_TRUE(RunsCorrectly(lc, RandomConfig<Kind>(isa, m, n, rng)));
         ++cases;
       }
     }
   }
   EXPECT_GT(cases, 0);
+}
+
+// Every gemv kernel of every runnable ISA through the plan, in every orientation (M = 1 or
+// N = 1, both layouts, all transposes: the dot and the axpy form, a strided vector), with k and
+// the output length below, at and past whole vector steps and the kernel's row blocks, padded
+// leading dimensions, alpha/beta variants, NaN in C with beta = 0, one and two threads.
+TYPED_TEST(LowpGemmTest, EveryGemvKernelInEveryOrientation) {
+  using Kind = TypeParam;
+  constexpr int G = Kind::kGroup;
+  std::mt19937_64 rng(41);
+  const Layout layouts[] = {Layout::kRowMajor, Layout::kColMajor};
+  const Trans transes[] = {Trans::kNo, Trans::kYes};
+  int cases = 0;
+  for (IsaLevel isa : RunnableLevels()) {
+    if (!Runnable<Kind>(isa)) continue;
+    for (const auto& entry : LowpGemvKernels<Kind>(isa)) {
+      const std::int64_t step = entry.nr * G;  // k values of the dot form's unrolled step
+      const std::int64_t lanes = entry.nr;     // outputs of the axpy form's unrolled step
+      const std::vector<std::array<std::int64_t, 2>> lengths_and_depths = {
+          {1, 1},
+          {lanes - 1, step - 1},
+          {lanes, step},
+          {2 * lanes + 3, 2 * step + G + 1},
+          {entry.mr * 3 + 1, 3 * step + 5},
+          {37, 7}};
+      for (std::size_t s = 0; s < lengths_and_depths.size(); ++s) {
+        const auto [len, k] = lengths_and_depths[s];
+        for (int variant = 0; variant < 16; ++variant) {
+          const bool vector_a = variant % 2 == 0;
+          const std::int64_t m = vector_a ? 1 : len;
+          const std::int64_t n = vector_a ? len : 1;
+          const Layout layout = layouts[(variant / 2) % 2];
+          const Trans ta = transes[(variant / 4) % 2];
+          const Trans tb = transes[(variant / 8) % 2];
+          const int ab = (variant + static_cast<int>(s)) % 3;
+          const bool nan_c = ab == 0 && std::is_same_v<Kind, Bf16Gemm>;
+          const double alpha = ab == 1 ? -3 : 1;
+          const double beta = ab == 0 ? 0 : ab == 1 ? 1 : 2;
+          LowpCase<Kind> lc = MakeCase<Kind>(layout, ta, tb, m, n, k, ScalarFrom<Kind>(alpha),
+                                             ScalarFrom<Kind>(beta), variant % 3 == 0 ? 5 : 0,
+                                             nan_c, rng);
+          ASSERT_TRUE(RunsCorrectly(lc, GemvConfig(entry, 1 + variant % 2)));
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
+}
+
+// A gemv plan refuses a shape with M > 1 and N > 1 and writes nothing.
+TYPED_TEST(LowpGemmTest, GemvPlanRejectsMatrixShapes) {
+  using Kind = TypeParam;
+  std::mt19937_64 rng(43);
+  const auto gemvs = LowpGemvKernels<Kind>(IsaLevel::kGeneric);
+  ASSERT_FALSE(gemvs.empty());
+  auto plan = LowpGemmPlan<Kind>::Create(GemvConfig(gemvs[0], 1));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  LowpCase<Kind> lc = MakeCase<Kind>(Layout::kRowMajor, Trans::kNo, Trans::kNo, 2, 3, 4,
+                                     ScalarFrom<Kind>(1), ScalarFrom<Kind>(0), 0, false, rng);
+  const std::vector<typename Kind::C> before = lc.c;
+  const Status status = plan->Run(lc.Bound());
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("M = 1 or N = 1"), std::string::npos)
+      << status.error().message;
+  EXPECT_TRUE(lc.c == before);
 }
 
 // The default config for every runnable ISA cap is valid and correct, across shapes and
@@ -416,7 +512,7 @@ TEST(LowpConfigTest, RejectsWhatTheLowPrecisionKernelsCannotRun) {
   };
   KernelConfig c = good;
   c.family = KernelFamily::kDirect;
-  expect_error(c, DType::kBF16, "packed family only");
+  expect_error(c, DType::kBF16, "packed and gemv families only");
   c = good;
   c.parallel_loop = ParallelLoop::kJr;
   expect_error(c, DType::kBF16, "not jr");

@@ -124,6 +124,31 @@ TEST(WinnerIndexTest, NearestSkipsConfigsThatDoNotFitTheNewShape) {
   EXPECT_TRUE(lookup.config.Validate(two_rows, machine));
 }
 
+TEST(WinnerIndexTest, VectorShapesBorrowOnlyFromVectorShapes) {
+  const Machine machine = testing::SyntheticZen3Machine();
+  const Problem two_rows = MakeProblem(2, 4096, 4096);
+  const KernelConfig packed = MarkedConfig(two_rows, machine);
+  ASSERT_EQ(packed.family, KernelFamily::kPacked);
+  ASSERT_TRUE(packed.Validate(MakeProblem(1, 4096, 4096), machine));  // it could run M = 1
+  const Problem other_decode = MakeProblem(1, 11008, 4096);
+  const KernelConfig gemv = DefaultConfig(other_decode, machine);
+  const WinnerIndex index = WinnerIndex::Build(
+      {Winner(two_rows, packed, 30.0, machine.fingerprint),
+       Winner(other_decode, gemv, 11.0, machine.fingerprint)},
+      machine, nullptr);
+  // 2x4096x4096 is closer to 1x4096x4096, but the decode step takes the other decode's winner.
+  const Lookup decode = index.Find(MakeProblem(1, 4096, 4096));
+  EXPECT_EQ(decode.tier, LookupTier::kNearest);
+  EXPECT_EQ(decode.tuned, other_decode);
+  EXPECT_EQ(decode.config.family, KernelFamily::kGemv);
+  // With no vector shape tuned, a vector shape gets the default (gemv), not the packed winner.
+  const WinnerIndex matrix_only = WinnerIndex::Build(
+      {Winner(two_rows, packed, 30.0, machine.fingerprint)}, machine, nullptr);
+  const Lookup fallback = matrix_only.Find(MakeProblem(4096, 1, 4096));
+  EXPECT_EQ(fallback.tier, LookupTier::kDefault);
+  EXPECT_EQ(fallback.config.family, KernelFamily::kGemv);
+}
+
 TEST(WinnerIndexTest, HostileRowsAreSkippedWithAReason) {
   const Machine machine = testing::SyntheticZen3Machine();  // AVX2, 2 cores
   const Problem problem = MakeProblem(256, 256, 256);

@@ -71,17 +71,20 @@ TEST(SpaceTest, BlocksNeverExceedTheProblem) {
   }
 }
 
-// bf16 and s8: packed configs only, kc a multiple of 16 (every k group) and at most k,
-// jc or ic in parallel, every registered kernel of each level reachable here, every config
-// valid; a vector shape too (no gemv family for these types).
+// bf16 and s8: for a matrix shape, packed configs only, kc a multiple of 16 (every k group) and
+// at most k, jc or ic in parallel, every registered micro-kernel of each level reachable here;
+// for a vector shape (M = 1 or N = 1), every registered gemv kernel and nothing else. Every
+// config valid.
 template <class Kind>
 void ExpectLowpSpace(std::optional<IsaLevel> cap) {
   const Machine machine = Host(cap);
   for (int threads : {1, 2}) {
-    for (auto [m, n, k] : {std::tuple<int, int, int>{300, 200, 500}, {1, 512, 100}}) {
+    for (auto [m, n, k] :
+         {std::tuple<int, int, int>{300, 200, 500}, {1, 512, 100}, {384, 1, 77}}) {
       const Problem problem{Kind::kDType, Layout::kColMajor, Trans::kYes, Trans::kNo, m, n, k,
                             threads};
       SCOPED_TRACE(problem.ToString());
+      const bool vector_shape = m == 1 || n == 1;
       const std::vector<KernelConfig> space = GenerateSpace(problem, machine);
       ASSERT_FALSE(space.empty());
       std::set<std::tuple<int, int, int>> kernels;
@@ -90,7 +93,7 @@ void ExpectLowpSpace(std::optional<IsaLevel> cap) {
       for (const KernelConfig& c : space) {
         const Status status = c.Validate(problem, machine);
         ASSERT_TRUE(status.ok()) << c.ToString() << ": " << status.error().message;
-        EXPECT_EQ(c.family, KernelFamily::kPacked);
+        EXPECT_EQ(c.family, vector_shape ? KernelFamily::kGemv : KernelFamily::kPacked);
         EXPECT_EQ(c.kc % 16, 0) << c.ToString();
         EXPECT_LE(c.kc, std::max(16, k));
         EXPECT_EQ(c.threads, threads);
@@ -98,16 +101,22 @@ void ExpectLowpSpace(std::optional<IsaLevel> cap) {
         loops.insert(c.parallel_loop);
         level = c.isa;
       }
-      EXPECT_EQ(kernels.size(), LowpMicroKernels<Kind>(level).size());
       EXPECT_FALSE(loops.contains(ParallelLoop::kJr));
-      EXPECT_EQ(loops.size(), threads == 1 ? 1u : 2u);
-      // The level searched is the one the analytical default runs.
+      if (vector_shape) {
+        EXPECT_EQ(kernels.size(), LowpGemvKernels<Kind>(level).size());
+        EXPECT_EQ(space.size(), LowpGemvKernels<Kind>(level).size());
+      } else {
+        EXPECT_EQ(kernels.size(), LowpMicroKernels<Kind>(level).size());
+        EXPECT_EQ(loops.size(), threads == 1 ? 1u : 2u);
+      }
+      // The level and family searched are those the analytical default runs.
       EXPECT_EQ(level, DefaultConfig(problem, machine).isa);
+      EXPECT_EQ(space.front().family, DefaultConfig(problem, machine).family);
     }
   }
 }
 
-TEST(SpaceTest, LowPrecisionSpacesArePackedAndGrouped) {
+TEST(SpaceTest, LowPrecisionSpacesArePackedAndGroupedOrGemv) {
   for (auto cap : {std::optional<IsaLevel>{}, std::optional<IsaLevel>{IsaLevel::kGeneric}}) {
     ExpectLowpSpace<Bf16Gemm>(cap);
     ExpectLowpSpace<S8Gemm>(cap);

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "kernels/lowp_microkernel.h"
+#include "kernels/simd/vec_avx2.h"
 
 namespace mmtune::simd {
 
@@ -47,6 +48,22 @@ struct Avx2LowpVec<Bf16Gemm> {
     return _mm256_fmadd_ps(a.odd, b.odd, _mm256_fmadd_ps(a.even, b.even, acc));
   }
   static void Store(float* p, Acc v) { _mm256_storeu_ps(p, v); }
+
+  static AOperand LoadAVector(const BFloat16* p) {
+    const BOperand pairs = LoadB(p);
+    return {pairs.even, pairs.odd};
+  }
+  static Acc Add(Acc x, Acc y) { return _mm256_add_ps(x, y); }
+  static float ReduceAdd(Acc v) { return Avx2Vec<float>::ReduceAdd(v); }
+  // Eight bf16 values: zero-extended to 32 bits and shifted into the upper half.
+  static Acc WidenA(const BFloat16* p) {
+    const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+  }
+  static Acc WidenB(const BFloat16* p) { return WidenA(p); }
+  static Acc Broadcast(float x) { return _mm256_set1_ps(x); }
+  static Acc MulAdd(Acc acc, Acc x, Acc m) { return _mm256_fmadd_ps(x, m, acc); }
+  static Acc LoadAcc(const float* p) { return _mm256_loadu_ps(p); }
 };
 
 template <>
@@ -82,6 +99,32 @@ struct Avx2LowpVec<S8Gemm> {
   }
   static void Store(std::int32_t* p, Acc v) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+  }
+
+  // kLanes groups of A, in the halves LoadA makes of one group: bytes 0 and 2 of every group
+  // zero-extended in `low`, bytes 1 and 3 in `high`.
+  static AOperand LoadAVector(const std::uint8_t* p) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return {_mm256_and_si256(bytes, _mm256_set1_epi16(0x00ff)), _mm256_srli_epi16(bytes, 8)};
+  }
+  static Acc Add(Acc x, Acc y) { return _mm256_add_epi32(x, y); }
+  static std::int32_t ReduceAdd(Acc v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return _mm_cvtsi128_si32(s);
+  }
+  static Acc WidenA(const std::uint8_t* p) {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  static Acc WidenB(const std::int8_t* p) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  static Acc Broadcast(std::int32_t x) { return _mm256_set1_epi32(x); }
+  // The low 32 bits of each product: exact, since |u8 * s8| < 2^15.
+  static Acc MulAdd(Acc acc, Acc x, Acc m) { return _mm256_add_epi32(acc, _mm256_mullo_epi32(x, m)); }
+  static Acc LoadAcc(const std::int32_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   }
 };
 

@@ -8,6 +8,10 @@
 //   in whatever form Dot wants), kLanes (32-bit lanes = columns per B vector), kRegisters, kIsa,
 //   Zero(), LoadA(p) (one 4-byte group of A to all lanes), LoadB(p) (kLanes groups of B),
 //   Dot(acc, a, b) = acc + the group's dot product per lane, Store(p, acc) (kLanes of C).
+// and, for the GEMV kernels (lowp_gemv_impl.h):
+//   LoadAVector(p) (kLanes groups of A, one per lane, like LoadB), Add(x, y), ReduceAdd(acc) (the
+//   sum of the lanes as C), WidenA(p) / WidenB(p) (kLanes consecutive elements, one per lane, as
+//   accumulator values), Broadcast(scalar), MulAdd(acc, x, m) = acc + x * m, LoadAcc(p).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +33,11 @@ inline U32x4 LoadU32x4(const void* p) {
   U32x4 v;
   std::memcpy(&v, p, sizeof(v));
   return v;
+}
+template <typename T>
+inline U32x4 Lanes(const T* p) {
+  return U32x4{static_cast<std::uint32_t>(p[0]), static_cast<std::uint32_t>(p[1]),
+               static_cast<std::uint32_t>(p[2]), static_cast<std::uint32_t>(p[3])};
 }
 inline std::uint32_t LoadU32(const void* p) {
   std::uint32_t w;
@@ -69,6 +78,25 @@ struct GenericLowpVec<Bf16Gemm> {
     return acc + a.even * b.even + a.odd * b.odd;
   }
   static void Store(float* p, Acc v) { std::memcpy(p, &v, sizeof(v)); }
+
+  static AOperand LoadAVector(const BFloat16* p) {
+    const BOperand pairs = LoadB(p);
+    return {pairs.even, pairs.odd};
+  }
+  static Acc Add(Acc x, Acc y) { return x + y; }
+  static float ReduceAdd(Acc v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+  static Acc WidenA(const BFloat16* p) {
+    const std::uint16_t bits[4] = {p[0].bits, p[1].bits, p[2].bits, p[3].bits};
+    return (Acc)(generic_lowp_detail::Lanes(bits) << 16);
+  }
+  static Acc WidenB(const BFloat16* p) { return WidenA(p); }
+  static Acc Broadcast(float x) { return Acc{} + x; }
+  static Acc MulAdd(Acc acc, Acc x, Acc m) { return acc + x * m; }
+  static Acc LoadAcc(const float* p) {
+    Acc v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  }
 };
 
 template <>
@@ -107,6 +135,29 @@ struct GenericLowpVec<S8Gemm> {
            a.byte[3] * b.byte[3];
   }
   static void Store(std::int32_t* p, Acc v) { std::memcpy(p, &v, sizeof(v)); }
+
+  static AOperand LoadAVector(const std::uint8_t* p) {
+    const Acc w = generic_lowp_detail::LoadU32x4(p);
+    AOperand a;
+    for (int t = 0; t < 4; ++t) a.byte[t] = (w >> (8 * t)) & 0xffu;
+    return a;
+  }
+  static Acc Add(Acc x, Acc y) { return x + y; }
+  static std::int32_t ReduceAdd(Acc v) {
+    return static_cast<std::int32_t>(v[0] + v[1] + v[2] + v[3]);
+  }
+  static Acc WidenA(const std::uint8_t* p) { return generic_lowp_detail::Lanes(p); }
+  static Acc WidenB(const std::int8_t* p) {
+    const std::int32_t values[4] = {p[0], p[1], p[2], p[3]};
+    return generic_lowp_detail::Lanes(values);
+  }
+  static Acc Broadcast(std::int32_t x) { return Acc{} + static_cast<std::uint32_t>(x); }
+  static Acc MulAdd(Acc acc, Acc x, Acc m) { return acc + x * m; }
+  static Acc LoadAcc(const std::int32_t* p) {
+    Acc v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  }
 };
 
 }  // namespace mmtune::simd
