@@ -1,10 +1,9 @@
-// The packed loops (jc, pc, ic, jr, ir; see gemm_packed.cc) for the low-precision kernels (the
-// gemv family is in lowp_gemv.cc). The
-// differences from the f32 driver: k blocks are whole groups, both operands are always packed,
-// and there is no column-major transposition trick (it would swap the unsigned and the signed
-// operand of s8): a column-major operand is read through a transposed view and C is written
-// with its own strides by the scalar epilogue. Threads split jc (nothing shared) or ic (the
-// packed B block is shared).
+// The low-precision plans and their packed loops (jc, pc, ic, jr, ir; see gemm_packed.cc; the
+// gemv family is in lowp_gemv.cc). The differences from the f32 driver: k blocks are whole
+// groups, both operands are always packed, and there is no column-major transposition trick (it
+// would swap the unsigned and the signed operand of s8): a column-major operand is read through
+// a transposed view and C is written with its own strides by the scalar epilogue. Threads split
+// jc (nothing shared) or ic (the packed B block is shared).
 #include "kernels/lowp_gemm.h"
 
 #include <algorithm>
