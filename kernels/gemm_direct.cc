@@ -1,7 +1,8 @@
 // The direct family: register tiles read A and B where they are, with no packing, which wins
 // for small matrices where packing would cost as much as the product. Full tiles run the
-// in-place micro-kernel (A by rows or, transposed, by columns; B by rows). Edge tiles, and a
-// transposed B, go through small zero-padded copies so no kernel ever reads past the matrices.
+// in-place micro-kernel (A by rows or, transposed, by columns; B by rows), partial tiles at the
+// bottom and right edges its edge variant, which reads only the rows and columns that exist. A
+// transposed B is copied to row-major once, since the kernels read op(B) row by row.
 #include <algorithm>
 
 #include "kernels/gemm_internal.h"
@@ -25,7 +26,9 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
     }
     b = {copy, g.n, Trans::kNo};
   }
-  const MicroKernelFn<T> in_place = g.a.trans == Trans::kNo ? kernel.rows : kernel.cols;
+  const bool a_by_rows = g.a.trans == Trans::kNo;
+  const MicroKernelFn<T> full_tile = a_by_rows ? kernel.rows : kernel.cols;
+  const MicroKernelFn<T> edge_tile = a_by_rows ? kernel.rows_edge : kernel.cols_edge;
 
   MicroKernelArgs<T> base;
   base.k = k;
@@ -51,50 +54,17 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
     }
     if (row_begin >= row_end || col_begin >= col_end) return;
 
-    // The rows of a partial last row tile, packed once for every column tile.
-    const std::int64_t full_row_end = row_begin + (row_end - row_begin) / mr * mr;
-    T* edge_a = nullptr;
-    if (full_row_end < row_end) {
-      edge_a = ThreadWorkspaceOf<T>(WorkspaceSlot::kEdgeA, static_cast<std::size_t>(mr * k));
-      PackA(g.a, full_row_end, row_end - full_row_end, 0, k, mr, edge_a);
-    }
-    T* panel_b = ThreadWorkspaceOf<T>(WorkspaceSlot::kEdgeB, static_cast<std::size_t>(nr * k));
-    T* tile_a = ThreadWorkspaceOf<T>(WorkspaceSlot::kPackedA, static_cast<std::size_t>(mr * k));
     MicroKernelArgs<T> args = base;
-
+    args.lda = g.a.ld;
+    args.ldb = b.ld;
     for (std::int64_t j = col_begin; j < col_end; j += nr) {
-      const int cols = static_cast<int>(std::min<std::int64_t>(nr, col_end - j));
-      const bool full_cols = cols == nr;
-      // Packed copy of this B panel, made when an edge tile first needs it.
-      bool panel_ready = false;
-      auto packed_panel = [&]() {
-        if (!panel_ready) {
-          PackB(b, 0, k, j, cols, nr, panel_b);
-          panel_ready = true;
-        }
-        return panel_b;
-      };
-      args.n = cols;
+      args.n = static_cast<int>(std::min<std::int64_t>(nr, col_end - j));
+      args.b = b.data + j;
       for (std::int64_t i = row_begin; i < row_end; i += mr) {
-        const int rows = static_cast<int>(std::min<std::int64_t>(mr, row_end - i));
-        args.m = rows;
+        args.m = static_cast<int>(std::min<std::int64_t>(mr, row_end - i));
+        args.a = a_by_rows ? g.a.data + i * g.a.ld : g.a.data + i;
         args.c = g.c + i * g.ldc + j;
-        if (rows == mr && full_cols) {
-          args.a = g.a.trans == Trans::kNo ? g.a.data + i * g.a.ld : g.a.data + i;
-          args.lda = g.a.ld;
-          args.b = b.data + j;
-          args.ldb = b.ld;
-          in_place(args);
-          continue;
-        }
-        if (rows == mr) {
-          PackA(g.a, i, rows, 0, k, mr, tile_a);
-          args.a = tile_a;
-        } else {
-          args.a = edge_a;
-        }
-        args.b = packed_panel();
-        kernel.packed(args);
+        (args.m == mr && args.n == nr ? full_tile : edge_tile)(args);
       }
     }
   };

@@ -27,8 +27,8 @@ struct MicroKernelArgs {
   std::int64_t ldb = 0;  // in-place modes only; packed B has row stride NR
   T* c = nullptr;        // row-major tile of C, unit column stride
   std::int64_t ldc = 0;
-  int m = 0;  // rows of the tile to write (<= MR); in-place modes read all MR rows
-  int n = 0;  // columns to write (<= NR); in-place modes read all NR columns
+  int m = 0;  // rows of the tile to write (1..MR); full-tile in-place kernels read all MR rows
+  int n = 0;  // columns to write (1..NR); full-tile in-place kernels read all NR columns
   T alpha = 1;
   T beta = 0;  // 0: C is only written, never read
   int prefetch_a = 0;  // software prefetch distance in k iterations, 0 = none
@@ -40,6 +40,8 @@ template <typename T>
 using MicroKernelFn = void (*)(const MicroKernelArgs<T>&);
 
 // One register tile: MR x NR accumulators, k loop unrolled `k_unroll` times, in the three A modes.
+// `rows` and `cols` read all MR rows of A and NR columns of B; their `_edge` variants read only
+// the m rows and n columns of a partial tile (a little slower: masked B loads).
 template <typename T>
 struct MicroKernelEntry {
   IsaLevel isa;
@@ -49,6 +51,8 @@ struct MicroKernelEntry {
   MicroKernelFn<T> packed;
   MicroKernelFn<T> rows;
   MicroKernelFn<T> cols;
+  MicroKernelFn<T> rows_edge;
+  MicroKernelFn<T> cols_edge;
 };
 
 // y[r * incy] = alpha * dot(A row r, x) + beta * y[r * incy] for r < rows; A rows contiguous

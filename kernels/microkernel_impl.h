@@ -19,13 +19,19 @@ using simd::Unroll;
 // C tile (MR x NR, NR = NV vectors) = alpha * op(A) * op(B) + beta * C. Accumulates the whole
 // k loop in registers, then writes the m x n corner of the tile; partial vectors use masked
 // loads/stores so nothing outside the tile is read or written.
-template <class Vec, int MR, int NV, int KU, AMode kMode>
+//
+// kEdge (in-place modes only) is the variant for a partial tile (m < MR or n < NR) read where
+// it lies: rows past m re-read row m - 1 and B's columns past n are masked loads that read
+// nothing, so the kernel touches only op(A)'s m rows and op(B)'s n columns. It costs a full
+// tile's FMAs, but no copies: the full-tile variant keeps plain loads and fixed row offsets.
+template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false>
 void MicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
   using T = typename Vec::Element;
   using V = typename Vec::V;
   constexpr int L = Vec::kLanes;
   constexpr int NR = NV * L;
   static_assert(MR * NV + NV + 1 <= Vec::kRegisters, "register tile does not fit");
+  static_assert(!kEdge || kMode != AMode::kPacked, "packed tiles are zero-padded: no edge variant");
 
   V acc[MR][NV];
   Unroll<MR>([&](auto i) { Unroll<NV>([&](auto v) { acc[i][v] = Vec::Zero(); }); });
@@ -44,8 +50,25 @@ void MicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
   const std::int64_t a_ahead = args.prefetch_a * a_step;
   const std::int64_t b_ahead = args.prefetch_b * b_step;
 
+  // Edge tiles: where row i of op(A) starts (row m - 1 for the rows past m), and how many of
+  // vector v's lanes lie within the n columns (0 for vectors wholly past them).
+  std::int64_t edge_row_offset[MR] = {};
+  int edge_lanes[NV] = {};
+  if constexpr (kEdge) {
+    for (int i = 0; i < MR; ++i) {
+      const std::int64_t row = i < args.m ? i : args.m - 1;
+      edge_row_offset[i] = kMode == AMode::kRows ? row * lda : row;
+    }
+    for (int v = 0; v < NV; ++v) {
+      const int left = args.n - v * L;
+      edge_lanes[v] = left < 0 ? 0 : left < L ? left : L;
+    }
+  }
+
   auto a_elem = [&](const T* ap, int i) -> T {
-    if constexpr (kMode == AMode::kRows) {
+    if constexpr (kEdge) {
+      return ap[edge_row_offset[i]];
+    } else if constexpr (kMode == AMode::kRows) {
       return ap[i * lda];
     } else {
       return ap[i];
@@ -53,7 +76,13 @@ void MicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
   };
   auto step = [&](const T* ap, const T* bp) __attribute__((always_inline)) {
     V bv[NV];
-    Unroll<NV>([&](auto v) { bv[v] = Vec::Load(bp + v * L); });
+    Unroll<NV>([&](auto v) {
+      if constexpr (kEdge) {
+        bv[v] = Vec::LoadPartial(bp + v * L, edge_lanes[v]);
+      } else {
+        bv[v] = Vec::Load(bp + v * L);
+      }
+    });
     Unroll<MR>([&](auto i) {
       const V av = Vec::Set1(a_elem(ap, i));
       Unroll<NV>([&](auto v) { acc[i][v] = Vec::Fma(av, bv[v], acc[i][v]); });
@@ -208,7 +237,9 @@ constexpr MicroKernelEntry<typename Vec::Element> Entry() {
           KU,
           &MicroKernel<Vec, MR, NV, KU, AMode::kPacked>,
           &MicroKernel<Vec, MR, NV, KU, AMode::kRows>,
-          &MicroKernel<Vec, MR, NV, KU, AMode::kCols>};
+          &MicroKernel<Vec, MR, NV, KU, AMode::kCols>,
+          &MicroKernel<Vec, MR, NV, KU, AMode::kRows, true>,
+          &MicroKernel<Vec, MR, NV, KU, AMode::kCols, true>};
 }
 
 template <class Vec, int R, int NV>

@@ -1,11 +1,12 @@
 // Every registered micro-kernel and GEMV kernel, at every ISA level this CPU runs, against the
-// reference: all m <= MR and n <= NR, k in {0, 1, odd, large}, all three A modes, alpha/beta
-// variants, canaries around the tile.
+// reference: all m <= MR and n <= NR, k in {0, 1, odd, large}, all three A modes and the
+// in-place edge variants, alpha/beta variants, canaries around the tile.
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "gemm_test_util.h"
+#include "guarded_buffer.h"
 #include "kernels/microkernel.h"
 #include "kernels/packing.h"
 
@@ -14,8 +15,10 @@ namespace {
 
 using testing::CheckResult;
 using testing::GemmCase;
+using testing::GuardedCopy;
 using testing::MakeCase;
 using testing::RunnableLevels;
+using testing::StoredExtent;
 
 template <typename T>
 class MicroKernelTest : public ::testing::Test {};
@@ -63,8 +66,41 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
             if (CheckResult(gc, name + " packed") > 0) return;
           }
         }
-        // In-place modes read the full MR x k of A and k x NR of B: run them on full tiles,
-        // with A by rows (kRows) and transposed (kCols).
+        // The edge variants read A and B in place for every partial tile (m <= MR, n <= NR),
+        // A by rows and transposed, from copies of exactly the operands' extent followed by an
+        // inaccessible page: reading a row past m or a column past n at the end faults.
+        for (Trans ta : {Trans::kNo, Trans::kYes}) {
+          for (int m = 1; m <= kernel.mr; ++m) {
+            for (int n = 1; n <= kernel.nr; ++n) {
+              const bool beta_zero = (m * n + k) % 2 == 1;
+              GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, Trans::kNo, m, n, k, T(-0.5),
+                                           beta_zero ? T(0) : T(2), (m + n) % 3, beta_zero, rng);
+              const GuardedCopy<T> a(
+                  gc.a.data(), StoredExtent(Layout::kRowMajor, ta, m, k, gc.a.ld));
+              const GuardedCopy<T> b(
+                  gc.b.data(), StoredExtent(Layout::kRowMajor, Trans::kNo, k, n, gc.b.ld));
+              MicroKernelArgs<T> args;
+              args.k = k;
+              args.a = a.data();
+              args.lda = gc.a.ld;
+              args.b = b.data();
+              args.ldb = gc.b.ld;
+              args.c = gc.c.data();
+              args.ldc = gc.c.ld;
+              args.m = m;
+              args.n = n;
+              args.alpha = gc.alpha;
+              args.beta = gc.beta;
+              args.prefetch_c = (n % 2) == 0;
+              (ta == Trans::kNo ? kernel.rows_edge : kernel.cols_edge)(args);
+              if (CheckResult(gc, name + (ta == Trans::kNo ? " rows_edge" : " cols_edge")) > 0) {
+                return;
+              }
+            }
+          }
+        }
+        // The full-tile in-place modes read the full MR x k of A and k x NR of B: run them on
+        // full tiles, with A by rows (kRows) and transposed (kCols).
         for (Trans ta : {Trans::kNo, Trans::kYes}) {
           GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, Trans::kNo, kernel.mr, kernel.nr,
                                        k, T(1), T(0.5), 5, false, rng);
