@@ -52,26 +52,45 @@ Tile BestTile(IsaLevel isa) {
   return best;
 }
 
-// The register tile of a direct (unpacked) problem. Without packing, rows left over below the
-// tile height run through the slow edge path, which costs far more than its share of the flops on
-// small problems (64^3 f32 on Zen 3: 6x16 with a 4-row edge reached 42 GFLOP/s, 4x16 with none
-// 60). So: the tallest tile (two vectors wide) that divides the rows exactly, if it keeps at least
-// two thirds of the best tile's accumulators; else the best tile, or the tallest that fits when
-// there are fewer rows than it has.
+// The register tile of a direct (unpacked) problem: the registered tile with the fewest estimated
+// cycles for the whole problem. Small problems are where a poor fit costs most: every partial tile
+// at the bottom or right edge costs a full tile (24^3 f32 on Zen 3: 6x16, whose 8-column edge
+// tiles compute 16 columns, ran at 26 GFLOP/s; 3x24 and 4x24, which fit, at 63). Per k step a tile
+// is bound by the slowest of
+//   - FMA throughput: mr * nv FMAs on kFmaPipes pipes;
+//   - FMA latency: each accumulator is one chain of k FMAs, kFmaLatency cycles apart, so fewer than
+//     kFmaPipes * kFmaLatency accumulators leave the pipes idle;
+//   - loads: mr broadcasts of A and nv vectors of B, kLoadsPerCycle at a time;
+// and each tile call adds kTileCallCycles (call, zeroing, the C update: the whole loop's pipeline
+// fill and drain), which favours fewer, larger tiles when k is short. Two FMA pipes of latency 4
+// are those of current x86 cores (Zen 3-5, Skylake-X and later). The load rate is fitted to the
+// broadcast-heavy tiles, which ran slower than two loads per cycle would allow (Zen 3, in-L1
+// kernel loop: 8x8 and 12x8 at 0.77 and 0.71 of 6x16, where 1.5 loads per cycle predicts 0.67 and
+// 0.69). The model ranks tiles; it does not predict times.
 template <typename T>
-Tile DirectTile(IsaLevel isa, std::int64_t rows, Tile best) {
-  Tile fits{0, 0};
-  Tile divides{0, 0};
+Tile DirectTile(IsaLevel isa, const Problem& problem) {
+  constexpr double kFmaPipes = 2.0;
+  constexpr double kFmaLatency = 4.0;
+  constexpr double kLoadsPerCycle = 1.5;
+  constexpr double kTileCallCycles = 40.0;
+  const int lanes = VectorLanes(isa, sizeof(T));
+  const double k = static_cast<double>(std::max<std::int64_t>(problem.k, 1));
+  Tile best;
+  double best_cycles = 0.0;
   for (const auto& entry : MicroKernels<T>(isa)) {
-    if (entry.nr != best.nr || entry.mr > rows || entry.k_unroll != 1) continue;
-    if (entry.mr > fits.mr) fits = {entry.mr, entry.nr};
-    if (rows % entry.mr == 0 && entry.mr > divides.mr && 3 * entry.mr >= 2 * best.mr) {
-      divides = {entry.mr, entry.nr};
+    if (entry.k_unroll != 1) continue;
+    const int nv = entry.nr / lanes;
+    const double per_k = std::max({entry.mr * nv / kFmaPipes, kFmaLatency,
+                                   (entry.mr + nv) / kLoadsPerCycle});
+    const double tiles = static_cast<double>((problem.m + entry.mr - 1) / entry.mr) *
+                         static_cast<double>((problem.n + entry.nr - 1) / entry.nr);
+    const double cycles = tiles * (k * per_k + kTileCallCycles);
+    if (best.mr == 0 || cycles < best_cycles) {
+      best = {entry.mr, entry.nr};
+      best_cycles = cycles;
     }
   }
-  if (divides.mr > 0) return divides;
-  if (rows >= best.mr) return best;
-  return fits.mr > 0 ? fits : best;
+  return best;
 }
 
 // Whether the registry has `tile` with its k loop unrolled by `unroll`.
@@ -87,7 +106,7 @@ bool HasUnroll(IsaLevel isa, Tile tile, int unroll) {
 template <typename T>
 KernelConfig DirectModel(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
-  const Tile tile = DirectTile<T>(isa, problem.m, BestTile<T>(isa));
+  const Tile tile = DirectTile<T>(isa, problem);
   KernelConfig c;
   c.isa = isa;
   c.threads = problem.threads;

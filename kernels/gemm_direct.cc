@@ -1,8 +1,9 @@
 // The direct family: register tiles read A and B where they are, with no packing, which wins
-// for small matrices where packing would cost as much as the product. Full tiles run the
-// in-place micro-kernel (A by rows or, transposed, by columns; B by rows), partial tiles at the
-// bottom and right edges its edge variant, which reads only the rows and columns that exist. A
-// transposed B is copied to row-major once, since the kernels read op(B) row by row.
+// for small matrices where packing would cost as much as the product. Tiles run the in-place
+// micro-kernel (A by rows or, transposed, by columns; B by rows); a tile with fewer rows than the
+// kernel runs its edge variant, which reads only the rows that exist. The kernels read B a whole
+// tile wide, so a partial last column panel is read from a zero-padded copy (k x nr, made once
+// per call); a transposed B is copied to row-major once, since the kernels read op(B) by rows.
 #include <algorithm>
 
 #include "kernels/gemm_internal.h"
@@ -56,15 +57,22 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
 
     MicroKernelArgs<T> args = base;
     args.lda = g.a.ld;
-    args.ldb = b.ld;
     for (std::int64_t j = col_begin; j < col_end; j += nr) {
       args.n = static_cast<int>(std::min<std::int64_t>(nr, col_end - j));
-      args.b = b.data + j;
+      if (args.n == nr) {
+        args.b = b.data + j;
+        args.ldb = b.ld;
+      } else {
+        T* padded = ThreadWorkspaceOf<T>(WorkspaceSlot::kEdgeB, static_cast<std::size_t>(nr * k));
+        PackB(b, 0, k, j, args.n, nr, padded);
+        args.b = padded;
+        args.ldb = nr;
+      }
       for (std::int64_t i = row_begin; i < row_end; i += mr) {
         args.m = static_cast<int>(std::min<std::int64_t>(mr, row_end - i));
         args.a = a_by_rows ? g.a.data + i * g.a.ld : g.a.data + i;
         args.c = g.c + i * g.ldc + j;
-        (args.m == mr && args.n == nr ? full_tile : edge_tile)(args);
+        (args.m == mr ? full_tile : edge_tile)(args);
       }
     }
   };

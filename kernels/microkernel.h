@@ -28,7 +28,7 @@ struct MicroKernelArgs {
   T* c = nullptr;        // row-major tile of C, unit column stride
   std::int64_t ldc = 0;
   int m = 0;  // rows of the tile to write (1..MR); full-tile in-place kernels read all MR rows
-  int n = 0;  // columns to write (1..NR); full-tile in-place kernels read all NR columns
+  int n = 0;  // columns to write (1..NR); in-place kernels read all NR columns of B
   T alpha = 1;
   T beta = 0;  // 0: C is only written, never read
   int prefetch_a = 0;  // software prefetch distance in k iterations, 0 = none
@@ -41,7 +41,7 @@ using MicroKernelFn = void (*)(const MicroKernelArgs<T>&);
 
 // One register tile: MR x NR accumulators, k loop unrolled `k_unroll` times, in the three A modes.
 // `rows` and `cols` read all MR rows of A and NR columns of B; their `_edge` variants read only
-// the m rows and n columns of a partial tile (a little slower: masked B loads).
+// the m rows of A of a tile with m < MR (and still NR columns of B).
 template <typename T>
 struct MicroKernelEntry {
   IsaLevel isa;

@@ -20,10 +20,11 @@ using simd::Unroll;
 // k loop in registers, then writes the m x n corner of the tile; partial vectors use masked
 // loads/stores so nothing outside the tile is read or written.
 //
-// kEdge (in-place modes only) is the variant for a partial tile (m < MR or n < NR) read where
-// it lies: rows past m re-read row m - 1 and B's columns past n are masked loads that read
-// nothing, so the kernel touches only op(A)'s m rows and op(B)'s n columns. It costs a full
-// tile's FMAs, but no copies: the full-tile variant keeps plain loads and fixed row offsets.
+// kEdge (in-place modes only) is the variant for a tile with fewer than MR rows (m < MR) read
+// where it lies: rows past m re-read row m - 1, so only op(A)'s m rows are touched. It costs a
+// full tile's FMAs but no copy; the full-tile variant keeps fixed row offsets. B is still read
+// NR columns wide (the direct driver gives partial column panels a zero-padded copy): masked
+// B loads in the k loop made GCC 12 store every accumulator to memory on every k step.
 template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false>
 void MicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
   using T = typename Vec::Element;
@@ -50,18 +51,12 @@ void MicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
   const std::int64_t a_ahead = args.prefetch_a * a_step;
   const std::int64_t b_ahead = args.prefetch_b * b_step;
 
-  // Edge tiles: where row i of op(A) starts (row m - 1 for the rows past m), and how many of
-  // vector v's lanes lie within the n columns (0 for vectors wholly past them).
+  // Edge tiles: where row i of op(A) starts (row m - 1 for the rows past m).
   std::int64_t edge_row_offset[MR] = {};
-  int edge_lanes[NV] = {};
   if constexpr (kEdge) {
     for (int i = 0; i < MR; ++i) {
       const std::int64_t row = i < args.m ? i : args.m - 1;
       edge_row_offset[i] = kMode == AMode::kRows ? row * lda : row;
-    }
-    for (int v = 0; v < NV; ++v) {
-      const int left = args.n - v * L;
-      edge_lanes[v] = left < 0 ? 0 : left < L ? left : L;
     }
   }
 
@@ -76,13 +71,7 @@ void MicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
   };
   auto step = [&](const T* ap, const T* bp) __attribute__((always_inline)) {
     V bv[NV];
-    Unroll<NV>([&](auto v) {
-      if constexpr (kEdge) {
-        bv[v] = Vec::LoadPartial(bp + v * L, edge_lanes[v]);
-      } else {
-        bv[v] = Vec::Load(bp + v * L);
-      }
-    });
+    Unroll<NV>([&](auto v) { bv[v] = Vec::Load(bp + v * L); });
     Unroll<MR>([&](auto i) {
       const V av = Vec::Set1(a_elem(ap, i));
       Unroll<NV>([&](auto v) { acc[i][v] = Vec::Fma(av, bv[v], acc[i][v]); });

@@ -11,6 +11,7 @@
 #include "gemm_test_util.h"
 #include "kernels/default_config.h"
 #include "kernels/microkernel.h"
+#include "synthetic_machine.h"
 
 namespace mmtune {
 namespace {
@@ -182,6 +183,27 @@ TYPED_TEST(GemmTest, DefaultConfigIsValidAndCorrectForEveryIsaCap) {
       }
     }
   }
+}
+
+// The direct family's tile model on the Zen 3-like AVX2 machine: where a tile with at least 8
+// accumulators (enough to cover the FMA latency) fits the shape exactly, the default takes one
+// with no partial tiles; the height-only rule it replaced took 6x16 for 24^3, whose 8-column
+// edge tiles compute 16 columns (2.4x slower than 4x24 there). Where nothing fits, no tile
+// is taller or wider than the problem needs.
+TEST(DefaultConfigTest, DirectTilesFitSmallShapes) {
+  const Machine machine = testing::SyntheticZen3Machine();
+  for (std::int64_t size : {8, 24, 48}) {
+    const Problem problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size,
+                          size, 1};
+    const KernelConfig config = DefaultConfig(problem, machine);
+    ASSERT_EQ(config.family, KernelFamily::kDirect) << problem.ToString();
+    EXPECT_EQ(size % config.mr, 0) << problem.ToString() << ": " << config.ToString();
+    EXPECT_EQ(size % config.nr, 0) << problem.ToString() << ": " << config.ToString();
+    EXPECT_GE(config.mr * (config.nr / 8), 8) << problem.ToString() << ": " << config.ToString();
+  }
+  const Problem thin{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 3, 40, 40, 1};
+  const KernelConfig thin_config = DefaultConfig(thin, machine);
+  EXPECT_LE(thin_config.mr, 3) << thin_config.ToString();
 }
 
 TEST(GemmEdgeTest, EmptyAndScaleOnlyProblems) {

@@ -66,9 +66,10 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
             if (CheckResult(gc, name + " packed") > 0) return;
           }
         }
-        // The edge variants read A and B in place for every partial tile (m <= MR, n <= NR),
-        // A by rows and transposed, from copies of exactly the operands' extent followed by an
-        // inaccessible page: reading a row past m or a column past n at the end faults.
+        // The edge variants read A in place for every partial tile (m <= MR, n <= NR), by rows
+        // and transposed, from a copy of exactly A's extent followed by an inaccessible page:
+        // reading a row past m at the end faults. B is read NR columns wide, as the direct
+        // driver gives it: zero-padded to NR columns when n < NR, else in place.
         for (Trans ta : {Trans::kNo, Trans::kYes}) {
           for (int m = 1; m <= kernel.mr; ++m) {
             for (int n = 1; n <= kernel.nr; ++n) {
@@ -77,14 +78,20 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
                                            beta_zero ? T(0) : T(2), (m + n) % 3, beta_zero, rng);
               const GuardedCopy<T> a(
                   gc.a.data(), StoredExtent(Layout::kRowMajor, ta, m, k, gc.a.ld));
+              std::vector<T> padded_b(static_cast<std::size_t>(k * kernel.nr));
+              PackB<T>({gc.b.data(), gc.b.ld, Trans::kNo}, 0, k, 0, n, kernel.nr,
+                       padded_b.data());
+              const bool full_b = n == kernel.nr;
               const GuardedCopy<T> b(
-                  gc.b.data(), StoredExtent(Layout::kRowMajor, Trans::kNo, k, n, gc.b.ld));
+                  full_b ? gc.b.data() : padded_b.data(),
+                  full_b ? StoredExtent(Layout::kRowMajor, Trans::kNo, k, n, gc.b.ld)
+                         : padded_b.size());
               MicroKernelArgs<T> args;
               args.k = k;
               args.a = a.data();
               args.lda = gc.a.ld;
               args.b = b.data();
-              args.ldb = gc.b.ld;
+              args.ldb = full_b ? gc.b.ld : kernel.nr;
               args.c = gc.c.data();
               args.ldc = gc.c.ld;
               args.m = m;
