@@ -297,7 +297,7 @@ TEST(CandidateRunnerTest, PublishesEveryResultOnceAsSoonAsItIsFinal) {
   KernelConfig bad = good;
   bad.nr = 999;  // no such kernel
   KernelConfig other = good;
-  other.k_unroll = good.k_unroll == 1 ? 2 : 1;
+  other.k_unroll = good.k_unroll == 1 ? 4 : 1;  // every registered tile has ku1 and ku4
 
   std::vector<std::size_t> order;
   std::vector<CandidateMeasurement> seen(3);
