@@ -105,9 +105,10 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine) {
   c.mr = tile.mr;
   c.nr = tile.nr;
   c.prefetch_c = true;
-  // Not unrolled: an interleaved A/B on Zen 3 (8^3..100^3 f32, 5 tiles each) found ku1 as fast
-  // or faster than ku4 for every tile and shape (by 2-10%): the out-of-order core overlaps the
-  // loop's few scalar instructions, and the unrolled body only adds code.
+  // Not unrolled: in an interleaved A/B on Zen 3 (8^3..100^3 f32, 5 tiles each, quiet host) ku1
+  // was as fast as ku4 or faster (by 2-10%) for every tile and shape; the out-of-order core
+  // overlaps the loop's few scalar instructions. (Under heavy host steal ku4 led 4x16 by 4-8%;
+  // the search space has both.)
   c.k_unroll = 1;
   // One thread has no loop to split; jc is the space's canonical choice then.
   c.parallel_loop = problem.threads > 1 && problem.m >= problem.n ? ParallelLoop::kIc
