@@ -130,7 +130,9 @@ class ProgressPrinter {
   bool tty_;
 };
 
-void PrintSummary(std::ostream& out, const TuneSummary& summary, const nlohmann::json& peaks) {
+// `warm_cache_bytes`: the cache warm-cache timings run from (0 for --cold-cache), see RooflineOf.
+void PrintSummary(std::ostream& out, const TuneSummary& summary, const nlohmann::json& peaks,
+                  std::uint64_t warm_cache_bytes) {
   out << "\n" << std::left << std::setw(28) << "problem" << std::setw(54) << "winner"
       << std::right << std::setw(9) << "GFLOP/s" << std::setw(8) << "% roof" << std::setw(10)
       << "vs dflt" << std::setw(16) << "evals (f/s/r)" << "\n";
@@ -140,7 +142,7 @@ void PrintSummary(std::ostream& out, const TuneSummary& summary, const nlohmann:
       out << "not tuned: " << o.error << "\n";
       continue;
     }
-    const Roofline roof = RooflineOf(o.problem, peaks);
+    const Roofline roof = RooflineOf(o.problem, peaks, warm_cache_bytes);
     const std::string percent =
         roof.attainable_gflops > 0.0 ? Fixed(100.0 * o.winner_gflops / roof.attainable_gflops, 0)
                                      : "?";
@@ -153,7 +155,8 @@ void PrintSummary(std::ostream& out, const TuneSummary& summary, const nlohmann:
             std::to_string(o.skipped) + "/" + std::to_string(o.resumed) + ")")
         << "\n";
   }
-  out << "(% roof: of min(measured arithmetic peak, intensity x measured bandwidth), ? where no "
+  out << "(% roof: of min(measured arithmetic peak, intensity x measured bandwidth), of the peak "
+         "alone when the operands fit the last-level cache of a warm-cache timing, ? where no "
          "peak is known; vs dflt: speed-up "
          "over the analytical default in the same confirm round; f/s/r: failed verification, "
          "skipped as slow, resumed from the DB)\n";
@@ -261,7 +264,8 @@ void RunTune(const TuneOptions& options, Context& context) {
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   if (!summary) return context.Fail(kExitFailure, summary.error().message);
-  PrintSummary(*context.out, *summary, peaks);
+  PrintSummary(*context.out, *summary, peaks,
+               options.cold_cache ? 0 : LastLevelCacheBytes(machine->topology));
   if (summary->interrupted) {
     context.Fail(130, "interrupted; measurements so far are in " + options.db +
                           " (run the same command again to resume)");

@@ -355,8 +355,9 @@ Status WriteHtmlReport(const ReportData& data, std::ostream& out) {
 
   out << "<section id=\"winners\">\n<h2>Winners</h2>\n<p class=\"note\">Click a column heading "
          "to sort. % of roofline is relative to min(compute peak, intensity x bandwidth) for the "
-         "problem's dtype and threads; speed-up is over the analytical default timed in the same "
-         "confirm round.</p>\n";
+         "problem's dtype and threads (to the compute peak alone when A, B and C fit in the "
+         "last-level cache of a warm-cache timing); speed-up is over the analytical default timed "
+         "in the same confirm round.</p>\n";
   WriteWinnersTable(out, data);
   out << "</section>\n";
   if (data.bench) WriteBench(out, *data.bench);

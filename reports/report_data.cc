@@ -51,6 +51,20 @@ std::string NowUtc() {
   return text;
 }
 
+// The cache the winner's timing ran from (see RooflineOf): the machine's last-level cache, unless
+// the session that measured it rotated cold buffers (recorded only in its command line) or the
+// stored topology cannot be read.
+std::uint64_t WarmCacheBytes(const ReportMachine& machine, const SessionRecord* session) {
+  if (session != nullptr && session->info.command.find("--cold-cache") != std::string::npos) {
+    return 0;
+  }
+  try {
+    return LastLevelCacheBytes(machine.description.at("topology").get<Topology>());
+  } catch (const nlohmann::json::exception&) {
+    return 0;
+  }
+}
+
 Result<TunedProblem> Collect(const TuningStore& store, const WinnerRecord& winner,
                              const ReportMachine& machine,
                              const std::map<std::int64_t, const SessionRecord*>& sessions) {
@@ -62,7 +76,11 @@ Result<TunedProblem> Collect(const TuningStore& store, const WinnerRecord& winne
   tuned.default_gflops = winner.default_gflops;
   tuned.median_seconds = winner.median_seconds;
   if (winner.default_gflops > 0.0) tuned.speedup_vs_default = winner.gflops / winner.default_gflops;
-  tuned.roofline = RooflineOf(winner.problem, machine.peaks);
+  const auto winner_session = sessions.find(winner.session_id);
+  tuned.roofline = RooflineOf(
+      winner.problem, machine.peaks,
+      WarmCacheBytes(machine,
+                     winner_session == sessions.end() ? nullptr : winner_session->second));
   if (tuned.roofline.attainable_gflops > 0.0) {
     tuned.pct_of_roofline = 100.0 * winner.gflops / tuned.roofline.attainable_gflops;
   }

@@ -176,6 +176,29 @@ json Normalized(json report) {
   return report;
 }
 
+// A winner measured by a --cold-cache session read its operands from memory: its roofline keeps
+// the memory ceiling (for a problem small enough to be bound by it).
+TEST(ReportDataTest, ColdCacheWinnersKeepTheMemoryCeiling) {
+  Fixture fixture;
+  fixture.problem.m = fixture.problem.n = fixture.problem.k = 16;
+  fixture.command = "mmtune tune --shapes 16x16x16 --cold-cache";
+  auto cold = ReportOf(fixture);
+  ASSERT_TRUE(cold) << cold.error().message;
+  ASSERT_EQ(cold->problems.size(), 1u);
+  EXPECT_FALSE(cold->problems[0].roofline.cache_resident);
+  // 16^3: 2.7 flop per byte x 20 GB/s of SyntheticPeaks.
+  EXPECT_NEAR(cold->problems[0].roofline.attainable_gflops, 20.0 * 2.0 * 16 / 12.0, 1e-9);
+
+  Fixture warm_fixture;
+  warm_fixture.problem = fixture.problem;
+  warm_fixture.command = "mmtune tune --shapes 16x16x16";
+  auto warm = ReportOf(warm_fixture);
+  ASSERT_TRUE(warm) << warm.error().message;
+  ASSERT_EQ(warm->problems.size(), 1u);
+  EXPECT_TRUE(warm->problems[0].roofline.cache_resident);
+  EXPECT_DOUBLE_EQ(warm->problems[0].roofline.attainable_gflops, 100.0);
+}
+
 TEST(ReportDataTest, CollectsWinnerSpeedupRooflineAndHistory) {
   Fixture fixture;
   auto data = ReportOf(fixture);
@@ -197,6 +220,7 @@ TEST(ReportDataTest, CollectsWinnerSpeedupRooflineAndHistory) {
   EXPECT_DOUBLE_EQ(tuned.roofline.attainable_gflops, 100.0);
   ASSERT_TRUE(tuned.pct_of_roofline);
   EXPECT_DOUBLE_EQ(*tuned.pct_of_roofline, 64.0);
+  EXPECT_TRUE(tuned.roofline.cache_resident);  // 768 KiB of operands, 32 MiB of L3, warm timing
   EXPECT_EQ(tuned.measurements, 8);
   EXPECT_EQ(tuned.failed, 1);
   EXPECT_EQ(tuned.landscape.size(), 7u);  // every timed measurement, any stage

@@ -24,6 +24,7 @@
 #include "tuner/sample_stats.h"
 #include "tuner/shape_sets.h"
 #include "tuner/tune_session.h"
+#include "tests/synthetic_machine.h"
 
 namespace mmtune {
 namespace {
@@ -449,6 +450,30 @@ TEST(RooflineTest, ComputeAndMemoryBound) {
                    0.0);
   EXPECT_DOUBLE_EQ(RooflineOf(big, nlohmann::json{{"f32_fma_gflops", "junk"}}).attainable_gflops,
                    0.0);
+}
+
+// Warm-cache timings of operands that fit the last-level cache are bound by the compute peak
+// alone; operands larger than it, and cold-cache timings (no cache given), by memory as well.
+TEST(RooflineTest, CacheResidentOperandsAreComputeBound) {
+  const nlohmann::json peaks = {{"f32_fma_gflops", {{"one_core", 100.0}, {"all_cores", 190.0}}},
+                                {"memory_read_gbs", {{"one_core", 20.0}, {"all_cores", 30.0}}}};
+  const std::uint64_t llc = LastLevelCacheBytes(testing::SyntheticZen3Machine().topology);
+  EXPECT_EQ(llc, 32u << 20);
+  // 16^3: 3 KiB of operands, 2.7 flop/byte: 53 GFLOP/s from memory, 100 from cache.
+  const Problem small = MakeProblem(DType::kF32, 16, 16, 16);
+  EXPECT_NEAR(RooflineOf(small, peaks).attainable_gflops, 20.0 * 2.0 * 16 / 12.0, 1e-9);
+  EXPECT_FALSE(RooflineOf(small, peaks).cache_resident);
+  const Roofline warm = RooflineOf(small, peaks, llc);
+  EXPECT_TRUE(warm.cache_resident);
+  EXPECT_DOUBLE_EQ(warm.attainable_gflops, 100.0);
+  EXPECT_DOUBLE_EQ(warm.bandwidth_gbs, 20.0);  // still reported
+  // 1 x 2048 x 2048 GEMV: 16 MiB, in the cache; 1 x 4096 x 4096: 64 MiB, read from memory.
+  EXPECT_DOUBLE_EQ(RooflineOf(MakeProblem(DType::kF32, 1, 2048, 2048), peaks, llc).attainable_gflops,
+                   100.0);
+  const Roofline gemv = RooflineOf(MakeProblem(DType::kF32, 1, 4096, 4096), peaks, llc);
+  EXPECT_FALSE(gemv.cache_resident);
+  EXPECT_NEAR(gemv.attainable_gflops, 10.0, 0.1);
+  EXPECT_EQ(LastLevelCacheBytes(Topology{}), 0u);
 }
 
 TEST(TuneSessionTest, NearestWinnersAreFilteredAndOrdered) {

@@ -37,7 +37,8 @@ const char* PeakKeyOf(DType dtype) {
 
 }  // namespace
 
-Roofline RooflineOf(const Problem& problem, const nlohmann::json& peaks) {
+Roofline RooflineOf(const Problem& problem, const nlohmann::json& peaks,
+                    std::uint64_t warm_cache_bytes) {
   Roofline roof;
   try {
     roof.compute_gflops = Ceiling(peaks, PeakKeyOf(problem.dtype), problem.threads);
@@ -53,12 +54,25 @@ Roofline RooflineOf(const Problem& problem, const nlohmann::json& peaks) {
           static_cast<double>(problem.m * problem.k + problem.k * problem.n) +
       static_cast<double>(CTypeSize(problem.dtype)) * static_cast<double>(problem.m * problem.n);
   roof.intensity = bytes > 0.0 ? problem.Flops() / bytes : 0.0;
-  if (roof.compute_gflops > 0.0 && roof.bandwidth_gbs > 0.0) {
+  roof.cache_resident = warm_cache_bytes > 0 && bytes <= static_cast<double>(warm_cache_bytes);
+  if (roof.compute_gflops > 0.0 && roof.bandwidth_gbs > 0.0 && !roof.cache_resident) {
     roof.attainable_gflops = std::min(roof.compute_gflops, roof.intensity * roof.bandwidth_gbs);
   } else {
     roof.attainable_gflops = roof.compute_gflops;
   }
   return roof;
+}
+
+std::uint64_t LastLevelCacheBytes(const Topology& topology) {
+  std::uint64_t bytes = 0;
+  int level = 0;
+  for (const CacheLevel& cache : topology.caches) {
+    if (cache.kind != CacheKind::kInstruction && cache.level > level) {
+      level = cache.level;
+      bytes = cache.size_bytes;
+    }
+  }
+  return bytes;
 }
 
 }  // namespace mmtune

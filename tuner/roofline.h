@@ -5,6 +5,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <cstdint>
+
+#include "machine/topology.h"
 #include "mmtune/types.h"
 
 namespace mmtune {
@@ -14,10 +17,18 @@ struct Roofline {
   double bandwidth_gbs = 0.0;     // read bandwidth for the thread count; 0 = unknown
   double intensity = 0.0;         // flops per byte of compulsory traffic (A, B read; C written)
   double attainable_gflops = 0.0; // min of the two ceilings; 0 = unknown
+  bool cache_resident = false;    // operands fit the warm cache: the memory ceiling does not apply
 };
 
 // `peaks` is to_json(PeakReport) (may be null: then everything is 0). The ceilings for t threads
-// scale the one-core peak by t, capped by the all-cores measurement.
-Roofline RooflineOf(const Problem& problem, const nlohmann::json& peaks);
+// scale the one-core peak by t, capped by the all-cores measurement. `warm_cache_bytes` is the
+// cache a warm-cache timing runs from (the last-level cache; 0 for cold-cache timings): operands
+// that fit in it are not read from memory, so only the compute ceiling bounds them (without this
+// a warm 16^3 GEMM showed 116% of a roof computed from the memory bandwidth).
+Roofline RooflineOf(const Problem& problem, const nlohmann::json& peaks,
+                    std::uint64_t warm_cache_bytes = 0);
+
+// The size of one instance of the last-level data cache (0 when the topology lists none).
+std::uint64_t LastLevelCacheBytes(const Topology& topology);
 
 }  // namespace mmtune
