@@ -104,13 +104,17 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
 
   for (const MicroKernelEntry<T>& kernel : MicroKernels<T>(isa)) {
     const KernelConfig base = KernelBase(isa, kernel, problem.threads);
-    // Direct: no blocks; parallel over rows or columns.
+    // Direct: no blocks; parallel over rows or columns; with and without the C prefetch (C is
+    // usually in cache already at these sizes).
     for (ParallelLoop loop : loops) {
       if (loop == ParallelLoop::kJr) continue;
-      KernelConfig c = base;
-      c.family = KernelFamily::kDirect;
-      c.parallel_loop = loop;
-      out.push_back(c);
+      for (bool prefetch_c : {false, true}) {
+        KernelConfig c = base;
+        c.family = KernelFamily::kDirect;
+        c.parallel_loop = loop;
+        c.prefetch_c = prefetch_c;
+        out.push_back(c);
+      }
     }
     AddPackedConfigs(problem, cache, base, elem, elem, 8, {128, 256, 384}, loops,
                      PrefetchVariants(options), out);
