@@ -108,11 +108,12 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine) {
   // the prefetch loop runs once per tile, every few dozen k steps (Zen 3, 8^3..100^3, 4 tiles
   // each, interleaved: 1-6% faster without it in 23 of 24 pairs).
   c.prefetch_c = false;
-  // Not unrolled: in an interleaved A/B on Zen 3 (8^3..100^3 f32, 5 tiles each, quiet host) ku1
-  // was as fast as ku4 or faster (by 2-10%) for every tile and shape; the out-of-order core
-  // overlaps the loop's few scalar instructions. (Under heavy host steal ku4 led 4x16 by 4-8%;
-  // the search space has both.)
-  c.k_unroll = 1;
+  // Unrolled by 4. Interleaved A/Bs on the Zen 3 VM disagreed with the host's load: when it was
+  // quiet ku1 was 2-10% faster for every tile on 8^3..100^3; when the host was busy ku4 was
+  // 2-24% faster on 32^3..128^3 (4x16, 5x16, 6x16), and a tune's confirm round then put the
+  // ku4 winner 1.2x ahead of the ku1 default with the same 5x16 tile at 100^3. The smaller loss
+  // decides; the search space has both. Every registered tile has a ku4 kernel.
+  c.k_unroll = 4;
   // One thread has no loop to split; jc is the space's canonical choice then.
   c.parallel_loop = problem.threads > 1 && problem.m >= problem.n ? ParallelLoop::kIc
                                                                   : ParallelLoop::kJc;
