@@ -106,7 +106,7 @@ struct LowpGemvSides : LowpGemvOperands<Vec, kMatrixIsA> {
 // Dot form, R rows at a time with KV vector steps of k in flight per row. The last partial step
 // goes through zero-padded copies, so nothing past a row's k values is read.
 template <class Vec, bool kMatrixIsA, int R, int KV>
-void LowpGemvDotRows(std::int64_t k, const typename LowpGemvSides<Vec, kMatrixIsA>::Mat* mat,
+[[gnu::flatten]] void LowpGemvDotRows(std::int64_t k, const typename LowpGemvSides<Vec, kMatrixIsA>::Mat* mat,
                      std::int64_t ld, const typename LowpGemvSides<Vec, kMatrixIsA>::X* x,
                      typename Vec::Kind::C* sums) {
   using S = LowpGemvSides<Vec, kMatrixIsA>;
@@ -159,7 +159,7 @@ void LowpGemvDot(std::int64_t rows, std::int64_t k,
 // is read sequentially and the sums stay in L1/L2. Outputs past the last whole vector are
 // computed one by one.
 template <class Vec, bool kMatrixIsA, int KR, int NV>
-void LowpGemvAxpy(std::int64_t k, std::int64_t rows,
+[[gnu::flatten]] void LowpGemvAxpy(std::int64_t k, std::int64_t rows,
                   const typename LowpGemvSides<Vec, kMatrixIsA>::X* x, std::int64_t incx,
                   const typename LowpGemvSides<Vec, kMatrixIsA>::Mat* mat, std::int64_t ld,
                   typename Vec::Kind::C* sums) {

@@ -17,7 +17,7 @@ namespace mmtune::ukernel {
 // groups in registers; the epilogue goes through a small buffer and writes only the m x n corner,
 // element by element, with any row and column stride.
 template <class Vec, int MR, int NV, int KU>
-void LowpMicroKernel(const LowpMicroKernelArgs<typename Vec::Kind>& args) {
+[[gnu::flatten]] void LowpMicroKernel(const LowpMicroKernelArgs<typename Vec::Kind>& args) {
   using Kind = typename Vec::Kind;
   using Acc = typename Vec::Acc;
   using C = typename Kind::C;
