@@ -36,4 +36,9 @@ struct CacheBudget {
 };
 CacheBudget CacheBudgetOf(const Topology& topology);
 
+// The packed family's model kc (k elements per packed panel) for micro-panels `nr` wide with
+// `b_elem`-byte B elements, before rounding and clamping to the problem: a kc x nr B micro-panel
+// of L2 / 16 bytes, or of L1 / 2 where that is longer (docs/analytical-model.md, step 3).
+std::int64_t PackedKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem);
+
 }  // namespace mmtune

@@ -26,8 +26,8 @@ std::vector<int> Around(std::int64_t model, std::initializer_list<std::int64_t> 
   return {values.begin(), values.end()};
 }
 
-// The packed family around the cache model for one micro-kernel `base`: kc sized for L1 (a B
-// micro-panel of kc x NR), mc for L2 (an A block of mc x kc), nc for L3 (a B block of kc x nc),
+// The packed family around the cache model for one micro-kernel `base`: kc as the model sizes
+// it (PackedKcModel: a B micro-panel of kc x NR), mc for L2 (an A block of mc x kc), nc for L3 (a B block of kc x nc),
 // each around the model value. kc is a multiple of `kc_unit` (the low-precision k groups).
 void AddPackedConfigs(const Problem& problem, const CacheBudget& cache, const KernelConfig& base,
                       std::int64_t a_elem, std::int64_t b_elem, int kc_unit,
@@ -35,7 +35,7 @@ void AddPackedConfigs(const Problem& problem, const CacheBudget& cache, const Ke
                       const std::vector<ParallelLoop>& loops,
                       const std::vector<std::pair<int, int>>& prefetches,
                       std::vector<KernelConfig>& out) {
-  const std::int64_t kc_model = static_cast<std::int64_t>(cache.l1d) / 2 / (base.nr * b_elem);
+  const std::int64_t kc_model = PackedKcModel(cache, base.nr, b_elem);
   const std::int64_t m_limit = (problem.m + base.mr - 1) / base.mr * base.mr;
   const std::int64_t n_limit = (problem.n + base.nr - 1) / base.nr * base.nr;
   for (int kc : Around(kc_model, kc_fixed, kc_unit,

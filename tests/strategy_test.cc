@@ -24,12 +24,25 @@ Problem MatrixProblem(int threads) {
   return Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 512, 512, 512, threads};
 }
 
+// The search's seed: the analytical default with the packed blocks it had when the landscapes
+// below were drawn around it (kc 256, mc 252 for 512^3 on this machine), so that a change of the
+// cache model does not move the seed into, or away from, a landscape's basins. The strategies are
+// under test here, not the model.
+KernelConfig SeedFor(const Problem& problem, const Machine& machine) {
+  KernelConfig seed = DefaultConfig(problem, machine);
+  if (seed.family == KernelFamily::kPacked) {
+    seed.kc = 256;
+    seed.mc = 252;
+  }
+  return seed;
+}
+
 SearchContext ContextFor(const Problem& problem, std::uint64_t seed = 1,
                          std::int64_t max_evals = 0,
                          const std::vector<KernelConfig>& warm_start = {}) {
   const Machine machine = SyntheticMachine();
-  return BuildSearchSpace(DefaultConfig(problem, machine), warm_start,
-                          GenerateSpace(problem, machine), seed, max_evals);
+  return BuildSearchSpace(SeedFor(problem, machine), warm_start, GenerateSpace(problem, machine),
+                          seed, max_evals);
 }
 
 // The score of every index of a space; nullopt = the candidate fails.
