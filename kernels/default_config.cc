@@ -36,8 +36,8 @@ CacheBudget CacheBudgetOf(const Topology& topology) {
 // 512-1024 3-6% faster than at its L1 rule's 256; 512..1024 were level. The B micro-panel
 // streams from L2 well enough (two vectors per k step, many FMAs apart), so L1 does not bound
 // kc; longer k loops amortize each tile's C update and the per-panel costs. L2 / 16 gives 512
-// for both AVX-512 dtypes and 1024 for AVX2 f32 there, and keeps the L1 rule's 256 on Zen 3's
-// 512 KiB L2, where that was tuned.
+// for both AVX-512 dtypes and 1024 for AVX2 f32 there; on Zen 3's 512 KiB L2 it gives AVX2 f32
+// 512 where the L1 rule gave 256 (not re-measured there).
 std::int64_t PackedKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem) {
   const std::int64_t panel_row = std::max<std::int64_t>(1, nr * b_elem);
   return std::max(static_cast<std::int64_t>(cache.l1d) / 2 / panel_row,
