@@ -20,6 +20,26 @@ using testing::MakeCase;
 using testing::RunnableLevels;
 using testing::StoredExtent;
 
+// A micro-kernel call for the tile of `gc` (C, its shape, alpha and beta) reading A and B from
+// `a` and `b` with leading dimensions `lda` and `ldb` (unused by the packed mode).
+template <typename T>
+MicroKernelArgs<T> TileArgs(GemmCase<T>& gc, const T* a, std::int64_t lda, const T* b,
+                            std::int64_t ldb) {
+  MicroKernelArgs<T> args;
+  args.k = gc.k;
+  args.a = a;
+  args.lda = lda;
+  args.b = b;
+  args.ldb = ldb;
+  args.c = gc.c.data();
+  args.ldc = gc.c.ld;
+  args.m = static_cast<int>(gc.m);
+  args.n = static_cast<int>(gc.n);
+  args.alpha = gc.alpha;
+  args.beta = gc.beta;
+  return args;
+}
+
 template <typename T>
 class MicroKernelTest : public ::testing::Test {};
 using ElementTypes = ::testing::Types<float, double>;
@@ -49,16 +69,7 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
             std::vector<T> pb(static_cast<std::size_t>(kernel.nr * k + 1));
             PackA<T>({gc.a.data(), gc.a.ld, Trans::kNo}, 0, m, 0, k, kernel.mr, pa.data());
             PackB<T>({gc.b.data(), gc.b.ld, Trans::kNo}, 0, k, 0, n, kernel.nr, pb.data());
-            MicroKernelArgs<T> args;
-            args.k = k;
-            args.a = pa.data();
-            args.b = pb.data();
-            args.c = gc.c.data();
-            args.ldc = gc.c.ld;
-            args.m = m;
-            args.n = n;
-            args.alpha = gc.alpha;
-            args.beta = gc.beta;
+            MicroKernelArgs<T> args = TileArgs(gc, pa.data(), 0, pb.data(), 0);
             args.prefetch_a = static_cast<int>(k % 3);
             args.prefetch_b = 2;
             args.prefetch_c = (m % 2) == 0;
@@ -86,18 +97,8 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
                   full_b ? gc.b.data() : padded_b.data(),
                   full_b ? StoredExtent(Layout::kRowMajor, Trans::kNo, k, n, gc.b.ld)
                          : padded_b.size());
-              MicroKernelArgs<T> args;
-              args.k = k;
-              args.a = a.data();
-              args.lda = gc.a.ld;
-              args.b = b.data();
-              args.ldb = full_b ? gc.b.ld : kernel.nr;
-              args.c = gc.c.data();
-              args.ldc = gc.c.ld;
-              args.m = m;
-              args.n = n;
-              args.alpha = gc.alpha;
-              args.beta = gc.beta;
+              MicroKernelArgs<T> args = TileArgs(gc, a.data(), gc.a.ld, b.data(),
+                                                 full_b ? gc.b.ld : kernel.nr);
               args.prefetch_c = (n % 2) == 0;
               (ta == Trans::kNo ? kernel.rows_edge : kernel.cols_edge)(args);
               if (CheckResult(gc, name + (ta == Trans::kNo ? " rows_edge" : " cols_edge")) > 0) {
@@ -111,18 +112,8 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
         for (Trans ta : {Trans::kNo, Trans::kYes}) {
           GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, Trans::kNo, kernel.mr, kernel.nr,
                                        k, T(1), T(0.5), 5, false, rng);
-          MicroKernelArgs<T> args;
-          args.k = k;
-          args.a = gc.a.data();
-          args.lda = gc.a.ld;
-          args.b = gc.b.data();
-          args.ldb = gc.b.ld;
-          args.c = gc.c.data();
-          args.ldc = gc.c.ld;
-          args.m = kernel.mr;
-          args.n = kernel.nr;
-          args.alpha = gc.alpha;
-          args.beta = gc.beta;
+          const MicroKernelArgs<T> args =
+              TileArgs(gc, gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld);
           (ta == Trans::kNo ? kernel.rows : kernel.cols)(args);
           if (CheckResult(gc, name + (ta == Trans::kNo ? " rows" : " cols")) > 0) return;
         }
