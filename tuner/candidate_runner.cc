@@ -7,6 +7,7 @@
 
 #include "kernels/gemm_kind.h"
 #include "tuner/problem_buffers.h"
+#include "tuner/roofline.h"
 #include "tuner/result_checker.h"
 #include "tuner/s8_result_checker.h"
 
@@ -22,11 +23,9 @@ double SecondsSince(Clock::time_point start) {
 // Operand copies stay below this much memory in cold-cache mode.
 constexpr std::uint64_t kColdCacheMemoryLimit = 4ull << 30;
 
-std::uint64_t LastLevelCacheBytes(const Machine& machine) {
-  std::uint64_t bytes = 0;
-  for (const CacheLevel& cache : machine.topology.caches) {
-    if (cache.kind != CacheKind::kInstruction) bytes = std::max(bytes, cache.size_bytes);
-  }
+// The last-level cache the cold-cache copies must exceed; 32 MiB where the topology lists none.
+std::uint64_t ColdCacheTargetBytes(const Machine& machine) {
+  const std::uint64_t bytes = LastLevelCacheBytes(machine.topology);
   return bytes > 0 ? bytes : (32ull << 20);
 }
 
@@ -258,7 +257,7 @@ Result<std::unique_ptr<CandidateRunner>> CandidateRunner::Create(const Problem& 
                          std::to_string(pool.size()));
   }
   const int copies = options.cold_cache
-                         ? ColdCacheCopies(problem, LastLevelCacheBytes(machine),
+                         ? ColdCacheCopies(problem, ColdCacheTargetBytes(machine),
                                            kColdCacheMemoryLimit)
                          : 1;
   auto make = [&]<class W>() -> std::unique_ptr<CandidateRunner> {
