@@ -139,9 +139,10 @@ TYPED_TEST(GemmTest, BlocksLargerThanTheCaches) {
   for (int threads : {1, 2}) {
     Problem problem{DTypeOf<T>(), Layout::kRowMajor, Trans::kNo, Trans::kYes, 301, 1031, 523,
                     threads};
+    // The packed loops are under test, with the model's tile whichever family it picks here.
     KernelConfig config = DefaultConfig(problem, *machine);
-    ASSERT_EQ(config.family, KernelFamily::kPacked);
-    config.kc = std::min(config.kc, 200);
+    config.family = KernelFamily::kPacked;
+    config.kc = 200;
     config.mc = config.mr * 10;
     config.nc = config.nr * 12;
     config.parallel_loop = threads == 1 ? ParallelLoop::kJc : ParallelLoop::kIc;
@@ -204,6 +205,48 @@ TEST(DefaultConfigTest, DirectTilesFitSmallShapes) {
   const Problem thin{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 3, 40, 40, 1};
   const KernelConfig thin_config = DefaultConfig(thin, machine);
   EXPECT_LE(thin_config.mr, 3) << thin_config.ToString();
+}
+
+// The family boundary (docs/analytical-model.md, step 1). On Zen 4 with AVX-512 the direct
+// family won where its B panel (k x nr) fits in a quarter of L2 and A in half of the L3 share,
+// by up to 1.35x on the M = 128 transformer shapes, and lost by up to 2x beyond that; the AVX2
+// tiles, one cache line of each B row, lost at 512^3 and 1024^3, so there only problems that
+// fit in half of L2 are direct. The other family is offered as the alternative near the
+// boundary.
+TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
+  auto family = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
+                   std::int64_t k) {
+    return DefaultConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
+                         machine)
+        .family;
+  };
+  constexpr KernelFamily kDirect = KernelFamily::kDirect;
+  constexpr KernelFamily kPacked = KernelFamily::kPacked;
+  const Machine zen4 = testing::SyntheticZen4Machine();
+  ASSERT_EQ(zen4.kernel_isa, IsaLevel::kAvx512);
+  for (DType dtype : {DType::kF32, DType::kF64}) {
+    EXPECT_EQ(family(zen4, dtype, 128, 768, 768), kDirect) << ToString(dtype);
+    EXPECT_EQ(family(zen4, dtype, 128, 3072, 768), kDirect) << ToString(dtype);
+    EXPECT_EQ(family(zen4, dtype, 256, 256, 256), kDirect) << ToString(dtype);
+    EXPECT_EQ(family(zen4, dtype, 2048, 2048, 2048), kPacked) << ToString(dtype);
+    EXPECT_EQ(family(zen4, dtype, 512, 4096, 4096), kPacked) << ToString(dtype);
+    EXPECT_EQ(family(zen4, dtype, 256, 1024, 4096), kPacked) << ToString(dtype);
+  }
+  EXPECT_EQ(family(zen4, DType::kF32, 1000, 1000, 1000), kDirect);
+
+  const Machine zen3 = testing::SyntheticZen3Machine();
+  ASSERT_EQ(zen3.kernel_isa, IsaLevel::kAvx2);
+  EXPECT_EQ(family(zen3, DType::kF32, 100, 100, 100), kDirect);
+  EXPECT_EQ(family(zen3, DType::kF32, 128, 768, 768), kPacked);
+  EXPECT_EQ(family(zen3, DType::kF32, 512, 512, 512), kPacked);
+
+  const Problem near{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 768, 768, 1};
+  const std::vector<KernelConfig> alternatives = AnalyticalAlternatives(near, zen4);
+  ASSERT_EQ(alternatives.size(), 1u);
+  EXPECT_EQ(alternatives[0].family, kPacked);
+  EXPECT_TRUE(alternatives[0].Validate(near, zen4).ok());
+  const Problem far{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 4096, 4096, 4096, 1};
+  EXPECT_TRUE(AnalyticalAlternatives(far, zen4).empty());
 }
 
 TEST(GemmEdgeTest, EmptyAndScaleOnlyProblems) {

@@ -1,5 +1,6 @@
-// A two-core AVX2 machine with Zen 3 caches (32 KiB L1d, 512 KiB L2 per core, 32 MiB shared
-// L3), described in code so tests do not depend on the host. `model` changes the fingerprint.
+// Two-core machines described in code so tests do not depend on the host. Zen 3: AVX2, 32 KiB
+// L1d, 512 KiB L2 per core, 32 MiB shared L3; `model` changes the fingerprint. Zen 4: the same
+// with AVX-512 and a 1 MiB L2.
 #pragma once
 
 #include <optional>
@@ -25,6 +26,15 @@ inline Machine SyntheticZen3Machine(int model = 1) {
   cpu.family = 25;
   cpu.model = model;
   cpu.sse42 = cpu.avx = cpu.avx2 = cpu.fma = true;
+  return DescribeMachine(cpu, topology, std::nullopt);
+}
+
+inline Machine SyntheticZen4Machine() {
+  Machine zen3 = SyntheticZen3Machine(17);
+  Topology topology = zen3.topology;
+  topology.caches[1].size_bytes = 1 << 20;
+  CpuFeatures cpu = zen3.cpu;
+  cpu.avx512f = cpu.avx512bw = cpu.avx512vl = cpu.avx512dq = true;
   return DescribeMachine(cpu, topology, std::nullopt);
 }
 
