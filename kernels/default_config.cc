@@ -192,32 +192,28 @@ std::int64_t Footprint(const Problem& problem) {
 //   - A, B and C together fit in half of L2: nothing needs blocking, so packing would only add
 //     copies;
 //   - the direct tile's B panel (k x nr, read in place and reused by every row tile of its
-//     column panel) fits in a quarter of L2, where it stays while A streams past it, A (read
-//     once per column panel) fits in half of this core's share of L3, and the tile reads at
-//     least two cache lines of each B row it visits. Packing B would then cost more than it
-//     saves.
-// Zen 4 (L2 1 MiB, L3 share 16 MiB), AVX-512, 1 thread, interleaved against the packed default:
-// f32 direct 1.2-1.35x on 128x768x768, 128x3072x768, 127x257x509 and 256^3, 1.04-1.10x on
-// 512^3 and 1000^3, level on 1024^3, 1536^3 and 256x2048x2048 (B panels of 96..256 KiB); f64
-// 1.42x on 128x768x768, 1.13x on 256^3, 1.08x on 1000^3, level on 512^3 and 1024^3. Packed far
-// ahead where the panel is larger (256x1024x4096, 512x4096x4096: 0.5-0.8 MiB) or A is (2048^3
-// f32 and f64: direct 0.5-0.7x with A of 16 and 32 MiB), and with the AVX2 tiles on the same
-// machine, which read one line per B row (6x16 f32: direct 0.9x at 512^3, 0.6x at 1024^3):
-// every row is then a new line, and with N = 1024 a new page, every few cycles. With 2 threads
-// the direct side of the boundary gained more (f32: 1.02x at 1024^3 to 1.9x at 256^3).
+//     column panel) fits in a quarter of L2, A (read once per column panel) is no larger than
+//     L2, and the tile reads at least two cache lines of each B row it visits. Both operands
+//     are then read from L2, and packing B would cost more than it saves.
+// Zen 4 (L2 1 MiB), AVX-512, 1 thread, interleaved against the packed default: f32 direct
+// 1.2-1.35x on 128x768x768, 128x3072x768, 127x257x509 and 256^3, 1.04-1.10x on 512^3; f64
+// 1.42x on 128x768x768, 1.13x on 256^3, level on 512^3. With A at 4x L2 or more direct stopped
+// paying (1000^3 1.05x, 1024^3 0.86-1.0x, 1536^3 0.97x, 2048^3 0.5-0.7x), and packed was far
+// ahead where the panel is larger (256x1024x4096, 512x4096x4096: 0.5-0.8 MiB). The AVX2 tiles
+// on the same machine read one line per B row and lost (6x16 f32: direct 0.9x at 512^3): every
+// row is then a new line, and often a new page, every few cycles. With 2 threads the direct
+// side of the boundary gained more (f32 128x768x768 1.4x, 256^3 1.9x).
 template <typename T>
 double DirectPressure(const Problem& problem, const Machine& machine) {
   constexpr double kCacheLine = 64.0;
-  const CacheBudget cache = CacheBudgetOf(machine.topology);
-  const double l2 = static_cast<double>(cache.l2);
-  const double l3_share = static_cast<double>(cache.l3_per_core);
+  const double l2 = static_cast<double>(CacheBudgetOf(machine.topology).l2);
   const double elem = sizeof(T);
   const double footprint = static_cast<double>(Footprint<T>(problem));
   const double b_row = DirectTile<T>(machine.kernel_isa, problem).nr * elem;
   if (b_row < 2 * kCacheLine) return footprint / (l2 / 2);
   const double b_panel = static_cast<double>(problem.k) * b_row;
   const double a_bytes = static_cast<double>(problem.m) * static_cast<double>(problem.k) * elem;
-  return std::min(footprint / (l2 / 2), std::max(b_panel / (l2 / 4), a_bytes / (l3_share / 2)));
+  return std::min(footprint / (l2 / 2), std::max(b_panel / (l2 / 4), a_bytes / l2));
 }
 
 template <typename T>

@@ -18,7 +18,7 @@ namespace mmtune {
 
 enum class KernelFamily : std::uint8_t {
   kPacked,  // 5-loop (jc, pc, ic, jr, ir) with A and B packed into micro-panels
-  kDirect,  // register tiles read A and B in place: no packing cost, for small matrices
+  kDirect,  // register tiles read A and B in place: no packing cost; small and medium matrices
   kGemv,    // M = 1 or N = 1: memory-bound matrix-vector product
 };
 
