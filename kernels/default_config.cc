@@ -106,11 +106,9 @@ Tile DirectTile(IsaLevel isa, const Problem& problem) {
   return best;
 }
 
-// The model config of the direct (unpacked) family.
-template <typename T>
-KernelConfig DirectModel(const Problem& problem, const Machine& machine) {
+// The model config of the direct (unpacked) family with `tile` (DirectTile's choice).
+KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile tile) {
   const IsaLevel isa = machine.kernel_isa;
-  const Tile tile = DirectTile<T>(isa, problem);
   KernelConfig c;
   c.isa = isa;
   c.threads = problem.threads;
@@ -202,14 +200,14 @@ std::int64_t Footprint(const Problem& problem) {
 // ahead where the panel is larger (256x1024x4096, 512x4096x4096: 0.5-0.8 MiB). The AVX2 tiles
 // on the same machine read one line per B row and lost (6x16 f32: direct 0.9x at 512^3): every
 // row is then a new line, and often a new page, every few cycles. With 2 threads the direct
-// side of the boundary gained more (f32 128x768x768 1.4x, 256^3 1.9x).
+// side of the boundary gained more (f32 128x768x768 1.4x, 256^3 1.9x). `tile`: DirectTile's.
 template <typename T>
-double DirectPressure(const Problem& problem, const Machine& machine) {
+double DirectPressure(const Problem& problem, const Machine& machine, Tile tile) {
   constexpr double kCacheLine = 64.0;
   const double l2 = static_cast<double>(CacheBudgetOf(machine.topology).l2);
   const double elem = sizeof(T);
   const double footprint = static_cast<double>(Footprint<T>(problem));
-  const double b_row = DirectTile<T>(machine.kernel_isa, problem).nr * elem;
+  const double b_row = tile.nr * elem;
   if (b_row < 2 * kCacheLine) return footprint / (l2 / 2);
   const double b_panel = static_cast<double>(problem.k) * b_row;
   const double a_bytes = static_cast<double>(problem.m) * static_cast<double>(problem.k) * elem;
@@ -228,8 +226,10 @@ KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
     c.nr = 2 * VectorLanes(machine.kernel_isa, sizeof(T));
     return c;
   }
-  return DirectPressure<T>(problem, machine) <= 1.0 ? DirectModel<T>(problem, machine)
-                                                    : PackedModel<T>(problem, machine);
+  const Tile direct_tile = DirectTile<T>(machine.kernel_isa, problem);
+  return DirectPressure<T>(problem, machine, direct_tile) <= 1.0
+             ? DirectModel(problem, machine, direct_tile)
+             : PackedModel<T>(problem, machine);
 }
 
 // The low-precision types: the gemv family for M = 1 or N = 1 (as for f32), else the packed
@@ -277,9 +277,11 @@ std::vector<KernelConfig> AlternativesFor(const Problem& problem, const Machine&
   if (problem.m == 1 || problem.n == 1) return {};
   // Near the family boundary (within 4x of it, either side) the model cannot tell which family
   // wins: the other family's model config is worth one measurement.
-  const double pressure = DirectPressure<T>(problem, machine);
+  const Tile direct_tile = DirectTile<T>(machine.kernel_isa, problem);
+  const double pressure = DirectPressure<T>(problem, machine, direct_tile);
   if (pressure > 4.0 || pressure < 0.25) return {};
-  return {pressure <= 1.0 ? PackedModel<T>(problem, machine) : DirectModel<T>(problem, machine)};
+  return {pressure <= 1.0 ? PackedModel<T>(problem, machine)
+                          : DirectModel(problem, machine, direct_tile)};
 }
 
 }  // namespace

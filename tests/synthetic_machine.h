@@ -32,7 +32,7 @@ inline Machine SyntheticZen3Machine(int model = 1) {
 inline Machine SyntheticZen4Machine() {
   Machine zen3 = SyntheticZen3Machine(17);
   Topology topology = zen3.topology;
-  topology.caches[1].size_bytes = 1 << 20;
+  topology.caches[1].size_bytes = 1 << 20;  // the L2 (caches are listed L1d, L2, L3)
   CpuFeatures cpu = zen3.cpu;
   cpu.avx512f = cpu.avx512bw = cpu.avx512vl = cpu.avx512dq = true;
   return DescribeMachine(cpu, topology, std::nullopt);
