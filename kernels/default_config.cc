@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "kernels/lowp_microkernel.h"
@@ -65,35 +66,71 @@ Tile BestTile(IsaLevel isa) {
   return best;
 }
 
-// The register tile of a direct (unpacked) problem: the registered tile with the fewest estimated
-// cycles for the whole problem. Small problems are where a poor fit costs most: every partial tile
-// at the bottom or right edge costs a full tile (24^3 f32 on Zen 3: 6x16, whose 8-column edge
-// tiles compute 16 columns, ran at 26 GFLOP/s; 3x24 and 4x24, which fit, at 63). Per k step a tile
-// is bound by the slowest of
-//   - FMA throughput: mr * nv FMAs on kFmaPipes pipes;
+// The problem as the kernels run it (kernels/gemm.cc): a column-major C = op(A) * op(B) is the
+// row-major C^T = op(B)^T * op(A)^T, so M and N trade places and so do the operands. A config's
+// tile, cache blocks and parallel loop refer to this view.
+Problem RowMajorView(Problem problem) {
+  if (problem.layout == Layout::kColMajor) {
+    std::swap(problem.m, problem.n);
+    std::swap(problem.trans_a, problem.trans_b);
+    problem.layout = Layout::kRowMajor;
+  }
+  return problem;
+}
+
+// Vector FMAs the core completes per cycle at `machine`'s kernel ISA level. Two pipes are what
+// current x86 cores have for 256-bit vectors (Zen 3-5, Skylake and later) and for 512-bit ones
+// on Skylake-X-class Intel server cores and Zen 5. Zen 4 (AMD family 0x19 with AVX-512) runs a
+// 512-bit FMA as two halves on its two 256-bit pipes: one zmm FMA per cycle. Its measured f32
+// peak says the same (115 GFLOP/s on one core, 16 lanes x 2 flops x 1 FMA x ~3.6 GHz).
+double VectorFmasPerCycle(const Machine& machine) {
+  const bool zen4 = machine.cpu.vendor == "AuthenticAMD" && machine.cpu.family == 0x19;
+  return zen4 && machine.kernel_isa == IsaLevel::kAvx512 ? 1.0 : 2.0;
+}
+
+// The most rows a direct tile reads from A in place by rows (A not transposed after the
+// row-major view). Each row is a separate address, base + i * lda, and x86-64's 16 general
+// registers hold about eight of them beside the loop's pointers and counters: for taller tiles
+// GCC 12 keeps the rest on the stack or in vector registers and reloads them in the k loop
+// (seen in the 12x32 and 16x16 f32 AVX-512 kernels; 8-row ones have none). On Zen 4,
+// interleaved, 128^3 f32: 12x32 ran at 0.94 of 8x32, 16x16 at 0.91 of 8x16. A transposed A is read along its rows (a[p * lda + i]), one address per k step.
+constexpr int kMaxInPlaceRowsOfA = 8;
+
+// The register tile of a direct (unpacked) problem (`problem` in its row-major view): the
+// registered tile with the fewest estimated cycles for the whole problem. Small problems are
+// where a poor fit costs most: every partial tile at the bottom or right edge costs a full tile
+// (24^3 f32 on Zen 3: 6x16, whose 8-column edge tiles compute 16 columns, ran at 26 GFLOP/s;
+// 3x24 and 4x24, which fit, at 63). Per k step a tile is bound by the slowest of
+//   - FMA throughput: mr * nv FMAs on `fma_pipes` (VectorFmasPerCycle);
 //   - FMA latency: each accumulator is one chain of k FMAs, kFmaLatency cycles apart, so fewer than
-//     kFmaPipes * kFmaLatency accumulators leave the pipes idle;
+//     fma_pipes * kFmaLatency accumulators leave the pipes idle;
 //   - loads: mr broadcasts of A and nv vectors of B, kLoadsPerCycle at a time;
 // and each tile call adds kTileCallCycles (call, zeroing, the C update: the whole loop's pipeline
-// fill and drain), which favours fewer, larger tiles when k is short. Two FMA pipes of latency 4
-// are those of current x86 cores (Zen 3-5, Skylake-X and later). The load rate is fitted to the
-// broadcast-heavy tiles, which ran slower than two loads per cycle would allow (Zen 3, in-L1
-// kernel loop: 8x8 and 12x8 at 0.77 and 0.71 of 6x16, where 1.5 loads per cycle predicts 0.67 and
-// 0.69). The model ranks tiles; it does not predict times.
+// fill and drain), which favours fewer, larger tiles when k is short. FMA latency 4 is that of
+// current x86 cores. The load rate is fitted to the broadcast-heavy tiles, which ran slower than
+// two loads per cycle would allow (Zen 3, in-L1 kernel loop: 8x8 and 12x8 at 0.77 and 0.71 of
+// 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles taller than
+// kMaxInPlaceRowsOfA are left out where A is read by rows. The model ranks tiles; it does not
+// predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3, 100^3, 200^3,
+// 80x300x120 and 127x257x509, 8x32 or 4x64 for 128^3..512^3, and 8x48 for 128x768x768 and
+// 128x3072x768: the best or within 2% of the best of nine tiles measured on each of 14 shapes,
+// except 24^3 (8x32, 0.93 of 8x16).
 template <typename T>
-Tile DirectTile(IsaLevel isa, const Problem& problem) {
-  constexpr double kFmaPipes = 2.0;
+Tile DirectTile(const Machine& machine, const Problem& problem) {
+  const double fma_pipes = VectorFmasPerCycle(machine);
   constexpr double kFmaLatency = 4.0;
   constexpr double kLoadsPerCycle = 1.5;
   constexpr double kTileCallCycles = 40.0;
-  const int lanes = VectorLanes(isa, sizeof(T));
+  const int lanes = VectorLanes(machine.kernel_isa, sizeof(T));
+  const bool a_by_rows = problem.trans_a == Trans::kNo;
   const double k = static_cast<double>(std::max<std::int64_t>(problem.k, 1));
   Tile best;
   double best_cycles = 0.0;
-  for (const auto& entry : MicroKernels<T>(isa)) {
+  for (const auto& entry : MicroKernels<T>(machine.kernel_isa)) {
     if (entry.k_unroll != 1) continue;
+    if (a_by_rows && entry.mr > kMaxInPlaceRowsOfA) continue;
     const int nv = entry.nr / lanes;
-    const double per_k = std::max({entry.mr * nv / kFmaPipes, kFmaLatency,
+    const double per_k = std::max({entry.mr * nv / fma_pipes, kFmaLatency,
                                    (entry.mr + nv) / kLoadsPerCycle});
     const double tiles = static_cast<double>((problem.m + entry.mr - 1) / entry.mr) *
                          static_cast<double>((problem.n + entry.nr - 1) / entry.nr);
@@ -119,12 +156,16 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   // the prefetch loop runs once per tile, every few dozen k steps (Zen 3, 8^3..100^3, 4 tiles
   // each, interleaved: 1-6% faster without it in 23 of 24 pairs).
   c.prefetch_c = false;
-  // Unrolled by 4. Interleaved A/Bs on the Zen 3 VM disagreed with the host's load: when it was
-  // quiet ku1 was 2-10% faster for every tile on 8^3..100^3; when the host was busy ku4 was
-  // 2-24% faster on 32^3..128^3 (4x16, 5x16, 6x16), and a tune's confirm round then put the
-  // ku4 winner 1.2x ahead of the ku1 default with the same 5x16 tile at 100^3. The smaller loss
-  // decides; the search space has both. Every registered tile has a ku4 kernel.
-  c.k_unroll = 4;
+  // AVX-512: not unrolled. On Zen 4, interleaved, ku1 was 1-10% faster than ku4 with the same
+  // tile in 21 of 24 pairs and within 3% in the others (8x16, 8x32 and 8x48 f32 on 16^3..512^3,
+  // 128x768x768, 127x257x509, 128x3072x768), and every direct winner of a search on 64^3..200^3
+  // was ku1.
+  // AVX2 and generic: unrolled by 4. Interleaved A/Bs on the Zen 3 VM disagreed with the host's
+  // load: when it was quiet ku1 was 2-10% faster for every tile on 8^3..100^3; when the host was
+  // busy ku4 was 2-24% faster on 32^3..128^3 (4x16, 5x16, 6x16), and a tune's confirm round then
+  // put the ku4 winner 1.2x ahead of the ku1 default with the same 5x16 tile at 100^3. The
+  // smaller loss decides; the search space has both. Every registered tile has a ku4 kernel.
+  c.k_unroll = isa == IsaLevel::kAvx512 ? 1 : 4;
   // One thread has no loop to split; jc is the space's canonical choice then.
   c.parallel_loop = problem.threads > 1 && problem.m >= problem.n ? ParallelLoop::kIc
                                                                   : ParallelLoop::kJc;
@@ -189,27 +230,29 @@ std::int64_t Footprint(const Problem& problem) {
 // (<= 1: direct). Either of two conditions keeps it direct:
 //   - A, B and C together fit in half of L2: nothing needs blocking, so packing would only add
 //     copies;
-//   - the direct tile's B panel (k x nr, read in place and reused by every row tile of its
-//     column panel) fits in a quarter of L2, A (read once per column panel) is no larger than
-//     L2, and the tile reads at least two cache lines of each B row it visits. Both operands
-//     are then read from L2, and packing B would cost more than it saves.
+//   - the kernels' vectors are a cache line wide (AVX-512), the direct tile's B panel (k x nr,
+//     read in place and reused by every row tile of its column panel) fits in a quarter of L2,
+//     and A (read once per column panel) is no larger than L2. Both operands are then read from
+//     L2, and packing B would cost more than it saves.
 // Zen 4 (L2 1 MiB), AVX-512, 1 thread, interleaved against the packed default: f32 direct
-// 1.2-1.35x on 128x768x768, 128x3072x768, 127x257x509 and 256^3, 1.04-1.10x on 512^3; f64
-// 1.42x on 128x768x768, 1.13x on 256^3, level on 512^3. With A at 4x L2 or more direct stopped
-// paying (1000^3 1.05x, 1024^3 0.86-1.0x, 1536^3 0.97x, 2048^3 0.5-0.7x), and packed was far
-// ahead where the panel is larger (256x1024x4096, 512x4096x4096: 0.5-0.8 MiB). The AVX2 tiles
-// on the same machine read one line per B row and lost (6x16 f32: direct 0.9x at 512^3): every
-// row is then a new line, and often a new page, every few cycles. With 2 threads the direct
-// side of the boundary gained more (f32 128x768x768 1.4x, 256^3 1.9x). `tile`: DirectTile's.
+// 1.2-1.35x on 128x768x768, 128x3072x768 and 256^3, 1.04-1.10x on 512^3, and with the
+// one-vector 8x16 tile 1.35x on 127x257x509, 1.45x on 200x200x1000, 1.5x on 100x100x2000, 1.17x
+// on 300^3; f64 1.42x on 128x768x768, 1.13x on 256^3, level on 512^3. With A at 4x L2 or more
+// direct stopped paying (1000^3 1.05x, 1024^3 0.86-1.0x, 1536^3 0.97x, 2048^3 0.5-0.7x), and
+// packed was far ahead where the panel is larger (256x1024x4096, 512x4096x4096: 0.5-0.8 MiB).
+// The AVX2 tiles on the same machine lost on this side of the rule (6x16 f32: direct 0.9x at
+// 512^3), though 6x16 reads as much of each B row (one line) as 8x16 does; why was not pinned
+// down, so AVX2 machines keep the first condition only. With 2 threads the direct side of the
+// boundary gained more (f32 128x768x768 1.4x, 256^3 1.9x). `tile`: DirectTile's.
 template <typename T>
 double DirectPressure(const Problem& problem, const Machine& machine, Tile tile) {
-  constexpr double kCacheLine = 64.0;
+  constexpr int kCacheLine = 64;
   const double l2 = static_cast<double>(CacheBudgetOf(machine.topology).l2);
   const double elem = sizeof(T);
   const double footprint = static_cast<double>(Footprint<T>(problem));
-  const double b_row = tile.nr * elem;
-  if (b_row < 2 * kCacheLine) return footprint / (l2 / 2);
-  const double b_panel = static_cast<double>(problem.k) * b_row;
+  const int vector_bytes = VectorLanes(machine.kernel_isa, sizeof(T)) * static_cast<int>(sizeof(T));
+  if (vector_bytes < kCacheLine) return footprint / (l2 / 2);
+  const double b_panel = static_cast<double>(problem.k) * tile.nr * elem;
   const double a_bytes = static_cast<double>(problem.m) * static_cast<double>(problem.k) * elem;
   return std::min(footprint / (l2 / 2), std::max(b_panel / (l2 / 4), a_bytes / l2));
 }
@@ -226,7 +269,7 @@ KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
     c.nr = 2 * VectorLanes(machine.kernel_isa, sizeof(T));
     return c;
   }
-  const Tile direct_tile = DirectTile<T>(machine.kernel_isa, problem);
+  const Tile direct_tile = DirectTile<T>(machine, problem);
   return DirectPressure<T>(problem, machine, direct_tile) <= 1.0
              ? DirectModel(problem, machine, direct_tile)
              : PackedModel<T>(problem, machine);
@@ -277,7 +320,7 @@ std::vector<KernelConfig> AlternativesFor(const Problem& problem, const Machine&
   if (problem.m == 1 || problem.n == 1) return {};
   // Near the family boundary (within 4x of it, either side) the model cannot tell which family
   // wins: the other family's model config is worth one measurement.
-  const Tile direct_tile = DirectTile<T>(machine.kernel_isa, problem);
+  const Tile direct_tile = DirectTile<T>(machine, problem);
   const double pressure = DirectPressure<T>(problem, machine, direct_tile);
   if (pressure > 4.0 || pressure < 0.25) return {};
   return {pressure <= 1.0 ? PackedModel<T>(problem, machine)
@@ -291,7 +334,8 @@ int DefaultThreadCount(const Problem& problem, int max_threads) {
   return static_cast<int>(std::clamp(by_work, 1.0, static_cast<double>(std::max(1, max_threads))));
 }
 
-KernelConfig DefaultConfig(const Problem& problem, const Machine& machine) {
+KernelConfig DefaultConfig(const Problem& original, const Machine& machine) {
+  const Problem problem = RowMajorView(original);
   switch (problem.dtype) {
     case DType::kF32: return DefaultFor<float>(problem, machine);
     case DType::kF64: return DefaultFor<double>(problem, machine);
@@ -301,7 +345,9 @@ KernelConfig DefaultConfig(const Problem& problem, const Machine& machine) {
   return DefaultFor<float>(problem, machine);
 }
 
-std::vector<KernelConfig> AnalyticalAlternatives(const Problem& problem, const Machine& machine) {
+std::vector<KernelConfig> AnalyticalAlternatives(const Problem& original,
+                                                  const Machine& machine) {
+  const Problem problem = RowMajorView(original);
   switch (problem.dtype) {
     case DType::kF32: return AlternativesFor<float>(problem, machine);
     case DType::kF64: return AlternativesFor<double>(problem, machine);

@@ -207,11 +207,73 @@ TEST(DefaultConfigTest, DirectTilesFitSmallShapes) {
   EXPECT_LE(thin_config.mr, 3) << thin_config.ToString();
 }
 
+// The direct tile on Zen 4 (docs/analytical-model.md, step 2). One zmm FMA per cycle needs only
+// four accumulators to cover the FMA latency, so the model takes the tile that wastes least at
+// the edges: 8x16 at 100^3, where the search's winners were 4x16 and 8x16 (the old two-pipe
+// model took 4x64, 0.9x); a core with two 512-bit FMA pipes needs eight or more. A read in place
+// by rows gives each row its own address register, and more than eight spill: no taller tile
+// there, while a transposed A (one address per k step) may take one. AVX-512 direct kernels are
+// not unrolled, AVX2 ones by 4.
+TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
+  auto config = [](const Machine& machine, Trans trans_a, std::int64_t size) {
+    return DefaultConfig(
+        Problem{DType::kF32, Layout::kRowMajor, trans_a, Trans::kNo, size, size, size, 1},
+        machine);
+  };
+  const Machine zen4 = testing::SyntheticZen4Machine();
+  const KernelConfig zen4_100 = config(zen4, Trans::kNo, 100);
+  ASSERT_EQ(zen4_100.family, KernelFamily::kDirect);
+  EXPECT_EQ(zen4_100.mr, 8) << zen4_100.ToString();
+  EXPECT_EQ(zen4_100.nr, 16) << zen4_100.ToString();
+  EXPECT_EQ(zen4_100.k_unroll, 1);
+
+  CpuFeatures intel_cpu = zen4.cpu;
+  intel_cpu.vendor = "GenuineIntel";
+  intel_cpu.family = 6;
+  intel_cpu.model = 85;
+  const Machine two_pipes = DescribeMachine(intel_cpu, zen4.topology, std::nullopt);
+  const KernelConfig two_pipes_100 = config(two_pipes, Trans::kNo, 100);
+  EXPECT_GE(two_pipes_100.mr * (two_pipes_100.nr / 16), 8) << two_pipes_100.ToString();
+
+  for (std::int64_t size : {16, 24, 48, 100, 128, 200, 256}) {
+    EXPECT_LE(config(zen4, Trans::kNo, size).mr, 8) << size;
+    EXPECT_LE(config(two_pipes, Trans::kNo, size).mr, 8) << size;
+  }
+  EXPECT_EQ(config(zen4, Trans::kYes, 16).mr, 16);
+  EXPECT_EQ(config(testing::SyntheticZen3Machine(), Trans::kNo, 100).k_unroll, 4);
+}
+
+// A column-major problem runs as its row-major transpose (C^T = op(B)^T op(A)^T): M and N
+// trade places and so do the operands, and the default is that of the transpose.
+TEST(DefaultConfigTest, ColumnMajorProblemsGetTheirTransposesDefault) {
+  for (const Machine& machine : {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine()}) {
+    for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+             {3, 40, 40}, {40, 3, 40}, {200, 16, 64}, {127, 257, 509}, {128, 3072, 768}}) {
+      for (Trans trans_a : {Trans::kNo, Trans::kYes}) {
+        const Problem column{DType::kF32, Layout::kColMajor, trans_a, Trans::kNo, m, n, k, 2};
+        const Problem transpose{DType::kF32, Layout::kRowMajor, Trans::kNo, trans_a, n, m, k, 2};
+        EXPECT_EQ(DefaultConfig(column, machine), DefaultConfig(transpose, machine))
+            << column.ToString();
+        EXPECT_EQ(AnalyticalAlternatives(column, machine),
+                  AnalyticalAlternatives(transpose, machine))
+            << column.ToString();
+      }
+    }
+    // The view matters: a 3-row row-major problem gets a short tile, its column-major twin (40
+    // rows of 3 in the view) a tall one.
+    const Problem thin_rows{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 3, 40, 40, 1};
+    Problem thin_columns = thin_rows;
+    thin_columns.layout = Layout::kColMajor;
+    EXPECT_LE(DefaultConfig(thin_rows, machine).mr, 4);
+    EXPECT_GE(DefaultConfig(thin_columns, machine).mr, 8);
+  }
+}
+
 // The family boundary (docs/analytical-model.md, step 1). On Zen 4 with AVX-512 the direct
-// family won where its B panel (k x nr) fits in a quarter of L2 and A in L2, by up to 1.35x on
-// the M = 128 transformer shapes, and lost by up to 2x beyond that; the AVX2 tiles, one cache
-// line of each B row, lost at 512^3, so there only problems that fit in half of L2 are direct.
-// The other family is offered as the alternative near the boundary.
+// family won where its B panel (k x nr) fits in a quarter of L2 and A in L2, by up to 1.5x
+// (100x100x2000 with the one-vector 8x16 tile), and lost by up to 2x beyond that; the AVX2
+// tiles lost at 512^3, so there only problems that fit in half of L2 are direct. The other
+// family is offered as the alternative near the boundary.
 TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
   auto family = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
                    std::int64_t k) {
@@ -233,12 +295,15 @@ TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
     EXPECT_EQ(family(zen4, dtype, 256, 1024, 4096), kPacked) << ToString(dtype);
   }
   EXPECT_EQ(family(zen4, DType::kF32, 512, 512, 512), kDirect);
+  EXPECT_EQ(family(zen4, DType::kF32, 127, 257, 509), kDirect);
+  EXPECT_EQ(family(zen4, DType::kF32, 100, 100, 2000), kDirect);
 
   const Machine zen3 = testing::SyntheticZen3Machine();
   ASSERT_EQ(zen3.kernel_isa, IsaLevel::kAvx2);
   EXPECT_EQ(family(zen3, DType::kF32, 100, 100, 100), kDirect);
   EXPECT_EQ(family(zen3, DType::kF32, 128, 768, 768), kPacked);
   EXPECT_EQ(family(zen3, DType::kF32, 512, 512, 512), kPacked);
+  EXPECT_EQ(family(zen3, DType::kF32, 100, 100, 2000), kPacked);
 
   const Problem near{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 768, 768, 1};
   const std::vector<KernelConfig> alternatives = AnalyticalAlternatives(near, zen4);
