@@ -194,7 +194,11 @@ int main(int argc, char** argv) {
     // Shared machines drift (the same config measured 30-50% apart a few seconds later on the
     // development VM), which would make a lucky moment's measurement the "best" of the space.
     // The default is re-timed every second during the measurement (stage `default`); each search
-    // measurement is scaled by how fast the default ran at the closest point of the same session.
+    // measurement is scaled by how fast the default ran around it in the same session: the
+    // faster of the default's timings just before and just after it. The faster one, because a
+    // brief stall can hit a single default timing (58 GFLOP/s between 106 and 103 at 128x768x768
+    // on Zen 4), and scaling by it made the ~50 candidates nearest to it look 1.8x faster than
+    // they ran; a slow spell long enough to matter slows both neighbours.
     std::map<std::int64_t, std::vector<std::pair<int, double>>> default_speed;  // by session
     std::vector<double> all_default;
     for (const MeasurementRecord& r : *records) {
@@ -208,14 +212,19 @@ int main(int argc, char** argv) {
     auto drift_factor = [&](const MeasurementRecord& r) {
       const auto it = default_speed.find(r.session_id);
       if (it == default_speed.end() || reference <= 0.0) return 1.0;
-      const std::pair<int, double>* closest = nullptr;
+      const std::pair<int, double>* before = nullptr;
+      const std::pair<int, double>* after = nullptr;
       for (const auto& point : it->second) {
-        if (closest == nullptr ||
-            std::abs(point.first - r.eval_index) < std::abs(closest->first - r.eval_index)) {
-          closest = &point;
+        if (point.first <= r.eval_index && (before == nullptr || point.first > before->first)) {
+          before = &point;
+        }
+        if (point.first >= r.eval_index && (after == nullptr || point.first < after->first)) {
+          after = &point;
         }
       }
-      return closest->second > 0.0 ? reference / closest->second : 1.0;
+      const double around = std::max(before != nullptr ? before->second : 0.0,
+                                     after != nullptr ? after->second : 0.0);
+      return around > 0.0 ? reference / around : 1.0;
     };
     std::unordered_map<std::string, std::optional<double>> by_hash;
     for (const MeasurementRecord& r : *records) {

@@ -112,9 +112,9 @@ constexpr int kMaxInPlaceRowsOfA = 8;
 // 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles taller than
 // kMaxInPlaceRowsOfA are left out where A is read by rows. The model ranks tiles; it does not
 // predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3, 100^3, 200^3,
-// 80x300x120 and 127x257x509, 8x32 or 4x64 for 128^3..512^3, and 8x48 for 128x768x768 and
-// 128x3072x768: the best or within 2% of the best of nine tiles measured on each of 14 shapes,
-// except 24^3 (8x32, 0.93 of 8x16).
+// 80x300x120 and 127x257x509, 8x32 for 32^3, 64^3 and 128^3..512^3, and 8x48 for 48^3,
+// 128x768x768 and 128x3072x768; interleaved, each was the fastest of the 6-9 tiles timed or
+// within 3% of it, except at 24^3 (8x32, 0.93 of 8x16).
 template <typename T>
 Tile DirectTile(const Machine& machine, const Problem& problem) {
   const double fma_pipes = VectorFmasPerCycle(machine);
