@@ -45,6 +45,21 @@ std::int64_t PackedKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem
                   static_cast<std::int64_t>(cache.l2) / 16 / panel_row);
 }
 
+// A column-major C = op(A) * op(B) is the row-major C^T = op(B)^T * op(A)^T (kernels/gemm.cc).
+Problem RowMajorView(Problem problem) {
+  if (problem.layout == Layout::kColMajor) {
+    std::swap(problem.m, problem.n);
+    std::swap(problem.trans_a, problem.trans_b);
+    problem.layout = Layout::kRowMajor;
+  }
+  return problem;
+}
+
+std::int64_t DirectKcModel(const CacheBudget& cache, std::int64_t m, int nr, std::int64_t elem) {
+  const std::int64_t row_bytes = (std::max<std::int64_t>(m, 1) + std::max(nr, 1)) * elem;
+  return static_cast<std::int64_t>(cache.l2) / 2 / row_bytes / 64 * 64;
+}
+
 namespace {
 
 struct Tile {
@@ -64,18 +79,6 @@ Tile BestTile(IsaLevel isa) {
     if (entry.mr > best.mr) best = {entry.mr, entry.nr};
   }
   return best;
-}
-
-// The problem as the kernels run it (kernels/gemm.cc): a column-major C = op(A) * op(B) is the
-// row-major C^T = op(B)^T * op(A)^T, so M and N trade places and so do the operands. A config's
-// tile, cache blocks and parallel loop refer to this view.
-Problem RowMajorView(Problem problem) {
-  if (problem.layout == Layout::kColMajor) {
-    std::swap(problem.m, problem.n);
-    std::swap(problem.trans_a, problem.trans_b);
-    problem.layout = Layout::kRowMajor;
-  }
-  return problem;
 }
 
 // Vector FMAs the core completes per cycle at `machine`'s kernel ISA level. Two pipes are what
@@ -110,13 +113,19 @@ constexpr int kMaxInPlaceRowsOfA = 8;
 // current x86 cores. The load rate is fitted to the broadcast-heavy tiles, which ran slower than
 // two loads per cycle would allow (Zen 3, in-L1 kernel loop: 8x8 and 12x8 at 0.77 and 0.71 of
 // 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles taller than
-// kMaxInPlaceRowsOfA are left out where A is read by rows. The model ranks tiles; it does not
+// kMaxInPlaceRowsOfA are left out where A is read by rows, and tiles narrower than
+// `min_vectors` vectors always. The model ranks tiles; it does not
 // predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3, 100^3, 200^3,
 // 80x300x120 and 127x257x509, 8x32 for 32^3, 64^3 and 128^3..512^3, and 8x48 for 48^3,
 // 128x768x768 and 128x3072x768; interleaved, each was the fastest of the 6-9 tiles timed or
 // within 3% of it, except at 24^3 (8x32, 0.93 of 8x16).
+struct TileChoice {
+  Tile tile;
+  double cycles = 0.0;  // the model's estimate for the whole problem
+};
+
 template <typename T>
-Tile DirectTile(const Machine& machine, const Problem& problem) {
+TileChoice DirectTile(const Machine& machine, const Problem& problem, int min_vectors = 1) {
   const double fma_pipes = VectorFmasPerCycle(machine);
   constexpr double kFmaLatency = 4.0;
   constexpr double kLoadsPerCycle = 1.5;
@@ -124,27 +133,24 @@ Tile DirectTile(const Machine& machine, const Problem& problem) {
   const int lanes = VectorLanes(machine.kernel_isa, sizeof(T));
   const bool a_by_rows = problem.trans_a == Trans::kNo;
   const double k = static_cast<double>(std::max<std::int64_t>(problem.k, 1));
-  Tile best;
-  double best_cycles = 0.0;
+  TileChoice best;
   for (const auto& entry : MicroKernels<T>(machine.kernel_isa)) {
-    if (entry.k_unroll != 1) continue;
-    if (a_by_rows && entry.mr > kMaxInPlaceRowsOfA) continue;
     const int nv = entry.nr / lanes;
+    if (entry.k_unroll != 1 || nv < min_vectors) continue;
+    if (a_by_rows && entry.mr > kMaxInPlaceRowsOfA) continue;
     const double per_k = std::max({entry.mr * nv / fma_pipes, kFmaLatency,
                                    (entry.mr + nv) / kLoadsPerCycle});
     const double tiles = static_cast<double>((problem.m + entry.mr - 1) / entry.mr) *
                          static_cast<double>((problem.n + entry.nr - 1) / entry.nr);
     const double cycles = tiles * (k * per_k + kTileCallCycles);
-    if (best.mr == 0 || cycles < best_cycles) {
-      best = {entry.mr, entry.nr};
-      best_cycles = cycles;
-    }
+    if (best.tile.mr == 0 || cycles < best.cycles) best = {{entry.mr, entry.nr}, cycles};
   }
   return best;
 }
 
-// The model config of the direct (unpacked) family with `tile` (DirectTile's choice).
-KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile tile) {
+// The model config of the direct (unpacked) family with `tile` (DirectTile's choice) and k
+// blocks of `kc` (0: the whole K at once; DirectFit's choice).
+KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile tile, int kc) {
   const IsaLevel isa = machine.kernel_isa;
   KernelConfig c;
   c.isa = isa;
@@ -152,6 +158,7 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   c.family = KernelFamily::kDirect;
   c.mr = tile.mr;
   c.nr = tile.nr;
+  c.kc = kc;
   // No C prefetch: a direct problem's C is already in cache (A, B and C fit in half of L2), and
   // the prefetch loop runs once per tile, every few dozen k steps (Zen 3, 8^3..100^3, 4 tiles
   // each, interleaved: 1-6% faster without it in 23 of 24 pairs).
@@ -227,34 +234,97 @@ std::int64_t Footprint(const Problem& problem) {
 }
 
 // How far `problem` is past what the direct family handles well, as a multiple of its limit
-// (<= 1: direct). Either of two conditions keeps it direct:
+// (`pressure` <= 1: direct), and the k block it runs with there (`kc`, 0 = the whole K).
+struct DirectFit {
+  double pressure = 0.0;
+  int kc = 0;
+};
+
+// The longest K a direct problem reads in one pass where it does not fit in half of L2. At
+// K = 2048 a whole pass ran at 0.6x of blocks of 384-704 (f32 128x2048x2048 and 64x2048x2048,
+// f64 64x2048x2048; there it also lost to packed) and 0.95x at 128x1024x2048; at K = 1536
+// (128x768x1536) it was 1.03x.
+constexpr std::int64_t kMaxWholeDirectK = 1536;
+
+// The shortest k block worth a pass over C: with kc = 256 (f32, M = 512: 512x512x2048,
+// 512x4096x4096, 1024^3) direct lost to packed by 3-12%.
+constexpr std::int64_t kMinDirectKc = 384;
+
+// Any of three conditions keeps `problem` direct:
 //   - A, B and C together fit in half of L2: nothing needs blocking, so packing would only add
 //     copies;
 //   - the kernels' vectors are a cache line wide (AVX-512), the direct tile's B panel (k x nr,
 //     read in place and reused by every row tile of its column panel) fits in a quarter of L2,
-//     and A (read once per column panel) is no larger than L2. Both operands are then read from
-//     L2, and packing B would cost more than it saves.
+//     A (read once per column panel) is no larger than L2, and K <= kMaxWholeDirectK. Both
+//     operands are then read from L2, and packing B would cost more than it saves;
+//   - AVX-512 again, and K split into blocks of kc >= kMinDirectKc keeps the m x kc block of A
+//     and the kc x nr panel of B together in half of L2: the same reuse per block, with C read
+//     and written once per block (`kc` set: the largest multiple of 64 that fits). With A and
+//     the panel at 5/8 of L2 (f64 128x4096x4096, 4x32, kc = 512) direct ran 0.7x of kc = 256.
 // Zen 4 (L2 1 MiB), AVX-512, 1 thread, interleaved against the packed default: f32 direct
 // 1.2-1.35x on 128x768x768, 128x3072x768 and 256^3, 1.04-1.10x on 512^3, and with the
 // one-vector 8x16 tile 1.35x on 127x257x509, 1.45x on 200x200x1000, 1.5x on 100x100x2000, 1.17x
 // on 300^3; f64 1.42x on 128x768x768, 1.13x on 256^3, level on 512^3. With A at 4x L2 or more
 // direct stopped paying (1000^3 1.05x, 1024^3 0.86-1.0x, 1536^3 0.97x, 2048^3 0.5-0.7x), and
-// packed was far ahead where the panel is larger (256x1024x4096, 512x4096x4096: 0.5-0.8 MiB).
-// The AVX2 tiles on the same machine lost on this side of the rule (6x16 f32: direct 0.9x at
-// 512^3), though 6x16 reads as much of each B row (one line) as 8x16 does; why was not pinned
-// down, so AVX2 machines keep the first condition only. With 2 threads the direct side of the
-// boundary gained more (f32 128x768x768 1.4x, 256^3 1.9x). `tile`: DirectTile's.
+// packed was far ahead where the panel is larger (256x1024x4096, 512x4096x4096: 0.5-0.8 MiB)
+// when read whole. In k blocks of 512 (8x48 tile) direct won there too up to M = 256: f32
+// 128x768x3072 1.15-1.19x, 128x4096x4096 1.22x, 128x11008x4096 1.27x, 256x768x3072 1.11x,
+// 256x3072x1536 1.16x, 200x2048x2048 1.12x, 256x1024x4096 1.03x; f64 128x768x3072 1.16x.
+// The AVX2 tiles on the same machine lost on the direct side of the second rule (6x16 f32: 0.9x
+// at 512^3), though 6x16 reads as much of each B row (one line) as 8x16 does; why was not
+// pinned down, so AVX2 machines keep the first condition only. With 2 threads the direct side
+// of the boundary gained more (f32 128x768x768 1.4x, 256^3 1.9x). `tile`: DirectTile's.
 template <typename T>
-double DirectPressure(const Problem& problem, const Machine& machine, Tile tile) {
+DirectFit FitDirect(const Problem& problem, const Machine& machine, Tile tile) {
   constexpr int kCacheLine = 64;
-  const double l2 = static_cast<double>(CacheBudgetOf(machine.topology).l2);
-  const double elem = sizeof(T);
+  const CacheBudget cache = CacheBudgetOf(machine.topology);
+  const double l2 = static_cast<double>(cache.l2);
+  const std::int64_t elem = sizeof(T);
   const double footprint = static_cast<double>(Footprint<T>(problem));
-  const int vector_bytes = VectorLanes(machine.kernel_isa, sizeof(T)) * static_cast<int>(sizeof(T));
-  if (vector_bytes < kCacheLine) return footprint / (l2 / 2);
-  const double b_panel = static_cast<double>(problem.k) * tile.nr * elem;
-  const double a_bytes = static_cast<double>(problem.m) * static_cast<double>(problem.k) * elem;
-  return std::min(footprint / (l2 / 2), std::max(b_panel / (l2 / 4), a_bytes / l2));
+  const DirectFit fits_whole{footprint / (l2 / 2), 0};
+  if (VectorLanes(machine.kernel_isa, sizeof(T)) * elem < kCacheLine) return fits_whole;
+  const double b_panel = static_cast<double>(problem.k * tile.nr * elem);
+  const double a_bytes = static_cast<double>(problem.m * problem.k * elem);
+  const DirectFit panel_in_l2{
+      std::max({b_panel / (l2 / 4), a_bytes / l2,
+                static_cast<double>(problem.k) / static_cast<double>(kMaxWholeDirectK)}),
+      0};
+  const std::int64_t kc = DirectKcModel(cache, problem.m, tile.nr, elem);
+  DirectFit best = fits_whole.pressure <= panel_in_l2.pressure ? fits_whole : panel_in_l2;
+  // Blocks only where the whole K does not fit: each block re-reads and re-writes C.
+  if (best.pressure > 1.0 && kc < problem.k) {
+    const DirectFit blocked{static_cast<double>(kMinDirectKc) /
+                                static_cast<double>(std::max<std::int64_t>(kc, 1)),
+                            static_cast<int>(std::min<std::int64_t>(kc, 1 << 16))};
+    if (blocked.pressure < best.pressure) best = blocked;
+  }
+  return best;
+}
+
+// The direct family's tile and fit for `problem`. Where K must be split into blocks, both
+// operands stream from L2 on every tile, and tiles three or more vectors wide ran fastest where
+// N is wide: f32 in k blocks of 512 on Zen 4, 8x48 against 8x32 1.05-1.15x on 128x4096x4096,
+// 128x11008x4096, 200x2048x2048, 256x1024x4096 and 256x3072x1536, 4x64 level with 8x48, 8x16
+// 0.75x. Where the wide tile wastes columns at the right edge the model's tile stays: at
+// 100x100x2000, 4x64 (128 columns computed for 100) ran at 0.9x of 8x16.
+struct DirectPlan {
+  Tile tile;
+  DirectFit fit;
+};
+constexpr int kMinBlockedTileVectors = 3;
+constexpr double kBlockedWideTileSlack = 1.05;  // model cycles a wide tile may cost over the best
+
+template <typename T>
+DirectPlan PlanDirect(const Problem& problem, const Machine& machine) {
+  const TileChoice model = DirectTile<T>(machine, problem);
+  DirectPlan plan{model.tile, FitDirect<T>(problem, machine, model.tile)};
+  if (plan.fit.kc > 0) {
+    const TileChoice wide = DirectTile<T>(machine, problem, kMinBlockedTileVectors);
+    if (wide.tile.mr > 0 && wide.cycles <= kBlockedWideTileSlack * model.cycles) {
+      plan = {wide.tile, FitDirect<T>(problem, machine, wide.tile)};
+    }
+  }
+  return plan;
 }
 
 template <typename T>
@@ -269,9 +339,9 @@ KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
     c.nr = 2 * VectorLanes(machine.kernel_isa, sizeof(T));
     return c;
   }
-  const Tile direct_tile = DirectTile<T>(machine, problem);
-  return DirectPressure<T>(problem, machine, direct_tile) <= 1.0
-             ? DirectModel(problem, machine, direct_tile)
+  const DirectPlan direct = PlanDirect<T>(problem, machine);
+  return direct.fit.pressure <= 1.0
+             ? DirectModel(problem, machine, direct.tile, direct.fit.kc)
              : PackedModel<T>(problem, machine);
 }
 
@@ -320,11 +390,11 @@ std::vector<KernelConfig> AlternativesFor(const Problem& problem, const Machine&
   if (problem.m == 1 || problem.n == 1) return {};
   // Near the family boundary (within 4x of it, either side) the model cannot tell which family
   // wins: the other family's model config is worth one measurement.
-  const Tile direct_tile = DirectTile<T>(machine, problem);
-  const double pressure = DirectPressure<T>(problem, machine, direct_tile);
+  const DirectPlan direct = PlanDirect<T>(problem, machine);
+  const double pressure = direct.fit.pressure;
   if (pressure > 4.0 || pressure < 0.25) return {};
   return {pressure <= 1.0 ? PackedModel<T>(problem, machine)
-                          : DirectModel(problem, machine, direct_tile)};
+                          : DirectModel(problem, machine, direct.tile, direct.fit.kc)};
 }
 
 }  // namespace

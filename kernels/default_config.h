@@ -36,6 +36,15 @@ struct CacheBudget {
 };
 CacheBudget CacheBudgetOf(const Topology& topology);
 
+// The problem as the kernels run it: a column-major problem becomes its row-major transpose
+// (M and N trade places, and so do the operands). Configs' tiles and blocks refer to this view.
+Problem RowMajorView(Problem problem);
+
+// The direct family's model k block for M = `m` rows and a tile `nr` wide with `elem`-byte
+// elements: the m x kc block of A and the kc x nr panel of B together in half of L2, a multiple
+// of 64 (0 when not even 64 fit). docs/analytical-model.md, step 1.
+std::int64_t DirectKcModel(const CacheBudget& cache, std::int64_t m, int nr, std::int64_t elem);
+
 // The packed family's model kc (k elements per packed panel) for micro-panels `nr` wide with
 // `b_elem`-byte B elements, before rounding and clamping to the problem: a kc x nr B micro-panel
 // of L2 / 16 bytes, or of L1 / 2 where that is longer (docs/analytical-model.md, step 3).

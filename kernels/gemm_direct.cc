@@ -4,6 +4,9 @@
 // kernel runs its edge variant, which reads only the rows that exist. The kernels read B a whole
 // tile wide, so a partial last column panel is read from a zero-padded copy (k x nr, made once
 // per call); a transposed B is copied to row-major once, since the kernels read op(B) by rows.
+// With kc > 0 the k loop is split into blocks of kc, outermost, so that the m x kc block of A and
+// each kc x nr panel of B stay in L2 when the whole A or panel would not: every block after the
+// first adds its product to C (beta = 1), so C is read only where the caller's beta says so.
 #include <algorithm>
 
 #include "kernels/gemm_internal.h"
@@ -17,6 +20,7 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
   const int mr = config.mr;
   const int nr = config.nr;
   const std::int64_t k = g.k;
+  const std::int64_t k_block = config.kc > 0 ? std::min<std::int64_t>(config.kc, k) : k;
 
   // The in-place kernels read op(B) row by row; a transposed B is copied to row-major once.
   MatrixView<T> b = g.b;
@@ -57,22 +61,28 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
 
     MicroKernelArgs<T> args = base;
     args.lda = g.a.ld;
-    for (std::int64_t j = col_begin; j < col_end; j += nr) {
-      args.n = static_cast<int>(std::min<std::int64_t>(nr, col_end - j));
-      if (args.n == nr) {
-        args.b = b.data + j;
-        args.ldb = b.ld;
-      } else {
-        T* padded = ThreadWorkspaceOf<T>(WorkspaceSlot::kEdgeB, static_cast<std::size_t>(nr * k));
-        PackB(b, 0, k, j, args.n, nr, padded);
-        args.b = padded;
-        args.ldb = nr;
-      }
-      for (std::int64_t i = row_begin; i < row_end; i += mr) {
-        args.m = static_cast<int>(std::min<std::int64_t>(mr, row_end - i));
-        args.a = a_by_rows ? g.a.data + i * g.a.ld : g.a.data + i;
-        args.c = g.c + i * g.ldc + j;
-        (args.m == mr ? full_tile : edge_tile)(args);
+    for (std::int64_t p = 0; p < k; p += k_block) {
+      args.k = std::min(k_block, k - p);
+      if (p > 0) args.beta = T(1);
+      const T* a_block = a_by_rows ? g.a.data + p : g.a.data + p * g.a.ld;
+      for (std::int64_t j = col_begin; j < col_end; j += nr) {
+        args.n = static_cast<int>(std::min<std::int64_t>(nr, col_end - j));
+        if (args.n == nr) {
+          args.b = b.data + p * b.ld + j;
+          args.ldb = b.ld;
+        } else {
+          T* padded = ThreadWorkspaceOf<T>(WorkspaceSlot::kEdgeB,
+                                           static_cast<std::size_t>(nr * args.k));
+          PackB(b, p, args.k, j, args.n, nr, padded);
+          args.b = padded;
+          args.ldb = nr;
+        }
+        for (std::int64_t i = row_begin; i < row_end; i += mr) {
+          args.m = static_cast<int>(std::min<std::int64_t>(mr, row_end - i));
+          args.a = a_by_rows ? a_block + i * g.a.ld : a_block + i;
+          args.c = g.c + i * g.ldc + j;
+          (args.m == mr ? full_tile : edge_tile)(args);
+        }
       }
     }
   };

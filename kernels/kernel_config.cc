@@ -152,7 +152,10 @@ Status KernelConfig::ValidateFor(DType dtype) const {
                    " micro-kernel " + tile + " with k_unroll " + std::to_string(k_unroll));
   }
   if (family == KernelFamily::kDirect) {
-    if (mc != 0 || kc != 0 || nc != 0) return Invalid("the direct family takes no mc, kc or nc");
+    if (mc != 0 || nc != 0) return Invalid("the direct family takes no mc or nc");
+    if (kc < 0 || kc > kMaxBlock) {
+      return Invalid("kc = " + std::to_string(kc) + " out of range (direct: 0 = the whole K)");
+    }
     if (parallel_loop == ParallelLoop::kJr) {
       return Invalid("the direct family parallelizes jc or ic, not jr");
     }
@@ -176,6 +179,8 @@ std::string KernelConfig::ToString() const {
   if (family != KernelFamily::kGemv) text += " ku" + std::to_string(k_unroll);
   if (family == KernelFamily::kPacked) {
     text += " mc" + std::to_string(mc) + " kc" + std::to_string(kc) + " nc" + std::to_string(nc);
+  } else if (family == KernelFamily::kDirect && kc > 0) {
+    text += " kc" + std::to_string(kc);
   }
   text += " pf" + std::to_string(prefetch_a) + "/" + std::to_string(prefetch_b) +
           (prefetch_c ? "/c" : "") + " " + mmtune::ToString(parallel_loop) + " t" +

@@ -105,8 +105,14 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
 
   for (const MicroKernelEntry<T>& kernel : MicroKernels<T>(isa)) {
     const KernelConfig base = KernelBase(isa, kernel, problem.threads);
-    // Direct: no blocks; parallel over rows or columns; with and without the C prefetch (C is
-    // usually in cache already at these sizes).
+    // Direct: the whole K at once; parallel over rows or columns; with and without the C
+    // prefetch (C is usually in cache already at these sizes). Where the model's k block is
+    // shorter than K, also in blocks of half, once and twice it (no C prefetch: each block's
+    // C tile was just written by the previous one).
+    const std::int64_t kc_model = DirectKcModel(cache, problem.m, kernel.nr, elem);
+    const std::vector<int> direct_kcs =
+        kc_model >= 64 && kc_model < problem.k ? Around(kc_model, {}, 64, problem.k - 1)
+                                                : std::vector<int>{};
     for (ParallelLoop loop : loops) {
       if (loop == ParallelLoop::kJr) continue;
       for (bool prefetch_c : {false, true}) {
@@ -114,6 +120,14 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
         c.family = KernelFamily::kDirect;
         c.parallel_loop = loop;
         c.prefetch_c = prefetch_c;
+        out.push_back(c);
+      }
+      for (int kc : direct_kcs) {
+        KernelConfig c = base;
+        c.family = KernelFamily::kDirect;
+        c.parallel_loop = loop;
+        c.prefetch_c = false;
+        c.kc = kc;
         out.push_back(c);
       }
     }
@@ -207,7 +221,9 @@ std::vector<KernelConfig> Generate(const Problem& problem, const Machine& machin
 
 std::vector<KernelConfig> GenerateSpace(const Problem& problem, const Machine& machine,
                                         const SpaceOptions& options) {
-  return Generate(problem, machine, options);
+  // Tiles and blocks refer to the problem as the kernels run it (validity is the same for both
+  // views: only gemv constrains the shape, and it takes M = 1 or N = 1 alike).
+  return Generate(RowMajorView(problem), machine, options);
 }
 
 }  // namespace mmtune

@@ -55,6 +55,9 @@ KernelConfig RandomConfig(KernelFamily family, IsaLevel isa, std::int64_t m, std
   c.k_unroll = entry.k_unroll;
   if (family == KernelFamily::kDirect) {
     c.parallel_loop = pick(0, 1) == 0 ? ParallelLoop::kJc : ParallelLoop::kIc;
+    // Half of the direct configs split K into blocks, short ones too, so that blocks end inside
+    // the k loops of most shapes.
+    if (pick(0, 1) == 1) c.kc = pick(0, 1) == 0 ? pick(1, 24) : pick(25, 300);
     return c;
   }
   c.parallel_loop = static_cast<ParallelLoop>(pick(0, 2));
@@ -270,33 +273,55 @@ TEST(DefaultConfigTest, ColumnMajorProblemsGetTheirTransposesDefault) {
 }
 
 // The family boundary (docs/analytical-model.md, step 1). On Zen 4 with AVX-512 the direct
-// family won where its B panel (k x nr) fits in a quarter of L2 and A in L2, by up to 1.5x
-// (100x100x2000 with the one-vector 8x16 tile), and lost by up to 2x beyond that; the AVX2
-// tiles lost at 512^3, so there only problems that fit in half of L2 are direct. The other
-// family is offered as the alternative near the boundary.
+// family won where its B panel (k x nr) fits in a quarter of L2 and A in L2 (K up to 1536), by up
+// to 1.5x, and where K in blocks keeps the A block and the panel in half of L2 with blocks of
+// 384 or more (f32 M <= 256, f64 M <= 128: 1.05-1.27x, 64x2048x2048 1.67x over a whole pass);
+// it lost by up to 2x beyond that. The AVX2 tiles lost at 512^3, so there only problems that
+// fit in half of L2 are direct. The other family is offered as the alternative near the
+// boundary.
 TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
-  auto family = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
+  auto config = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
                    std::int64_t k) {
     return DefaultConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
-                         machine)
-        .family;
+                         machine);
   };
+  auto family = [&](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
+                    std::int64_t k) { return config(machine, dtype, m, n, k).family; };
   constexpr KernelFamily kDirect = KernelFamily::kDirect;
   constexpr KernelFamily kPacked = KernelFamily::kPacked;
   const Machine zen4 = testing::SyntheticZen4Machine();
   ASSERT_EQ(zen4.kernel_isa, IsaLevel::kAvx512);
   for (DType dtype : {DType::kF32, DType::kF64}) {
-    EXPECT_EQ(family(zen4, dtype, 128, 768, 768), kDirect) << ToString(dtype);
-    EXPECT_EQ(family(zen4, dtype, 128, 3072, 768), kDirect) << ToString(dtype);
-    EXPECT_EQ(family(zen4, dtype, 256, 256, 256), kDirect) << ToString(dtype);
+    for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+             {128, 768, 768}, {128, 3072, 768}, {256, 256, 256}}) {
+      const KernelConfig whole = config(zen4, dtype, m, n, k);
+      EXPECT_EQ(whole.family, kDirect) << ToString(dtype) << " " << whole.ToString();
+      EXPECT_EQ(whole.kc, 0) << ToString(dtype) << " " << whole.ToString();
+    }
+    // K = 3072 and 4096 with M = 128: A or the panel would not stay in L2 whole.
+    for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+             {128, 768, 3072}, {128, 4096, 4096}}) {
+      const KernelConfig blocked = config(zen4, dtype, m, n, k);
+      EXPECT_EQ(blocked.family, kDirect) << ToString(dtype) << " " << blocked.ToString();
+      EXPECT_GE(blocked.kc, 384) << ToString(dtype) << " " << blocked.ToString();
+      EXPECT_LT(blocked.kc, k) << ToString(dtype) << " " << blocked.ToString();
+      EXPECT_LE((m + blocked.nr) * blocked.kc * static_cast<std::int64_t>(DTypeSize(dtype)),
+                std::int64_t{1} << 19)
+          << ToString(dtype) << " " << blocked.ToString();
+    }
     EXPECT_EQ(family(zen4, dtype, 1024, 1024, 1024), kPacked) << ToString(dtype);
     EXPECT_EQ(family(zen4, dtype, 2048, 2048, 2048), kPacked) << ToString(dtype);
     EXPECT_EQ(family(zen4, dtype, 512, 4096, 4096), kPacked) << ToString(dtype);
-    EXPECT_EQ(family(zen4, dtype, 256, 1024, 4096), kPacked) << ToString(dtype);
+    EXPECT_EQ(family(zen4, dtype, 512, 512, 2048), kPacked) << ToString(dtype);
   }
+  EXPECT_EQ(family(zen4, DType::kF32, 256, 1024, 4096), kDirect);
+  EXPECT_EQ(family(zen4, DType::kF64, 256, 1024, 4096), kPacked);
   EXPECT_EQ(family(zen4, DType::kF32, 512, 512, 512), kDirect);
   EXPECT_EQ(family(zen4, DType::kF32, 127, 257, 509), kDirect);
-  EXPECT_EQ(family(zen4, DType::kF32, 100, 100, 2000), kDirect);
+  EXPECT_EQ(config(zen4, DType::kF32, 127, 257, 509).kc, 0);
+  // Longer K than kMaxWholeDirectK: in blocks even where the panel would fit.
+  EXPECT_GT(config(zen4, DType::kF32, 64, 2048, 2048).kc, 0);
+  EXPECT_GT(config(zen4, DType::kF32, 100, 100, 2000).kc, 0);
 
   const Machine zen3 = testing::SyntheticZen3Machine();
   ASSERT_EQ(zen3.kernel_isa, IsaLevel::kAvx2);
@@ -304,12 +329,22 @@ TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
   EXPECT_EQ(family(zen3, DType::kF32, 128, 768, 768), kPacked);
   EXPECT_EQ(family(zen3, DType::kF32, 512, 512, 512), kPacked);
   EXPECT_EQ(family(zen3, DType::kF32, 100, 100, 2000), kPacked);
+  EXPECT_EQ(family(zen3, DType::kF32, 128, 768, 3072), kPacked);
 
   const Problem near{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 768, 768, 1};
   const std::vector<KernelConfig> alternatives = AnalyticalAlternatives(near, zen4);
   ASSERT_EQ(alternatives.size(), 1u);
   EXPECT_EQ(alternatives[0].family, kPacked);
   EXPECT_TRUE(alternatives[0].Validate(near, zen4).ok());
+  // Packed by default, but blocks of 256 come close enough for one measurement.
+  const Problem blocked_near{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 512, 512,
+                             2048, 1};
+  const std::vector<KernelConfig> blocked_alternatives =
+      AnalyticalAlternatives(blocked_near, zen4);
+  ASSERT_EQ(blocked_alternatives.size(), 1u);
+  EXPECT_EQ(blocked_alternatives[0].family, kDirect);
+  EXPECT_GT(blocked_alternatives[0].kc, 0);
+  EXPECT_TRUE(blocked_alternatives[0].Validate(blocked_near, zen4).ok());
   const Problem far{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 4096, 4096, 4096, 1};
   EXPECT_TRUE(AnalyticalAlternatives(far, zen4).empty());
 }

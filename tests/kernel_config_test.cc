@@ -69,6 +69,35 @@ TEST(KernelConfigTest, ValidationNamesTheProblem) {
   }
 }
 
+// The direct family takes one block, kc (0 = the whole K at once), and no mc or nc.
+TEST(KernelConfigTest, DirectTakesKcOnly) {
+  const Machine machine = TestMachine(IsaLevel::kGeneric);
+  KernelConfig direct = GenericPacked();
+  direct.family = KernelFamily::kDirect;
+  direct.mc = 0;
+  direct.nc = 0;
+  direct.kc = 0;
+  EXPECT_TRUE(direct.Validate(Square(64), machine).ok());
+  EXPECT_EQ(direct.ToString().find("kc"), std::string::npos) << direct.ToString();
+  direct.kc = 512;
+  const Status blocked = direct.Validate(Square(64), machine);
+  EXPECT_TRUE(blocked.ok()) << blocked.error().message;
+  EXPECT_NE(direct.ToString().find(" kc512 "), std::string::npos) << direct.ToString();
+  const nlohmann::json json = direct;
+  auto parsed = KernelConfigFromJson(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(*parsed, direct);
+  direct.kc = -1;
+  const Status negative = direct.Validate(Square(64), machine);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().message.find("kc"), std::string::npos) << negative.error().message;
+  direct.kc = 0;
+  direct.mc = 60;
+  const Status with_mc = direct.Validate(Square(64), machine);
+  ASSERT_FALSE(with_mc.ok());
+  EXPECT_NE(with_mc.error().message.find("mc"), std::string::npos) << with_mc.error().message;
+}
+
 TEST(KernelConfigTest, JsonRoundTrip) {
   KernelConfig config = GenericPacked();
   config.prefetch_a = 3;

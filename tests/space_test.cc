@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "kernels/default_config.h"
 #include "kernels/lowp_microkernel.h"
 #include "kernels/microkernel.h"
+#include "synthetic_machine.h"
 
 namespace mmtune {
 namespace {
@@ -69,6 +71,47 @@ TEST(SpaceTest, BlocksNeverExceedTheProblem) {
     EXPECT_LE(c.mc, (7 + c.mr - 1) / c.mr * c.mr) << c.ToString();
     EXPECT_LE(c.nc, (9 + c.nr - 1) / c.nr * c.nr) << c.ToString();
   }
+}
+
+// Where the direct family's model k block is shorter than K, the space has direct configs in
+// blocks around it (multiples of 64 below K), and the default is one of the space's configs.
+TEST(SpaceTest, DirectBlocksAroundTheModelWhereKIsLong) {
+  const Machine zen4 = testing::SyntheticZen4Machine();
+  const Problem long_k{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 768, 3072, 1};
+  const std::vector<KernelConfig> space = GenerateSpace(long_k, zen4);
+  int blocked = 0;
+  for (const KernelConfig& c : space) {
+    if (c.family != KernelFamily::kDirect || c.kc == 0) continue;
+    ++blocked;
+    EXPECT_EQ(c.kc % 64, 0) << c.ToString();
+    EXPECT_LT(c.kc, 3072) << c.ToString();
+  }
+  EXPECT_GT(blocked, 0);
+  const KernelConfig model = DefaultConfig(long_k, zen4);
+  ASSERT_GT(model.kc, 0) << model.ToString();
+  EXPECT_NE(std::find(space.begin(), space.end(), model), space.end()) << model.ToString();
+
+  const Problem short_k{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 64, 64, 64, 1};
+  for (const KernelConfig& c : GenerateSpace(short_k, zen4)) {
+    if (c.family == KernelFamily::kDirect) {
+      EXPECT_EQ(c.kc, 0) << c.ToString();
+    }
+  }
+}
+
+// A column-major problem's space is that of its row-major transpose: the kernels run the
+// transpose, so tiles and blocks are sized for it.
+TEST(SpaceTest, ColumnMajorSpaceIsTheTransposes) {
+  const Machine zen4 = testing::SyntheticZen4Machine();
+  const Problem column{DType::kF32, Layout::kColMajor, Trans::kYes, Trans::kNo, 3, 500, 900, 2};
+  const Problem transpose{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kYes, 500, 3, 900,
+                          2};
+  const std::vector<KernelConfig> space = GenerateSpace(column, zen4);
+  EXPECT_EQ(space, GenerateSpace(transpose, zen4));
+  // Sized for 500 rows, not 3: some packed block holds more than one tile of rows.
+  EXPECT_TRUE(std::any_of(space.begin(), space.end(), [](const KernelConfig& c) {
+    return c.family == KernelFamily::kPacked && c.mc > c.mr;
+  }));
 }
 
 // bf16 and s8: for a matrix shape, packed configs only, kc a multiple of 16 (every k group) and
