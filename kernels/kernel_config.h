@@ -44,8 +44,8 @@ struct KernelConfig {
   int nr = 0;
   int k_unroll = 1;  // micro-kernel k-loop unroll (instruction cache vs loop overhead)
   // Cache blocks (packed family; direct: kc only, 0 = the whole K in one pass; gemv: none):
-  int kc = 0;  // packed: a kc x nr micro-panel of B streams from L2 across ir; direct: the
-               // m x kc block of A and the kc x nr panel of B stay in L2 (docs/kernels.md)
+  int kc = 0;  // packed: a kc x nr micro-panel of B streams from L2 across ir; direct: the k
+               // block, so the m x kc block of A and the kc x nr panel of B stay in L2
   int mc = 0;  // L2: the packed mc x kc block of A stays in L2 across jr (multiple of mr)
   int nc = 0;  // L3: the packed kc x nc block of B stays in this core's L3 share (multiple of nr)
   int prefetch_a = 0;  // software prefetch distance in k iterations for A panels, 0 = off

@@ -70,7 +70,9 @@ constexpr int kCategoricalSlot = 4;
 Neighborhood::Neighborhood(const std::vector<KernelConfig>& space) {
   // Configs without cache blocks (direct, GEMV) get the blocks of the first packed config (the
   // analytical default when it is packed). Then a jump from direct to packed lands on blocks
-  // near the model's, and two direct configs do not differ in blocks at all.
+  // near the model's, and two direct configs do not differ in blocks at all, except in kc where
+  // the space splits K into direct blocks: the whole K then counts as twice the longest block,
+  // one step past it along kc.
   int ref_kc = 0, ref_mc = 0, ref_nc = 0;
   for (const KernelConfig& c : space) {
     if (c.family == KernelFamily::kPacked) {
@@ -80,6 +82,11 @@ Neighborhood::Neighborhood(const std::vector<KernelConfig>& space) {
       break;
     }
   }
+  int longest_direct_block = 0;
+  for (const KernelConfig& c : space) {
+    if (c.family == KernelFamily::kDirect) longest_direct_block = std::max(longest_direct_block, c.kc);
+  }
+  const int whole_k_kc = longest_direct_block > 0 ? 2 * longest_direct_block : ref_kc;
   Interner<std::tuple<int, int, int>> prefetches;
   Interner<std::tuple<int, int, int, int>> kernels;
   Interner<std::tuple<int, int, int, int>> schedules;
@@ -95,7 +102,8 @@ Neighborhood::Neighborhood(const std::vector<KernelConfig>& space) {
     p.log_mr = FixedLog2(c.mr);
     p.log_nr = FixedLog2(c.nr);
     p.log_k_unroll = FixedLog2(c.k_unroll);
-    p.log_kc = FixedLog2(packed ? c.kc : ref_kc);
+    const bool direct = c.family == KernelFamily::kDirect;
+    p.log_kc = FixedLog2(packed ? c.kc : direct ? (c.kc > 0 ? c.kc : whole_k_kc) : ref_kc);
     p.log_mc = FixedLog2(packed ? c.mc : ref_mc);
     p.log_nc = FixedLog2(packed ? c.nc : ref_nc);
     p.prefetch = prefetches.Id({c.prefetch_a, c.prefetch_b, c.prefetch_c ? 1 : 0});

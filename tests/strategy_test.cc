@@ -269,6 +269,40 @@ TEST(StrategyTest, NeighboursMoveAlongOneGroupAndStayClose) {
   EXPECT_EQ(neighborhood.Distance(3, 4), neighborhood.Distance(4, 3));
 }
 
+// Direct configs that split K into blocks lie along the kc axis: the whole K one step past the
+// longest block, so a climb can move from the whole K into blocks and between block sizes.
+TEST(StrategyTest, DirectBlocksAreNeighboursAlongKc) {
+  KernelConfig packed;
+  packed.family = KernelFamily::kPacked;
+  packed.isa = IsaLevel::kGeneric;
+  packed.mr = 4;
+  packed.nr = 8;
+  packed.kc = 256;
+  packed.mc = 64;
+  packed.nc = 512;
+  std::vector<KernelConfig> space = {packed};
+  for (int kc : {0, 320, 640, 1280}) {
+    KernelConfig direct = packed;
+    direct.family = KernelFamily::kDirect;
+    direct.kc = kc;
+    direct.mc = 0;
+    direct.nc = 0;
+    space.push_back(direct);
+  }
+  const Neighborhood neighborhood(space);
+  auto neighbour_kcs = [&](std::size_t index) {
+    std::set<int> kcs;
+    for (std::uint32_t j : neighborhood.Neighbors(index)) {
+      if (space[j].family == KernelFamily::kDirect) kcs.insert(space[j].kc);
+    }
+    return kcs;
+  };
+  EXPECT_TRUE(neighbour_kcs(1).contains(1280));  // the whole K -> the longest block
+  EXPECT_TRUE(neighbour_kcs(3).contains(320));   // 640 -> 320 and 1280
+  EXPECT_TRUE(neighbour_kcs(3).contains(1280));
+  EXPECT_GT(neighborhood.Distance(1, 2), neighborhood.Distance(1, 4));
+}
+
 TEST(StrategyTest, ExhaustiveVisitsEveryIndexOnceInOrder) {
   const SearchContext context = ContextFor(MatrixProblem(1));
   auto strategy = Make("exhaustive", context);
