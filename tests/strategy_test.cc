@@ -272,22 +272,12 @@ TEST(StrategyTest, NeighboursMoveAlongOneGroupAndStayClose) {
 // Direct configs that split K into blocks lie along the kc axis: the whole K one step past the
 // longest block, so a climb can move from the whole K into blocks and between block sizes.
 TEST(StrategyTest, DirectBlocksAreNeighboursAlongKc) {
-  KernelConfig packed;
-  packed.family = KernelFamily::kPacked;
-  packed.isa = IsaLevel::kGeneric;
-  packed.mr = 4;
-  packed.nr = 8;
-  packed.kc = 256;
-  packed.mc = 64;
-  packed.nc = 512;
-  std::vector<KernelConfig> space = {packed};
+  std::vector<KernelConfig> space = {KernelConfig{.family = KernelFamily::kPacked,
+                                                  .isa = IsaLevel::kGeneric, .mr = 4, .nr = 8,
+                                                  .kc = 256, .mc = 64, .nc = 512}};
   for (int kc : {0, 320, 640, 1280}) {
-    KernelConfig direct = packed;
-    direct.family = KernelFamily::kDirect;
-    direct.kc = kc;
-    direct.mc = 0;
-    direct.nc = 0;
-    space.push_back(direct);
+    space.push_back(KernelConfig{.family = KernelFamily::kDirect, .isa = IsaLevel::kGeneric,
+                                 .mr = 4, .nr = 8, .kc = kc});
   }
   const Neighborhood neighborhood(space);
   auto neighbour_kcs = [&](std::size_t index) {
