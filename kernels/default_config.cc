@@ -96,7 +96,8 @@ double VectorFmasPerCycle(const Machine& machine) {
 // registers hold about eight of them beside the loop's pointers and counters: for taller tiles
 // GCC 12 keeps the rest on the stack or in vector registers and reloads them in the k loop
 // (seen in the 12x32 and 16x16 f32 AVX-512 kernels; 8-row ones have none). On Zen 4,
-// interleaved, 128^3 f32: 12x32 ran at 0.94 of 8x32, 16x16 at 0.91 of 8x16. A transposed A is read along its rows (a[p * lda + i]), one address per k step.
+// interleaved, 128^3 f32: 12x32 ran at 0.94 of 8x32, 16x16 at 0.91 of 8x16. A transposed A is
+// read along its rows (a[p * lda + i]), one address per k step, so any height goes there.
 constexpr int kMaxInPlaceRowsOfA = 8;
 
 // The register tile of a direct (unpacked) problem (`problem` in its row-major view): the
@@ -114,8 +115,7 @@ constexpr int kMaxInPlaceRowsOfA = 8;
 // two loads per cycle would allow (Zen 3, in-L1 kernel loop: 8x8 and 12x8 at 0.77 and 0.71 of
 // 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles taller than
 // kMaxInPlaceRowsOfA are left out where A is read by rows, and tiles narrower than
-// `min_vectors` vectors always. The model ranks tiles; it does not
-// predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3, 100^3, 200^3,
+// `min_vectors` vectors always. The model ranks tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3, 100^3, 200^3,
 // 80x300x120 and 127x257x509, 8x32 for 32^3, 64^3 and 128^3..512^3, and 8x48 for 48^3,
 // 128x768x768 and 128x3072x768; interleaved, each was the fastest of the 6-9 tiles timed or
 // within 3% of it, except at 24^3 (8x32, 0.93 of 8x16).
@@ -149,7 +149,7 @@ TileChoice DirectTile(const Machine& machine, const Problem& problem, int min_ve
 }
 
 // The model config of the direct (unpacked) family with `tile` (DirectTile's choice) and k
-// blocks of `kc` (0: the whole K at once; DirectFit's choice).
+// blocks of `kc` (0: the whole K at once; FitDirect's choice).
 KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile tile, int kc) {
   const IsaLevel isa = machine.kernel_isa;
   KernelConfig c;
