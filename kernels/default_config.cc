@@ -55,6 +55,12 @@ Problem RowMajorView(Problem problem) {
   return problem;
 }
 
+std::int64_t OperandBytes(const Problem& problem) {
+  const auto input = static_cast<std::int64_t>(DTypeSize(problem.dtype));
+  const auto output = static_cast<std::int64_t>(CTypeSize(problem.dtype));
+  return (problem.m * problem.k + problem.k * problem.n) * input + problem.m * problem.n * output;
+}
+
 std::int64_t DirectKcModel(const CacheBudget& cache, std::int64_t m, int nr, std::int64_t elem) {
   const std::int64_t row_bytes = (std::max<std::int64_t>(m, 1) + std::max(nr, 1)) * elem;
   return static_cast<std::int64_t>(cache.l2) / 2 / row_bytes / 64 * 64;
@@ -65,6 +71,7 @@ namespace {
 struct Tile {
   int mr = 0;
   int nr = 0;
+  IsaLevel isa = IsaLevel::kGeneric;  // whose registered kernels the tile is (direct tiles)
 };
 
 // The register tile with the most accumulators among those two vectors wide (BLIS's choice on
@@ -81,14 +88,14 @@ Tile BestTile(IsaLevel isa) {
   return best;
 }
 
-// Vector FMAs the core completes per cycle at `machine`'s kernel ISA level. Two pipes are what
+// Vector FMAs the core completes per cycle with `isa`'s vectors. Two pipes are what
 // current x86 cores have for 256-bit vectors (Zen 3-5, Skylake and later) and for 512-bit ones
 // on Skylake-X-class Intel server cores and Zen 5. Zen 4 (AMD family 0x19 with AVX-512) runs a
 // 512-bit FMA as two halves on its two 256-bit pipes: one zmm FMA per cycle. Its measured f32
 // peak says the same (115 GFLOP/s on one core, 16 lanes x 2 flops x 1 FMA x ~3.6 GHz).
-double VectorFmasPerCycle(const Machine& machine) {
+double VectorFmasPerCycle(const Machine& machine, IsaLevel isa) {
   const bool zen4 = machine.cpu.vendor == "AuthenticAMD" && machine.cpu.family == 0x19;
-  return zen4 && machine.kernel_isa == IsaLevel::kAvx512 ? 1.0 : 2.0;
+  return zen4 && isa == IsaLevel::kAvx512 ? 1.0 : 2.0;
 }
 
 // The most rows a direct tile reads from A in place by rows (A not transposed after the
@@ -105,7 +112,7 @@ constexpr int kMaxInPlaceRowsOfA = 8;
 // where a poor fit costs most: every partial tile at the bottom or right edge costs a full tile
 // (24^3 f32 on Zen 3: 6x16, whose 8-column edge tiles compute 16 columns, ran at 26 GFLOP/s;
 // 3x24 and 4x24, which fit, at 63). Per k step a tile is bound by the slowest of
-//   - FMA throughput: mr * nv FMAs on `fma_pipes` (VectorFmasPerCycle);
+//   - FMA throughput: mr * nv FMAs on `fma_pipes` (VectorFmasPerCycle for `isa`);
 //   - FMA latency: each accumulator is one chain of k FMAs, kFmaLatency cycles apart, so fewer than
 //     fma_pipes * kFmaLatency accumulators leave the pipes idle;
 //   - loads: mr broadcasts of A and nv vectors of B, kLoadsPerCycle at a time;
@@ -114,8 +121,8 @@ constexpr int kMaxInPlaceRowsOfA = 8;
 // current x86 cores. The load rate is fitted to the broadcast-heavy tiles, which ran slower than
 // two loads per cycle would allow (Zen 3, in-L1 kernel loop: 8x8 and 12x8 at 0.77 and 0.71 of
 // 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles taller than
-// kMaxInPlaceRowsOfA are left out where A is read by rows, and tiles narrower than
-// `min_vectors` vectors always. The model ranks tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3, 100^3, 200^3,
+// kMaxInPlaceRowsOfA are left out where A is read by rows, tiles narrower than `min_vectors`
+// vectors always, and with `whole_panels_only` tiles that do not divide N. The model ranks tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3, 100^3, 200^3,
 // 80x300x120 and 127x257x509, 8x32 for 32^3, 64^3 and 128^3..512^3, and 8x48 for 48^3,
 // 128x768x768 and 128x3072x768; interleaved, each was the fastest of the 6-9 tiles timed or
 // within 3% of it, except at 24^3 (8x32, 0.93 of 8x16).
@@ -125,25 +132,27 @@ struct TileChoice {
 };
 
 template <typename T>
-TileChoice DirectTile(const Machine& machine, const Problem& problem, int min_vectors = 1) {
-  const double fma_pipes = VectorFmasPerCycle(machine);
+TileChoice DirectTile(const Machine& machine, const Problem& problem, IsaLevel isa,
+                      int min_vectors = 1, bool whole_panels_only = false) {
+  const double fma_pipes = VectorFmasPerCycle(machine, isa);
   constexpr double kFmaLatency = 4.0;
   constexpr double kLoadsPerCycle = 1.5;
   constexpr double kTileCallCycles = 40.0;
-  const int lanes = VectorLanes(machine.kernel_isa, sizeof(T));
+  const int lanes = VectorLanes(isa, sizeof(T));
   const bool a_by_rows = problem.trans_a == Trans::kNo;
   const double k = static_cast<double>(std::max<std::int64_t>(problem.k, 1));
   TileChoice best;
-  for (const auto& entry : MicroKernels<T>(machine.kernel_isa)) {
+  for (const auto& entry : MicroKernels<T>(isa)) {
     const int nv = entry.nr / lanes;
     if (entry.k_unroll != 1 || nv < min_vectors) continue;
+    if (whole_panels_only && problem.n % entry.nr != 0) continue;
     if (a_by_rows && entry.mr > kMaxInPlaceRowsOfA) continue;
     const double per_k = std::max({entry.mr * nv / fma_pipes, kFmaLatency,
                                    (entry.mr + nv) / kLoadsPerCycle});
     const double tiles = static_cast<double>((problem.m + entry.mr - 1) / entry.mr) *
                          static_cast<double>((problem.n + entry.nr - 1) / entry.nr);
     const double cycles = tiles * (k * per_k + kTileCallCycles);
-    if (best.tile.mr == 0 || cycles < best.cycles) best = {{entry.mr, entry.nr}, cycles};
+    if (best.tile.mr == 0 || cycles < best.cycles) best = {{entry.mr, entry.nr, isa}, cycles};
   }
   return best;
 }
@@ -151,9 +160,8 @@ TileChoice DirectTile(const Machine& machine, const Problem& problem, int min_ve
 // The model config of the direct (unpacked) family with `tile` (DirectTile's choice) and k
 // blocks of `kc` (0: the whole K at once; FitDirect's choice).
 KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile tile, int kc) {
-  const IsaLevel isa = machine.kernel_isa;
   KernelConfig c;
-  c.isa = isa;
+  c.isa = tile.isa;
   c.threads = problem.threads;
   c.family = KernelFamily::kDirect;
   c.mr = tile.mr;
@@ -163,16 +171,16 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   // the prefetch loop runs once per tile, every few dozen k steps (Zen 3, 8^3..100^3, 4 tiles
   // each, interleaved: 1-6% faster without it in 23 of 24 pairs).
   c.prefetch_c = false;
-  // AVX-512: not unrolled. On Zen 4, interleaved, ku1 was 1-10% faster than ku4 with the same
-  // tile in 21 of 24 pairs and within 3% in the others (8x16, 8x32 and 8x48 f32 on 16^3..512^3,
-  // 128x768x768, 127x257x509, 128x3072x768), and every direct winner of a search on 64^3..200^3
-  // was ku1.
-  // AVX2 and generic: unrolled by 4. Interleaved A/Bs on the Zen 3 VM disagreed with the host's
+  // AVX-512 machines: not unrolled. On Zen 4, interleaved, ku1 was 1-10% faster than ku4 with
+  // the same tile in 21 of 24 pairs and within 3% in the others (8x16, 8x32 and 8x48 f32 on
+  // 16^3..512^3, 128x768x768, 127x257x509, 128x3072x768), every direct winner of a search on
+  // 64^3..200^3 was ku1, and its AVX2 tiles ran ku1 1-7% faster too (8x8 on 8^3..56^3).
+  // AVX2 and generic machines: unrolled by 4. Interleaved A/Bs on the Zen 3 VM disagreed with the host's
   // load: when it was quiet ku1 was 2-10% faster for every tile on 8^3..100^3; when the host was
   // busy ku4 was 2-24% faster on 32^3..128^3 (4x16, 5x16, 6x16), and a tune's confirm round then
   // put the ku4 winner 1.2x ahead of the ku1 default with the same 5x16 tile at 100^3. The
   // smaller loss decides; the search space has both. Every registered tile has a ku4 kernel.
-  c.k_unroll = isa == IsaLevel::kAvx512 ? 1 : 4;
+  c.k_unroll = machine.kernel_isa == IsaLevel::kAvx512 ? 1 : 4;
   // One thread has no loop to split; jc is the space's canonical choice then.
   c.parallel_loop = problem.threads > 1 && problem.m >= problem.n ? ParallelLoop::kIc
                                                                   : ParallelLoop::kJc;
@@ -226,12 +234,6 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   return c;
 }
 
-// Bytes of A, B and C together.
-template <typename T>
-std::int64_t Footprint(const Problem& problem) {
-  return (problem.m * problem.k + problem.k * problem.n + problem.m * problem.n) *
-         static_cast<std::int64_t>(sizeof(T));
-}
 
 // How far `problem` is past what the direct family handles well, as a multiple of its limit
 // (`pressure` <= 1: direct), and the k block it runs with there (`kc`, 0 = the whole K).
@@ -280,7 +282,7 @@ DirectFit FitDirect(const Problem& problem, const Machine& machine, Tile tile) {
   const CacheBudget cache = CacheBudgetOf(machine.topology);
   const double l2 = static_cast<double>(cache.l2);
   const std::int64_t elem = sizeof(T);
-  const double footprint = static_cast<double>(Footprint<T>(problem));
+  const double footprint = static_cast<double>(OperandBytes(problem));
   const DirectFit fits_whole{footprint / (l2 / 2), 0};
   if (VectorLanes(machine.kernel_isa, sizeof(T)) * elem < kCacheLine) return fits_whole;
   const double b_panel = static_cast<double>(problem.k * tile.nr * elem);
@@ -314,14 +316,32 @@ struct DirectPlan {
 constexpr int kMinBlockedTileVectors = 3;
 constexpr double kBlockedWideTileSlack = 1.05;  // model cycles a wide tile may cost over the best
 
+// Small problems on an AVX-512 machine may take an AVX2 tile (which the AVX-512 CPU runs just
+// as well) where it covers N exactly and the AVX-512 tile does not: the partial column panel
+// then costs a padded copy of B and masked stores. On Zen 4, where two ymm FMAs per cycle match
+// one zmm FMA, f32: 8^3 AVX2 8x8 ran 1.95x AVX-512 8x16, 24^3 AVX2 4x24 1.7x AVX-512 8x32
+// (libxsmm: 40 and 79 GFLOP/s against 21 and 89). Where the AVX2 tile needs a partial panel
+// too it lost (12^3 6x16: 0.78x, 20^3 4x24: 0.93x): AVX2 has no cheap masked store. The model
+// must also find it kLowerIsaTileGain better, so cores with two 512-bit FMA pipes keep AVX-512.
+constexpr double kLowerIsaTileGain = 1.1;
+
 template <typename T>
 DirectPlan PlanDirect(const Problem& problem, const Machine& machine) {
-  const TileChoice model = DirectTile<T>(machine, problem);
+  const IsaLevel isa = machine.kernel_isa;
+  const TileChoice model = DirectTile<T>(machine, problem, isa);
   DirectPlan plan{model.tile, FitDirect<T>(problem, machine, model.tile)};
   if (plan.fit.kc > 0) {
-    const TileChoice wide = DirectTile<T>(machine, problem, kMinBlockedTileVectors);
+    const TileChoice wide = DirectTile<T>(machine, problem, isa, kMinBlockedTileVectors);
     if (wide.tile.mr > 0 && wide.cycles <= kBlockedWideTileSlack * model.cycles) {
       plan = {wide.tile, FitDirect<T>(problem, machine, wide.tile)};
+    }
+  }
+  const bool small = OperandBytes(problem) * 2 <=
+                     static_cast<std::int64_t>(CacheBudgetOf(machine.topology).l2);
+  if (isa == IsaLevel::kAvx512 && small && problem.n % model.tile.nr != 0) {
+    const TileChoice lower = DirectTile<T>(machine, problem, IsaLevel::kAvx2, 1, true);
+    if (lower.tile.mr > 0 && model.cycles > kLowerIsaTileGain * lower.cycles) {
+      plan.tile = lower.tile;  // the fit is the same: the whole problem fits in half of L2
     }
   }
   return plan;

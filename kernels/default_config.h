@@ -40,6 +40,9 @@ CacheBudget CacheBudgetOf(const Topology& topology);
 // (M and N trade places, and so do the operands). Configs' tiles and blocks refer to this view.
 Problem RowMajorView(Problem problem);
 
+// Bytes of A, B and C together.
+std::int64_t OperandBytes(const Problem& problem);
+
 // The direct family's model k block for M = `m` rows and a tile `nr` wide with `elem`-byte
 // elements: the m x kc block of A and the kc x nr panel of B together in half of L2, a multiple
 // of 64 (0 when not even 64 fit). docs/analytical-model.md, step 1.

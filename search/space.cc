@@ -95,7 +95,8 @@ std::vector<std::pair<int, int>> PrefetchVariants(const SpaceOptions& options) {
 
 template <typename T>
 void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
-                      const SpaceOptions& options, std::vector<KernelConfig>& out) {
+                      const SpaceOptions& options, bool direct_only,
+                      std::vector<KernelConfig>& out) {
   const CacheBudget cache = CacheBudgetOf(machine.topology);
   const std::int64_t elem = sizeof(T);
   const std::vector<ParallelLoop> loops =
@@ -131,6 +132,7 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
         out.push_back(c);
       }
     }
+    if (direct_only) continue;
     AddPackedConfigs(problem, cache, base, elem, elem, 8, {128, 256, 384}, loops,
                      PrefetchVariants(options), out);
   }
@@ -172,13 +174,21 @@ void AddGemvConfigs(const Problem& problem, IsaLevel isa, std::vector<KernelConf
   }
 }
 
+// f32 and f64 at `isa`. On an AVX-512 machine a small problem (A, B and C in half of L2) also
+// gets the AVX2 direct configs, which the analytical default may take there: an AVX2 tile that
+// covers N exactly needs no padded copy of B (docs/analytical-model.md, step 2).
 template <typename T>
 void AddConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
                 const SpaceOptions& options, std::vector<KernelConfig>& out) {
   if (problem.m == 1 || problem.n == 1) {
     AddGemvConfigs<T>(problem, isa, out);
-  } else {
-    AddMatrixConfigs<T>(problem, machine, isa, options, out);
+    return;
+  }
+  AddMatrixConfigs<T>(problem, machine, isa, options, false, out);
+  const bool small =
+      OperandBytes(problem) * 2 <= static_cast<std::int64_t>(CacheBudgetOf(machine.topology).l2);
+  if (isa == IsaLevel::kAvx512 && !options.all_isa_levels && small) {
+    AddMatrixConfigs<T>(problem, machine, IsaLevel::kAvx2, options, true, out);
   }
 }
 

@@ -73,11 +73,22 @@ TEST(SpaceTest, BlocksNeverExceedTheProblem) {
   }
 }
 
+Problem RowMajorF32(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1};
+}
+
+// The analytical default of `problem` is one of `space`'s configs (the search starts there).
+void ExpectDefaultInSpace(const Problem& problem, const Machine& machine,
+                          const std::vector<KernelConfig>& space) {
+  const KernelConfig model = DefaultConfig(problem, machine);
+  EXPECT_NE(std::find(space.begin(), space.end(), model), space.end()) << model.ToString();
+}
+
 // Where the direct family's model k block is shorter than K, the space has direct configs in
 // blocks around it (multiples of 64 below K), and the default is one of the space's configs.
 TEST(SpaceTest, DirectBlocksAroundTheModelWhereKIsLong) {
   const Machine zen4 = testing::SyntheticZen4Machine();
-  const Problem long_k{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 768, 3072, 1};
+  const Problem long_k = RowMajorF32(128, 768, 3072);
   const std::vector<KernelConfig> space = GenerateSpace(long_k, zen4);
   int blocked = 0;
   for (const KernelConfig& c : space) {
@@ -87,15 +98,33 @@ TEST(SpaceTest, DirectBlocksAroundTheModelWhereKIsLong) {
     EXPECT_LT(c.kc, 3072) << c.ToString();
   }
   EXPECT_GT(blocked, 0);
-  const KernelConfig model = DefaultConfig(long_k, zen4);
-  ASSERT_GT(model.kc, 0) << model.ToString();
-  EXPECT_NE(std::find(space.begin(), space.end(), model), space.end()) << model.ToString();
-
-  const Problem short_k{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 64, 64, 64, 1};
-  for (const KernelConfig& c : GenerateSpace(short_k, zen4)) {
+  EXPECT_GT(DefaultConfig(long_k, zen4).kc, 0);
+  ExpectDefaultInSpace(long_k, zen4, space);
+  for (const KernelConfig& c : GenerateSpace(RowMajorF32(64, 64, 64), zen4)) {
     if (c.family == KernelFamily::kDirect) {
       EXPECT_EQ(c.kc, 0) << c.ToString();
     }
+  }
+}
+
+// On an AVX-512 machine a small problem's space also has the AVX2 direct configs (the default
+// may be one of them); a large problem's has AVX-512 configs only.
+TEST(SpaceTest, SmallProblemsAlsoGetAvx2DirectConfigs) {
+  const Machine zen4 = testing::SyntheticZen4Machine();
+  const Problem small = RowMajorF32(24, 24, 24);
+  const std::vector<KernelConfig> space = GenerateSpace(small, zen4);
+  const auto avx2 = std::count_if(space.begin(), space.end(), [](const KernelConfig& c) {
+    return c.isa == IsaLevel::kAvx2;
+  });
+  const auto avx2_direct = std::count_if(space.begin(), space.end(), [](const KernelConfig& c) {
+    return c.isa == IsaLevel::kAvx2 && c.family == KernelFamily::kDirect;
+  });
+  EXPECT_GT(avx2, 0);
+  EXPECT_EQ(avx2_direct, avx2);
+  EXPECT_EQ(DefaultConfig(small, zen4).isa, IsaLevel::kAvx2);
+  ExpectDefaultInSpace(small, zen4, space);
+  for (const KernelConfig& c : GenerateSpace(RowMajorF32(512, 512, 512), zen4)) {
+    EXPECT_EQ(c.isa, IsaLevel::kAvx512) << c.ToString();
   }
 }
 
