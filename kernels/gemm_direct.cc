@@ -23,26 +23,36 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
   const std::int64_t k_block = config.kc > 0 ? std::min<std::int64_t>(config.kc, k) : k;
 
   // The in-place kernels read op(B) row by row; a transposed B is copied to row-major once.
-  MatrixView<T> b = g.b;
-  if (b.trans == Trans::kYes) {
+  // `b` points at the caller's view rather than copying it: a wide copy of a struct just
+  // written field by field stalls on store forwarding.
+  const MatrixView<T>* b = &g.b;
+  MatrixView<T> b_row_major;
+  if (g.b.trans == Trans::kYes) {
     T* copy = ThreadWorkspaceOf<T>(WorkspaceSlot::kVector, static_cast<std::size_t>(k * g.n));
     for (std::int64_t p = 0; p < k; ++p) {
-      for (std::int64_t j = 0; j < g.n; ++j) copy[p * g.n + j] = b.At(p, j);
+      for (std::int64_t j = 0; j < g.n; ++j) copy[p * g.n + j] = g.b.At(p, j);
     }
-    b = {copy, g.n, Trans::kNo};
+    b_row_major = {copy, g.n, Trans::kNo};
+    b = &b_row_major;
   }
   const bool a_by_rows = g.a.trans == Trans::kNo;
   const MicroKernelFn<T> full_tile = a_by_rows ? kernel.rows : kernel.cols;
   const MicroKernelFn<T> edge_tile = a_by_rows ? kernel.rows_edge : kernel.cols_edge;
 
-  MicroKernelArgs<T> base;
-  base.k = k;
-  base.alpha = g.alpha;
-  base.beta = g.beta;
-  base.ldc = g.ldc;
-  base.prefetch_a = config.prefetch_a;
-  base.prefetch_b = config.prefetch_b;
-  base.prefetch_c = config.prefetch_c;
+  // Built in place in each task: copying a prepared struct made the copy's wide loads wait on
+  // the narrow stores that had just filled it (store forwarding fails), ~3 ns a call at 8^3.
+  auto new_args = [&] {
+    MicroKernelArgs<T> args;
+    args.k = k;
+    args.lda = g.a.ld;
+    args.alpha = g.alpha;
+    args.beta = g.beta;
+    args.ldc = g.ldc;
+    args.prefetch_a = config.prefetch_a;
+    args.prefetch_b = config.prefetch_b;
+    args.prefetch_c = config.prefetch_c;
+    return args;
+  };
 
   const int team = std::max(1, std::min(config.threads, pool.size()));
   auto task = [&](int tid) {
@@ -59,8 +69,7 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
     }
     if (row_begin >= row_end || col_begin >= col_end) return;
 
-    MicroKernelArgs<T> args = base;
-    args.lda = g.a.ld;
+    MicroKernelArgs<T> args = new_args();
     for (std::int64_t p = 0; p < k; p += k_block) {
       args.k = std::min(k_block, k - p);
       if (p > 0) args.beta = T(1);
@@ -68,12 +77,12 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
       for (std::int64_t j = col_begin; j < col_end; j += nr) {
         args.n = static_cast<int>(std::min<std::int64_t>(nr, col_end - j));
         if (args.n == nr) {
-          args.b = b.data + p * b.ld + j;
-          args.ldb = b.ld;
+          args.b = b->data + p * b->ld + j;
+          args.ldb = b->ld;
         } else {
           T* padded = ThreadWorkspaceOf<T>(WorkspaceSlot::kEdgeB,
                                            static_cast<std::size_t>(nr * args.k));
-          PackB(b, p, args.k, j, args.n, nr, padded);
+          PackB(*b, p, args.k, j, args.n, nr, padded);
           args.b = padded;
           args.ldb = nr;
         }
@@ -86,7 +95,12 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
       }
     }
   };
-  pool.Run(team, task);
+  // One thread runs on the caller's thread: no task indirection (small problems pay per call).
+  if (team == 1) {
+    task(0);
+  } else {
+    pool.Run(team, task);
+  }
 }
 
 template void RunDirect<float>(const KernelConfig&, const MicroKernelEntry<float>&,
