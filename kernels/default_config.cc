@@ -122,10 +122,12 @@ constexpr int kMaxInPlaceRowsOfA = 8;
 // two loads per cycle would allow (Zen 3, in-L1 kernel loop: 8x8 and 12x8 at 0.77 and 0.71 of
 // 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles taller than
 // kMaxInPlaceRowsOfA are left out where A is read by rows, tiles narrower than `min_vectors`
-// vectors always, and with `whole_panels_only` tiles that do not divide N. The model ranks tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3, 100^3, 200^3,
-// 80x300x120 and 127x257x509, 8x32 for 32^3, 64^3 and 128^3..512^3, and 8x48 for 48^3,
-// 128x768x768 and 128x3072x768; interleaved, each was the fastest of the 6-9 tiles timed or
-// within 3% of it, except at 24^3 (8x32, 0.93 of 8x16).
+// vectors always, and with `whole_panels_only` tiles that do not divide N. The model ranks
+// tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3,
+// 100^3, 200^3, 80x300x120 and 127x257x509, 8x32 for 32^3, 64^3 and 128^3..512^3, and 8x48
+// for 48^3, 128x768x768 and 128x3072x768; interleaved, each was the fastest of the 6-9
+// AVX-512 tiles timed or within 3% of it, except at 24^3 (8x32, 0.93 of 8x16; PlanDirect then
+// takes an AVX2 tile there).
 struct TileChoice {
   Tile tile;
   double cycles = 0.0;  // the model's estimate for the whole problem
@@ -175,11 +177,12 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   // the same tile in 21 of 24 pairs and within 3% in the others (8x16, 8x32 and 8x48 f32 on
   // 16^3..512^3, 128x768x768, 127x257x509, 128x3072x768), every direct winner of a search on
   // 64^3..200^3 was ku1, and its AVX2 tiles ran ku1 1-7% faster too (8x8 on 8^3..56^3).
-  // AVX2 and generic machines: unrolled by 4. Interleaved A/Bs on the Zen 3 VM disagreed with the host's
-  // load: when it was quiet ku1 was 2-10% faster for every tile on 8^3..100^3; when the host was
-  // busy ku4 was 2-24% faster on 32^3..128^3 (4x16, 5x16, 6x16), and a tune's confirm round then
-  // put the ku4 winner 1.2x ahead of the ku1 default with the same 5x16 tile at 100^3. The
-  // smaller loss decides; the search space has both. Every registered tile has a ku4 kernel.
+  // AVX2 and generic machines: unrolled by 4. Interleaved A/Bs on the Zen 3 VM disagreed with
+  // the host's load: when it was quiet ku1 was 2-10% faster for every tile on 8^3..100^3; when
+  // the host was busy ku4 was 2-24% faster on 32^3..128^3 (4x16, 5x16, 6x16), and a tune's
+  // confirm round then put the ku4 winner 1.2x ahead of the ku1 default with the same 5x16
+  // tile at 100^3. The smaller loss decides; the search space has both. Every registered tile
+  // has a ku4 kernel.
   c.k_unroll = machine.kernel_isa == IsaLevel::kAvx512 ? 1 : 4;
   // One thread has no loop to split; jc is the space's canonical choice then.
   c.parallel_loop = problem.threads > 1 && problem.m >= problem.n ? ParallelLoop::kIc
@@ -233,7 +236,6 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   c.parallel_loop = PackedParallelLoop(problem, c.mr);
   return c;
 }
-
 
 // How far `problem` is past what the direct family handles well, as a multiple of its limit
 // (`pressure` <= 1: direct), and the k block it runs with there (`kc`, 0 = the whole K).

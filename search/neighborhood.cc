@@ -84,7 +84,9 @@ Neighborhood::Neighborhood(const std::vector<KernelConfig>& space) {
   }
   int longest_direct_block = 0;
   for (const KernelConfig& c : space) {
-    if (c.family == KernelFamily::kDirect) longest_direct_block = std::max(longest_direct_block, c.kc);
+    if (c.family == KernelFamily::kDirect) {
+      longest_direct_block = std::max(longest_direct_block, c.kc);
+    }
   }
   const int whole_k_kc = longest_direct_block > 0 ? 2 * longest_direct_block : ref_kc;
   Interner<std::tuple<int, int, int>> prefetches;

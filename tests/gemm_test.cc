@@ -283,7 +283,8 @@ TEST(DefaultConfigTest, SmallProblemsTakeAnAvx2TileThatCoversN) {
 // A column-major problem runs as its row-major transpose (C^T = op(B)^T op(A)^T): M and N
 // trade places and so do the operands, and the default is that of the transpose.
 TEST(DefaultConfigTest, ColumnMajorProblemsGetTheirTransposesDefault) {
-  for (const Machine& machine : {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine()}) {
+  for (const Machine& machine :
+       {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine()}) {
     for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
              {3, 40, 40}, {40, 3, 40}, {200, 16, 64}, {127, 257, 509}, {128, 3072, 768}}) {
       for (Trans trans_a : {Trans::kNo, Trans::kYes}) {
