@@ -55,15 +55,24 @@ Problem RowMajorView(Problem problem) {
   return problem;
 }
 
+std::int64_t DirectKcModel(const CacheBudget& cache, std::int64_t m, int nr, std::int64_t elem) {
+  const std::int64_t row_bytes = (std::max<std::int64_t>(m, 1) + std::max(nr, 1)) * elem;
+  return static_cast<std::int64_t>(cache.l2) / 2 / row_bytes / 64 * 64;
+}
+
+namespace {
+
+// Bytes of A, B and C together.
 std::int64_t OperandBytes(const Problem& problem) {
   const auto input = static_cast<std::int64_t>(DTypeSize(problem.dtype));
   const auto output = static_cast<std::int64_t>(CTypeSize(problem.dtype));
   return (problem.m * problem.k + problem.k * problem.n) * input + problem.m * problem.n * output;
 }
 
-std::int64_t DirectKcModel(const CacheBudget& cache, std::int64_t m, int nr, std::int64_t elem) {
-  const std::int64_t row_bytes = (std::max<std::int64_t>(m, 1) + std::max(nr, 1)) * elem;
-  return static_cast<std::int64_t>(cache.l2) / 2 / row_bytes / 64 * 64;
+}  // namespace
+
+bool OperandsFitHalfOfL2(const Problem& problem, const CacheBudget& cache) {
+  return OperandBytes(problem) * 2 <= static_cast<std::int64_t>(cache.l2);
 }
 
 namespace {
@@ -338,9 +347,8 @@ DirectPlan PlanDirect(const Problem& problem, const Machine& machine) {
       plan = {wide.tile, FitDirect<T>(problem, machine, wide.tile)};
     }
   }
-  const bool small = OperandBytes(problem) * 2 <=
-                     static_cast<std::int64_t>(CacheBudgetOf(machine.topology).l2);
-  if (isa == IsaLevel::kAvx512 && small && problem.n % model.tile.nr != 0) {
+  if (isa == IsaLevel::kAvx512 && OperandsFitHalfOfL2(problem, CacheBudgetOf(machine.topology)) &&
+      problem.n % model.tile.nr != 0) {
     const TileChoice lower = DirectTile<T>(machine, problem, IsaLevel::kAvx2, 1, true);
     if (lower.tile.mr > 0 && model.cycles > kLowerIsaTileGain * lower.cycles) {
       plan.tile = lower.tile;  // the fit is the same: the whole problem fits in half of L2

@@ -40,8 +40,9 @@ CacheBudget CacheBudgetOf(const Topology& topology);
 // (M and N trade places, and so do the operands). Configs' tiles and blocks refer to this view.
 Problem RowMajorView(Problem problem);
 
-// Bytes of A, B and C together.
-std::int64_t OperandBytes(const Problem& problem);
+// Whether A, B and C together fit in half of L2: the small problems, which the direct family
+// runs whole (docs/analytical-model.md, step 1) and which may take an AVX2 tile (step 2).
+bool OperandsFitHalfOfL2(const Problem& problem, const CacheBudget& cache);
 
 // The direct family's model k block for M = `m` rows and a tile `nr` wide with `elem`-byte
 // elements: the m x kc block of A and the kc x nr panel of B together in half of L2, a multiple

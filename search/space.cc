@@ -110,24 +110,18 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
     // prefetch (C is usually in cache already at these sizes). Where the model's k block is
     // shorter than K, also in blocks of half, once and twice it (no C prefetch: each block's
     // C tile was just written by the previous one).
+    std::vector<std::pair<bool, int>> direct_variants = {{false, 0}, {true, 0}};  // (C pf, kc)
     const std::int64_t kc_model = DirectKcModel(cache, problem.m, kernel.nr, elem);
-    const std::vector<int> direct_kcs =
-        kc_model >= 64 && kc_model < problem.k ? Around(kc_model, {}, 64, problem.k - 1)
-                                                : std::vector<int>{};
+    if (kc_model >= 64 && kc_model < problem.k) {
+      for (int kc : Around(kc_model, {}, 64, problem.k - 1)) direct_variants.push_back({false, kc});
+    }
     for (ParallelLoop loop : loops) {
       if (loop == ParallelLoop::kJr) continue;
-      for (bool prefetch_c : {false, true}) {
+      for (auto [prefetch_c, kc] : direct_variants) {
         KernelConfig c = base;
         c.family = KernelFamily::kDirect;
         c.parallel_loop = loop;
         c.prefetch_c = prefetch_c;
-        out.push_back(c);
-      }
-      for (int kc : direct_kcs) {
-        KernelConfig c = base;
-        c.family = KernelFamily::kDirect;
-        c.parallel_loop = loop;
-        c.prefetch_c = false;
         c.kc = kc;
         out.push_back(c);
       }
@@ -185,9 +179,8 @@ void AddConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
     return;
   }
   AddMatrixConfigs<T>(problem, machine, isa, options, false, out);
-  const bool small =
-      OperandBytes(problem) * 2 <= static_cast<std::int64_t>(CacheBudgetOf(machine.topology).l2);
-  if (isa == IsaLevel::kAvx512 && !options.all_isa_levels && small) {
+  if (isa == IsaLevel::kAvx512 && !options.all_isa_levels &&
+      OperandsFitHalfOfL2(problem, CacheBudgetOf(machine.topology))) {
     AddMatrixConfigs<T>(problem, machine, IsaLevel::kAvx2, options, true, out);
   }
 }
