@@ -329,10 +329,12 @@ constexpr double kBlockedWideTileSlack = 1.05;  // model cycles a wide tile may 
 
 // Small problems on an AVX-512 machine may take an AVX2 tile (which the AVX-512 CPU runs just
 // as well) where it covers N exactly and the AVX-512 tile does not: the partial column panel
-// then costs a padded copy of B and masked stores. On Zen 4, where two ymm FMAs per cycle match
-// one zmm FMA, f32: 8^3 AVX2 8x8 ran 1.95x AVX-512 8x16, 24^3 AVX2 4x24 1.7x AVX-512 8x32
-// (libxsmm: 40 and 79 GFLOP/s against 21 and 89). Where the AVX2 tile needs a partial panel
-// too it lost (12^3 6x16: 0.78x, 20^3 4x24: 0.93x): AVX2 has no cheap masked store. The model
+// computes a whole tile's columns for a few. On Zen 4, where two ymm FMAs per cycle match one
+// zmm FMA, f32: 8^3 AVX2 8x8 ran 1.95x AVX-512 8x16, 24^3 AVX2 4x24 1.7x AVX-512 8x32
+// (libxsmm: 40 and 79 GFLOP/s against 21 and 89); after AVX-512 partial panels were read in
+// place (masked) instead of from a padded copy, still 1.26x and 1.39x (16x8x16 1.45x,
+// 8x24x100 1.35x, 48x24x64 1.33x). Where the AVX2 tile needs a partial panel too it lost
+// (12^3 6x16: 0.78x, 20^3 4x24: 0.93x): AVX2's partial panels are padded copies. The model
 // must also find it kLowerIsaTileGain better, so cores with two 512-bit FMA pipes keep AVX-512.
 constexpr double kLowerIsaTileGain = 1.1;
 

@@ -1,9 +1,10 @@
 // The direct family: register tiles read A and B where they are, with no packing, which wins
 // for small matrices where packing would cost as much as the product. Tiles run the in-place
 // micro-kernel (A by rows or, transposed, by columns; B by rows); a tile with fewer rows than the
-// kernel runs its edge variant, which reads only the rows that exist. The kernels read B a whole
-// tile wide, so a partial last column panel is read from a zero-padded copy (k x nr, made once
-// per call); a transposed B is copied to row-major once, since the kernels read op(B) by rows.
+// kernel runs its edge variant, which reads only the rows that exist. A partial last column
+// panel runs the edge variant too: where that masks B (AVX-512) it reads the panel in place,
+// elsewhere (B read a whole tile wide) from a zero-padded copy (k x nr, made once per panel and
+// k block); a transposed B is copied to row-major once, since the kernels read op(B) by rows.
 // With kc > 0 the k loop is split into blocks of kc, outermost, so that the m x kc block of A and
 // each kc x nr panel of B stay in L2 when the whole A or panel would not: every block after the
 // first adds its product to C (beta = 1), so C is read only where the caller's beta says so.
@@ -76,7 +77,10 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
       const T* a_block = a_by_rows ? g.a.data + p : g.a.data + p * g.a.ld;
       for (std::int64_t j = col_begin; j < col_end; j += nr) {
         args.n = static_cast<int>(std::min<std::int64_t>(nr, col_end - j));
-        if (args.n == nr) {
+        // A partial panel runs the edge kernel, which reads it in place where it masks B.
+        const bool partial = args.n < nr;
+        const bool masked_b = partial && kernel.edge_reads_n_columns_of_b;
+        if (!partial || masked_b) {
           args.b = b->data + p * b->ld + j;
           args.ldb = b->ld;
         } else {
@@ -90,7 +94,7 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
           args.m = static_cast<int>(std::min<std::int64_t>(mr, row_end - i));
           args.a = a_by_rows ? a_block + i * g.a.ld : a_block + i;
           args.c = g.c + i * g.ldc + j;
-          (args.m == mr ? full_tile : edge_tile)(args);
+          (args.m == mr && !masked_b ? full_tile : edge_tile)(args);
         }
       }
     }

@@ -41,7 +41,8 @@ using MicroKernelFn = void (*)(const MicroKernelArgs<T>&);
 
 // One register tile: MR x NR accumulators, k loop unrolled `k_unroll` times, in the three A modes.
 // `rows` and `cols` read all MR rows of A and NR columns of B; their `_edge` variants read only
-// the m rows of A of a tile with m < MR (and still NR columns of B).
+// the m rows of A of a tile with m < MR and, where `edge_reads_n_columns_of_b`, only the n
+// columns of B of a tile with n < NR (masked loads); otherwise still NR columns of B.
 template <typename T>
 struct MicroKernelEntry {
   IsaLevel isa;
@@ -53,6 +54,7 @@ struct MicroKernelEntry {
   MicroKernelFn<T> cols;
   MicroKernelFn<T> rows_edge;
   MicroKernelFn<T> cols_edge;
+  bool edge_reads_n_columns_of_b;
 };
 
 // y[r * incy] = alpha * dot(A row r, x) + beta * y[r * incy] for r < rows; A rows contiguous

@@ -26,9 +26,13 @@ using simd::Unroll;
 //
 // kEdge (in-place modes only) is the variant for a tile with fewer than MR rows (m < MR) read
 // where it lies: rows past m re-read row m - 1, so only op(A)'s m rows are touched. It costs a
-// full tile's FMAs but no copy; the full-tile variant keeps fixed row offsets. B is still read
-// NR columns wide (the direct driver gives partial column panels a zero-padded copy): masked
-// B loads in the k loop made GCC 12 store every accumulator to memory on every k step.
+// full tile's FMAs but no copy; the full-tile variant keeps fixed row offsets. Where the ISA has
+// cheap masked loads (Vec::kCheapMaskedLoads), the edge variant also reads only the n columns of
+// B of a tile with n < NR, each B vector under a mask set once before the k loop, so the direct
+// driver reads partial column panels in place. Elsewhere B is read NR columns wide and the
+// driver gives partial column panels a zero-padded copy (AVX2's masked loads cost extra uops on
+// every load; a per-step `lanes == L ? Load : LoadPartial` made GCC 12 store every accumulator
+// to memory on every k step).
 template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false>
 [[gnu::flatten]] void MicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
   using T = typename Vec::Element;
@@ -73,9 +77,24 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false>
       return ap[i];
     }
   };
+  constexpr bool kMaskB = kEdge && Vec::kCheapMaskedLoads;
+  using BMask = typename Vec::MaskType;
+  BMask b_mask[NV] = {};
+  if constexpr (kMaskB) {
+    Unroll<NV>([&](auto v) {
+      const int left = args.n - static_cast<int>(v) * L;
+      b_mask[v] = Vec::LaneMask(left < 0 ? 0 : left < L ? left : L);
+    });
+  }
   auto step = [&](const T* ap, const T* bp) __attribute__((always_inline)) {
     V bv[NV];
-    Unroll<NV>([&](auto v) { bv[v] = Vec::Load(bp + v * L); });
+    Unroll<NV>([&](auto v) {
+      if constexpr (kMaskB) {
+        bv[v] = Vec::LoadMasked(bp + v * L, b_mask[v]);
+      } else {
+        bv[v] = Vec::Load(bp + v * L);
+      }
+    });
     Unroll<MR>([&](auto i) {
       const V av = Vec::Set1(a_elem(ap, i));
       Unroll<NV>([&](auto v) { acc[i][v] = Vec::Fma(av, bv[v], acc[i][v]); });
@@ -232,7 +251,8 @@ constexpr MicroKernelEntry<typename Vec::Element> Entry() {
           &MicroKernel<Vec, MR, NV, KU, AMode::kRows>,
           &MicroKernel<Vec, MR, NV, KU, AMode::kCols>,
           &MicroKernel<Vec, MR, NV, KU, AMode::kRows, true>,
-          &MicroKernel<Vec, MR, NV, KU, AMode::kCols, true>};
+          &MicroKernel<Vec, MR, NV, KU, AMode::kCols, true>,
+          Vec::kCheapMaskedLoads};
 }
 
 template <class Vec, int R, int NV>

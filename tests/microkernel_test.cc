@@ -79,8 +79,9 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
         }
         // The edge variants read A in place for every partial tile (m <= MR, n <= NR), by rows
         // and transposed, from a copy of exactly A's extent followed by an inaccessible page:
-        // reading a row past m at the end faults. B is read NR columns wide, as the direct
-        // driver gives it: zero-padded to NR columns when n < NR, else in place.
+        // reading a row past m at the end faults. B comes as the direct driver gives it: in
+        // place where n = NR or the kernel masks B (then from a copy of exactly B's k x n
+        // extent, so a read past column n of the last row faults), else zero-padded to NR.
         for (Trans ta : {Trans::kNo, Trans::kYes}) {
           for (int m = 1; m <= kernel.mr; ++m) {
             for (int n = 1; n <= kernel.nr; ++n) {
@@ -92,13 +93,13 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
               std::vector<T> padded_b(static_cast<std::size_t>(k * kernel.nr));
               PackB<T>({gc.b.data(), gc.b.ld, Trans::kNo}, 0, k, 0, n, kernel.nr,
                        padded_b.data());
-              const bool full_b = n == kernel.nr;
+              const bool b_in_place = n == kernel.nr || kernel.edge_reads_n_columns_of_b;
               const GuardedCopy<T> b(
-                  full_b ? gc.b.data() : padded_b.data(),
-                  full_b ? StoredExtent(Layout::kRowMajor, Trans::kNo, k, n, gc.b.ld)
-                         : padded_b.size());
+                  b_in_place ? gc.b.data() : padded_b.data(),
+                  b_in_place ? StoredExtent(Layout::kRowMajor, Trans::kNo, k, n, gc.b.ld)
+                             : padded_b.size());
               MicroKernelArgs<T> args = TileArgs(gc, a.data(), gc.a.ld, b.data(),
-                                                 full_b ? gc.b.ld : kernel.nr);
+                                                 b_in_place ? gc.b.ld : kernel.nr);
               args.prefetch_c = (n % 2) == 0;
               (ta == Trans::kNo ? kernel.rows_edge : kernel.cols_edge)(args);
               if (CheckResult(gc, name + (ta == Trans::kNo ? " rows_edge" : " cols_edge")) > 0) {

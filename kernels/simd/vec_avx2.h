@@ -23,6 +23,9 @@ alignas(64) inline constexpr std::int64_t kMask64[8] = {-1, -1, -1, -1, 0, 0, 0,
 template <>
 struct Avx2Vec<float> {
   using Element = float;
+  // vmaskmov loads cost extra uops on every load: the edge kernels read B unmasked.
+  static constexpr bool kCheapMaskedLoads = false;
+  using MaskType = int;
   using V = __m256;
   static constexpr int kLanes = 8;
   static constexpr int kRegisters = 16;
@@ -50,6 +53,9 @@ struct Avx2Vec<float> {
 template <>
 struct Avx2Vec<double> {
   using Element = double;
+  // vmaskmov loads cost extra uops on every load: the edge kernels read B unmasked.
+  static constexpr bool kCheapMaskedLoads = false;
+  using MaskType = int;
   using V = __m256d;
   static constexpr int kLanes = 4;
   static constexpr int kRegisters = 16;

@@ -23,9 +23,13 @@ struct Avx512Vec<float> {
   static V Set1(float x) { return _mm512_set1_ps(x); }
   static V Load(const float* p) { return _mm512_loadu_ps(p); }
   static void Store(float* p, V v) { _mm512_storeu_ps(p, v); }
-  static __mmask16 Mask(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
-  static V LoadPartial(const float* p, int n) { return _mm512_maskz_loadu_ps(Mask(n), p); }
-  static void StorePartial(float* p, V v, int n) { _mm512_mask_storeu_ps(p, Mask(n), v); }
+  // Masked loads cost what plain ones do, and masked-off lanes are never read (no fault).
+  static constexpr bool kCheapMaskedLoads = true;
+  using MaskType = __mmask16;
+  static MaskType LaneMask(int n) { return static_cast<MaskType>((1u << n) - 1u); }
+  static V LoadMasked(const float* p, MaskType m) { return _mm512_maskz_loadu_ps(m, p); }
+  static V LoadPartial(const float* p, int n) { return _mm512_maskz_loadu_ps(LaneMask(n), p); }
+  static void StorePartial(float* p, V v, int n) { _mm512_mask_storeu_ps(p, LaneMask(n), v); }
   static V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
   // Through memory: GCC 12's _mm512_reduce_add_ps trips -Wuninitialized in its own header, and
@@ -51,9 +55,13 @@ struct Avx512Vec<double> {
   static V Set1(double x) { return _mm512_set1_pd(x); }
   static V Load(const double* p) { return _mm512_loadu_pd(p); }
   static void Store(double* p, V v) { _mm512_storeu_pd(p, v); }
-  static __mmask8 Mask(int n) { return static_cast<__mmask8>((1u << n) - 1u); }
-  static V LoadPartial(const double* p, int n) { return _mm512_maskz_loadu_pd(Mask(n), p); }
-  static void StorePartial(double* p, V v, int n) { _mm512_mask_storeu_pd(p, Mask(n), v); }
+  // Masked loads cost what plain ones do, and masked-off lanes are never read (no fault).
+  static constexpr bool kCheapMaskedLoads = true;
+  using MaskType = __mmask8;
+  static MaskType LaneMask(int n) { return static_cast<MaskType>((1u << n) - 1u); }
+  static V LoadMasked(const double* p, MaskType m) { return _mm512_maskz_loadu_pd(m, p); }
+  static V LoadPartial(const double* p, int n) { return _mm512_maskz_loadu_pd(LaneMask(n), p); }
+  static void StorePartial(double* p, V v, int n) { _mm512_mask_storeu_pd(p, LaneMask(n), v); }
   static V Fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
   static V Mul(V a, V b) { return _mm512_mul_pd(a, b); }
   static double ReduceAdd(V v) {

@@ -5,7 +5,9 @@
 //   V, kLanes, kRegisters (vector registers the micro-kernels may plan for), kIsa,
 //   Zero(), Set1(x), Load(p), Store(p, v) (unaligned), LoadPartial(p, n) / StorePartial(p, v, n)
 //   (only the first n < kLanes lanes are read or written), Fma(a, b, c) = a * b + c,
-//   Mul(a, b), ReduceAdd(v).
+//   Mul(a, b), ReduceAdd(v); kCheapMaskedLoads and a `MaskType`, with LaneMask(n) and
+//   LoadMasked(p, mask) where kCheapMaskedLoads is true (the edge micro-kernels then read B
+//   masked).
 #pragma once
 
 #include <cstring>
@@ -21,6 +23,8 @@ struct GenericVec {
   static constexpr int kLanes = 16 / sizeof(T);
   static constexpr int kRegisters = 16;  // x86-64 SSE2 has 16 xmm registers
   static constexpr IsaLevel kIsa = IsaLevel::kGeneric;
+  static constexpr bool kCheapMaskedLoads = false;  // edge kernels read B unmasked
+  using MaskType = int;
 
   static V Zero() { return V{}; }
   static V Set1(T x) { return V{} + x; }
