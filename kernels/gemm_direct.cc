@@ -9,11 +9,42 @@
 // each kc x nr panel of B stay in L2 when the whole A or panel would not: every block after the
 // first adds its product to C (beta = 1), so C is read only where the caller's beta says so.
 #include <algorithm>
+#include <cstdint>
 
 #include "kernels/gemm_internal.h"
 #include "kernels/workspace.h"
 
 namespace mmtune::detail {
+
+namespace {
+
+// Columns of a first, narrow panel that make every later panel start on a cache line, or 0.
+// Where B's rows are not line-aligned (malloc's 16-byte offset), an nr-wide panel row spans one
+// line more than it needs (4 lines for 48 floats instead of 3). That costs where the panels
+// stream from L3 or memory, and the narrow panel costs a tile's FMAs for a few columns, so it is
+// taken only for large B in many panels, where the edge kernel reads it in place (masked B).
+// Zen 4, f32, B 16 bytes past a line, interleaved: 128x3072x768 +10%, 128x768x3072 +5%,
+// 128x4096x4096 +3-8%, 256x3072x1536 +4%; where B fits in a few MiB it lost: 128x768x768 -6%,
+// 128x1024x1024 -1..-6%, 256^3 -10% (8 panels).
+constexpr std::int64_t kMinPanelsToAlign = 16;
+constexpr std::int64_t kMinBytesOfBToAlign = std::int64_t{8} << 20;
+
+template <typename T>
+std::int64_t AligningLead(const MatrixView<T>& b, std::int64_t k, std::int64_t n,
+                          std::int64_t col_begin, std::int64_t col_end, int nr,
+                          const MicroKernelEntry<T>& kernel) {
+  constexpr std::int64_t kLine = 64;
+  const auto address = reinterpret_cast<std::uintptr_t>(b.data + col_begin);
+  const bool rows_share_offset = (b.ld * sizeof(T)) % kLine == 0 && address % sizeof(T) == 0;
+  if (!kernel.edge_reads_n_columns_of_b || !rows_share_offset ||
+      col_end - col_begin < kMinPanelsToAlign * nr ||
+      k * n * static_cast<std::int64_t>(sizeof(T)) < kMinBytesOfBToAlign) {
+    return 0;
+  }
+  return static_cast<std::int64_t>((kLine - address % kLine) % kLine / sizeof(T));
+}
+
+}  // namespace
 
 template <typename T>
 void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
@@ -70,13 +101,15 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
     }
     if (row_begin >= row_end || col_begin >= col_end) return;
 
+    const std::int64_t lead = AligningLead(*b, k, g.n, col_begin, col_end, nr, kernel);
     MicroKernelArgs<T> args = new_args();
     for (std::int64_t p = 0; p < k; p += k_block) {
       args.k = std::min(k_block, k - p);
       if (p > 0) args.beta = T(1);
       const T* a_block = a_by_rows ? g.a.data + p : g.a.data + p * g.a.ld;
-      for (std::int64_t j = col_begin; j < col_end; j += nr) {
-        args.n = static_cast<int>(std::min<std::int64_t>(nr, col_end - j));
+      for (std::int64_t j = col_begin; j < col_end; j += args.n) {
+        args.n = static_cast<int>(
+            j == col_begin && lead > 0 ? lead : std::min<std::int64_t>(nr, col_end - j));
         // A partial panel runs the edge kernel, which reads it in place where it masks B.
         const bool partial = args.n < nr;
         const bool masked_b = partial && kernel.edge_reads_n_columns_of_b;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "gemm_test_util.h"
@@ -157,6 +158,56 @@ TYPED_TEST(GemmTest, BlocksLargerThanTheCaches) {
     ASSERT_TRUE(Gemm(config, args).ok());
     EXPECT_EQ(CheckResult(gc, config.ToString()), 0);
   }
+}
+
+TYPED_TEST(GemmTest, DirectPanelsAlignedToAMisalignedB) {
+  // The direct driver starts with a narrow column panel where B (large, many panels) has rows
+  // that all start the same distance past a cache line, so later panels start on a line; the
+  // edge kernels that mask B read that panel in place. B is copied to each offset from a line,
+  // ending where its allocation ends (AddressSanitizer builds catch a read past it).
+  using T = TypeParam;
+  std::mt19937_64 rng(11);
+  constexpr std::int64_t m = 5, n = 2100;
+  constexpr std::int64_t k = (std::int64_t{8} << 20) / (n * static_cast<std::int64_t>(sizeof(T))) + 3;
+  constexpr std::int64_t line_elements = 64 / static_cast<std::int64_t>(sizeof(T));
+  // ldb a whole number of lines, so every row of B has the same offset from a line.
+  constexpr std::int64_t extra_ld = (line_elements - n % line_elements) % line_elements;
+  int cases = 0;
+  for (IsaLevel isa : RunnableLevels()) {
+    for (const MicroKernelEntry<T>& kernel : MicroKernels<T>(isa)) {
+      if (!kernel.edge_reads_n_columns_of_b || kernel.k_unroll != 1 || kernel.mr != 4) continue;
+      for (std::int64_t offset : {std::int64_t{0}, std::int64_t{1}, line_elements / 4 + 1}) {
+        const bool beta_zero = offset % 2 == 0;
+        GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, T(1),
+                                     beta_zero ? T(0) : T(0.5), extra_ld, beta_zero, rng);
+        ASSERT_EQ(gc.b.ld % line_elements, 0);
+        const std::int64_t extent = (k - 1) * gc.b.ld + n;
+        std::vector<T> storage(static_cast<std::size_t>(extent + 2 * line_elements));
+        const auto address = reinterpret_cast<std::uintptr_t>(storage.data());
+        const std::int64_t to_line =
+            static_cast<std::int64_t>((64 - address % 64) % 64 / sizeof(T));
+        T* b = storage.data() + to_line + offset;
+        storage.resize(static_cast<std::size_t>(to_line + offset + extent));  // ends with B
+        std::copy(gc.b.data(), gc.b.data() + extent, b);
+        KernelConfig config;
+        config.family = KernelFamily::kDirect;
+        config.isa = isa;
+        config.mr = kernel.mr;
+        config.nr = kernel.nr;
+        config.k_unroll = 1;
+        config.threads = 1 + static_cast<int>(offset % 2);
+        config.kc = offset == 0 ? 0 : 300;
+        GemmArgs<T> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, gc.alpha,
+                         gc.a.data(), gc.a.ld, b, gc.b.ld, gc.beta, gc.c.data(), gc.c.ld};
+        ASSERT_TRUE(Gemm(config, args).ok()) << config.ToString();
+        ++cases;
+        if (CheckResult(gc, config.ToString() + " B offset " + std::to_string(offset)) > 0) {
+          return;
+        }
+      }
+    }
+  }
+  if (cases == 0) GTEST_SKIP() << "no micro-kernel here reads B masked (needs AVX-512)";
 }
 
 TYPED_TEST(GemmTest, DefaultConfigIsValidAndCorrectForEveryIsaCap) {
