@@ -18,30 +18,26 @@ namespace mmtune::detail {
 
 namespace {
 
-// Columns of a first, narrow panel that make every later panel start on a cache line, or 0.
-// Where B's rows are not line-aligned (malloc's 16-byte offset), an nr-wide panel row spans one
-// line more than it needs (4 lines for 48 floats instead of 3). That costs where the panels
-// stream from L3 or memory, and the narrow panel costs a tile's FMAs for a few columns, so it is
-// taken only for large B in many panels, where the edge kernel reads it in place (masked B).
-// Zen 4, f32, B 16 bytes past a line, interleaved: 128x3072x768 +10%, 128x768x3072 +5%,
-// 128x4096x4096 +3-8%, 256x3072x1536 +4%; where B fits in a few MiB it lost: 128x768x768 -6%,
-// 128x1024x1024 -1..-6%, 256^3 -10% (8 panels).
+// A first, narrow panel can line B's later panels up with the cache lines. Where B's rows are
+// not line-aligned (malloc's 16-byte offset), an nr-wide panel row spans one line more than it
+// needs (4 lines for 48 floats instead of 3). That costs where the panels stream from L3 or
+// memory, and the narrow panel costs a tile's FMAs for a few columns, so it is taken only for a
+// large B in many panels, whose rows all have the same offset from a line, where the edge
+// kernel reads the narrow panel in place (masked B). Zen 4, f32, B 16 bytes past a line,
+// interleaved: 128x3072x768 +10%, 128x768x3072 +5%, 128x4096x4096 +3-8%, 256x3072x1536 +4%;
+// where B fits in a few MiB it lost: 128x768x768 -6%, 128x1024x1024 -1..-6%, 256^3 -10%.
+constexpr std::int64_t kCacheLine = 64;
 constexpr std::int64_t kMinPanelsToAlign = 16;
 constexpr std::int64_t kMinBytesOfBToAlign = std::int64_t{8} << 20;
 
+// The narrow panel's columns for a thread's columns [col_begin, col_end), or 0. Out of line: it
+// runs once per call, and the direct task it would grow must stay inlined.
 template <typename T>
-std::int64_t AligningLead(const MatrixView<T>& b, std::int64_t k, std::int64_t n,
-                          std::int64_t col_begin, std::int64_t col_end, int nr,
-                          const MicroKernelEntry<T>& kernel) {
-  constexpr std::int64_t kLine = 64;
+[[gnu::noinline]] std::int64_t AligningLead(const MatrixView<T>& b, std::int64_t col_begin,
+                                            std::int64_t col_end, int nr) {
   const auto address = reinterpret_cast<std::uintptr_t>(b.data + col_begin);
-  const bool rows_share_offset = (b.ld * sizeof(T)) % kLine == 0 && address % sizeof(T) == 0;
-  if (!kernel.edge_reads_n_columns_of_b || !rows_share_offset ||
-      col_end - col_begin < kMinPanelsToAlign * nr ||
-      k * n * static_cast<std::int64_t>(sizeof(T)) < kMinBytesOfBToAlign) {
-    return 0;
-  }
-  return static_cast<std::int64_t>((kLine - address % kLine) % kLine / sizeof(T));
+  if (col_end - col_begin < kMinPanelsToAlign * nr || address % sizeof(T) != 0) return 0;
+  return static_cast<std::int64_t>((kCacheLine - address % kCacheLine) % kCacheLine / sizeof(T));
 }
 
 }  // namespace
@@ -87,7 +83,13 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
   };
 
   const int team = std::max(1, std::min(config.threads, pool.size()));
-  auto task = [&](int tid) {
+  // Whether a first narrow panel may line B's panels up (see kMinBytesOfBToAlign).
+  const auto element_size = static_cast<std::int64_t>(sizeof(T));
+  const bool may_align = kernel.edge_reads_n_columns_of_b &&
+                         k * g.n * element_size >= kMinBytesOfBToAlign &&
+                         b->ld * element_size % kCacheLine == 0;
+  // Inlined into this function for one thread: an out-of-line task cost 16^3 about 8%.
+  auto task = [&](int tid) __attribute__((always_inline)) {
     std::int64_t row_begin = 0, row_end = g.m, col_begin = 0, col_end = g.n;
     std::int64_t first = 0, last = 0;
     if (team > 1 && config.parallel_loop == ParallelLoop::kIc) {
@@ -101,17 +103,18 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
     }
     if (row_begin >= row_end || col_begin >= col_end) return;
 
-    const std::int64_t lead = AligningLead(*b, k, g.n, col_begin, col_end, nr, kernel);
+    const std::int64_t lead = may_align ? AligningLead(*b, col_begin, col_end, nr) : 0;
     MicroKernelArgs<T> args = new_args();
     for (std::int64_t p = 0; p < k; p += k_block) {
       args.k = std::min(k_block, k - p);
       if (p > 0) args.beta = T(1);
       const T* a_block = a_by_rows ? g.a.data + p : g.a.data + p * g.a.ld;
-      for (std::int64_t j = col_begin; j < col_end; j += args.n) {
-        args.n = static_cast<int>(
-            j == col_begin && lead > 0 ? lead : std::min<std::int64_t>(nr, col_end - j));
+      std::int64_t width = lead > 0 ? lead : nr;  // of the next panel, before the matrix edge
+      for (std::int64_t j = col_begin; j < col_end; j += width, width = nr) {
+        width = std::min(width, col_end - j);
+        args.n = static_cast<int>(width);
         // A partial panel runs the edge kernel, which reads it in place where it masks B.
-        const bool partial = args.n < nr;
+        const bool partial = width < nr;
         const bool masked_b = partial && kernel.edge_reads_n_columns_of_b;
         if (!partial || masked_b) {
           args.b = b->data + p * b->ld + j;
