@@ -30,9 +30,9 @@ using simd::Unroll;
 // cheap masked loads (Vec::kCheapMaskedLoads), the edge variant also reads only the n columns of
 // B of a tile with n < NR, each B vector under a mask set once before the k loop, so the direct
 // driver reads partial column panels in place. Elsewhere B is read NR columns wide and the
-// driver gives partial column panels a zero-padded copy (AVX2's masked loads cost extra uops on
-// every load; a per-step `lanes == L ? Load : LoadPartial` made GCC 12 store every accumulator
-// to memory on every k step).
+// driver gives partial column panels a zero-padded copy (AVX2's vmaskmov loads were not
+// measured against it; a per-step `lanes == L ? Load : LoadPartial` made GCC 12 store every
+// accumulator to memory on every k step).
 template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false>
 [[gnu::flatten]] void MicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
   using T = typename Vec::Element;
