@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <random>
 
 #include "gemm_test_util.h"
+#include "guarded_buffer.h"
 #include "kernels/default_config.h"
 #include "kernels/microkernel.h"
 #include "synthetic_machine.h"
@@ -19,8 +19,10 @@ namespace {
 
 using testing::CheckResult;
 using testing::GemmCase;
+using testing::GuardedCopy;
 using testing::MakeCase;
 using testing::RunnableLevels;
+using testing::StoredExtent;
 
 template <typename T>
 constexpr DType DTypeOf() {
@@ -163,32 +165,31 @@ TYPED_TEST(GemmTest, BlocksLargerThanTheCaches) {
 TYPED_TEST(GemmTest, DirectPanelsAlignedToAMisalignedB) {
   // The direct driver starts with a narrow column panel where B (large, many panels) has rows
   // that all start the same distance past a cache line, so later panels start on a line; the
-  // edge kernels that mask B read that panel in place. B is copied to each offset from a line,
-  // ending where its allocation ends (AddressSanitizer builds catch a read past it).
+  // edge kernels that mask B read that panel in place. B is read from a copy of exactly its
+  // extent that ends where an inaccessible page begins (a read past its last element faults),
+  // so its offset from a line follows from its extent: N = 132 lines' worth minus the offset.
   using T = TypeParam;
   std::mt19937_64 rng(11);
-  constexpr std::int64_t m = 5, n = 2100;
-  constexpr std::int64_t k = (std::int64_t{8} << 20) / (n * static_cast<std::int64_t>(sizeof(T))) + 3;
+  constexpr std::int64_t m = 5;
   constexpr std::int64_t line_elements = 64 / static_cast<std::int64_t>(sizeof(T));
-  // ldb a whole number of lines, so every row of B has the same offset from a line.
-  constexpr std::int64_t extra_ld = (line_elements - n % line_elements) % line_elements;
   int cases = 0;
   for (IsaLevel isa : RunnableLevels()) {
     for (const MicroKernelEntry<T>& kernel : MicroKernels<T>(isa)) {
       if (!kernel.edge_reads_n_columns_of_b || kernel.k_unroll != 1 || kernel.mr != 4) continue;
       for (std::int64_t offset : {std::int64_t{0}, std::int64_t{1}, line_elements / 4 + 1}) {
+        const std::int64_t n = 132 * line_elements - offset;
+        const std::int64_t k =
+            (std::int64_t{8} << 20) / (n * static_cast<std::int64_t>(sizeof(T))) + 3;
+        // ldb a whole number of lines, so every row of B has the same offset from a line.
+        const std::int64_t extra_ld = offset;
         const bool beta_zero = offset % 2 == 0;
         GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, T(1),
                                      beta_zero ? T(0) : T(0.5), extra_ld, beta_zero, rng);
         ASSERT_EQ(gc.b.ld % line_elements, 0);
-        const std::int64_t extent = (k - 1) * gc.b.ld + n;
-        std::vector<T> storage(static_cast<std::size_t>(extent + 2 * line_elements));
-        const auto address = reinterpret_cast<std::uintptr_t>(storage.data());
-        const std::int64_t to_line =
-            static_cast<std::int64_t>((64 - address % 64) % 64 / sizeof(T));
-        T* b = storage.data() + to_line + offset;
-        storage.resize(static_cast<std::size_t>(to_line + offset + extent));  // ends with B
-        std::copy(gc.b.data(), gc.b.data() + extent, b);
+        const GuardedCopy<T> b(gc.b.data(),
+                               StoredExtent(Layout::kRowMajor, Trans::kNo, k, n, gc.b.ld));
+        ASSERT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % 64,
+                  static_cast<std::uintptr_t>(offset) * sizeof(T));
         KernelConfig config;
         config.family = KernelFamily::kDirect;
         config.isa = isa;
@@ -198,7 +199,7 @@ TYPED_TEST(GemmTest, DirectPanelsAlignedToAMisalignedB) {
         config.threads = 1 + static_cast<int>(offset % 2);
         config.kc = offset == 0 ? 0 : 300;
         GemmArgs<T> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, gc.alpha,
-                         gc.a.data(), gc.a.ld, b, gc.b.ld, gc.beta, gc.c.data(), gc.c.ld};
+                         gc.a.data(), gc.a.ld, b.data(), gc.b.ld, gc.beta, gc.c.data(), gc.c.ld};
         ASSERT_TRUE(Gemm(config, args).ok()) << config.ToString();
         ++cases;
         if (CheckResult(gc, config.ToString() + " B offset " + std::to_string(offset)) > 0) {
