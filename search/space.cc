@@ -170,7 +170,8 @@ void AddGemvConfigs(const Problem& problem, IsaLevel isa, std::vector<KernelConf
 
 // f32 and f64 at `isa`. On an AVX-512 machine a small problem (A, B and C in half of L2) also
 // gets the AVX2 direct configs, which the analytical default may take there: an AVX2 tile that
-// covers N exactly needs no padded copy of B (docs/analytical-model.md, step 2).
+// covers N exactly computes no columns past N, where the AVX-512 tile's partial column panel
+// computes a whole tile (docs/analytical-model.md, step 2).
 template <typename T>
 void AddConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
                 const SpaceOptions& options, std::vector<KernelConfig>& out) {
