@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cache_line.h"
 #include "kernels/lowp_microkernel.h"
 #include "kernels/microkernel.h"
 
@@ -288,14 +289,13 @@ constexpr std::int64_t kMinDirectKc = 384;
 // pinned down, so AVX2 machines keep the first condition only. With 2 threads the direct side
 // of the boundary gained more (f32 128x768x768 1.4x, 256^3 1.9x). `tile`: DirectTile's.
 template <typename T>
-DirectFit FitDirect(const Problem& problem, const Machine& machine, Tile tile) {
-  constexpr int kCacheLine = 64;
-  const CacheBudget cache = CacheBudgetOf(machine.topology);
+DirectFit FitDirect(const Problem& problem, const Machine& machine, const CacheBudget& cache,
+                    Tile tile) {
   const double l2 = static_cast<double>(cache.l2);
   const std::int64_t elem = sizeof(T);
   const double footprint = static_cast<double>(OperandBytes(problem));
   const DirectFit fits_whole{footprint / (l2 / 2), 0};
-  if (VectorLanes(machine.kernel_isa, sizeof(T)) * elem < kCacheLine) return fits_whole;
+  if (VectorLanes(machine.kernel_isa, sizeof(T)) * elem < kCacheLineBytes) return fits_whole;
   const double b_panel = static_cast<double>(problem.k * tile.nr * elem);
   const double a_bytes = static_cast<double>(problem.m * problem.k * elem);
   const DirectFit panel_in_l2{
@@ -341,15 +341,16 @@ constexpr double kLowerIsaTileGain = 1.1;
 template <typename T>
 DirectPlan PlanDirect(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
+  const CacheBudget cache = CacheBudgetOf(machine.topology);
   const TileChoice model = DirectTile<T>(machine, problem, isa);
-  DirectPlan plan{model.tile, FitDirect<T>(problem, machine, model.tile)};
+  DirectPlan plan{model.tile, FitDirect<T>(problem, machine, cache, model.tile)};
   if (plan.fit.kc > 0) {
     const TileChoice wide = DirectTile<T>(machine, problem, isa, kMinBlockedTileVectors);
     if (wide.tile.mr > 0 && wide.cycles <= kBlockedWideTileSlack * model.cycles) {
-      plan = {wide.tile, FitDirect<T>(problem, machine, wide.tile)};
+      plan = {wide.tile, FitDirect<T>(problem, machine, cache, wide.tile)};
     }
   }
-  if (isa == IsaLevel::kAvx512 && OperandsFitHalfOfL2(problem, CacheBudgetOf(machine.topology)) &&
+  if (isa == IsaLevel::kAvx512 && OperandsFitHalfOfL2(problem, cache) &&
       problem.n % model.tile.nr != 0) {
     const TileChoice lower = DirectTile<T>(machine, problem, IsaLevel::kAvx2, 1, true);
     if (lower.tile.mr > 0 && model.cycles > kLowerIsaTileGain * lower.cycles) {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/cache_line.h"
 #include "kernels/gemm_internal.h"
 #include "kernels/workspace.h"
 
@@ -26,7 +27,6 @@ namespace {
 // kernel reads the narrow panel in place (masked B). Zen 4, f32, B 16 bytes past a line,
 // interleaved: 128x3072x768 +10%, 128x768x3072 +5%, 128x4096x4096 +3-8%, 256x3072x1536 +4%;
 // where B fits in a few MiB it lost: 128x768x768 -6%, 128x1024x1024 -1..-6%, 256^3 -10%.
-constexpr std::int64_t kCacheLine = 64;
 constexpr std::int64_t kMinPanelsToAlign = 16;
 constexpr std::int64_t kMinBytesOfBToAlign = std::int64_t{8} << 20;
 
@@ -37,7 +37,7 @@ template <typename T>
                                             std::int64_t col_end, int nr) {
   const auto address = reinterpret_cast<std::uintptr_t>(b.data + col_begin);
   if (col_end - col_begin < kMinPanelsToAlign * nr || address % sizeof(T) != 0) return 0;
-  return static_cast<std::int64_t>((kCacheLine - address % kCacheLine) % kCacheLine / sizeof(T));
+  return static_cast<std::int64_t>((kCacheLineBytes - address % kCacheLineBytes) % kCacheLineBytes / sizeof(T));
 }
 
 }  // namespace
@@ -87,7 +87,7 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
   const auto element_size = static_cast<std::int64_t>(sizeof(T));
   const bool may_align = kernel.edge_reads_n_columns_of_b &&
                          k * g.n * element_size >= kMinBytesOfBToAlign &&
-                         b->ld * element_size % kCacheLine == 0;
+                         b->ld * element_size % kCacheLineBytes == 0;
   // Inlined into this function for one thread: an out-of-line task cost 16^3 about 8%.
   auto task = [&](int tid) __attribute__((always_inline)) {
     std::int64_t row_begin = 0, row_end = g.m, col_begin = 0, col_end = g.n;

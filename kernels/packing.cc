@@ -1,5 +1,7 @@
 #include "kernels/packing.h"
 
+#include "kernels/cache_line.h"
+
 namespace mmtune {
 
 template <typename T>
@@ -20,7 +22,7 @@ void PackA(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::in
       // few KiB, too short for the hardware prefetchers to get ahead of, so the next row is
       // prefetched a line per line copied (A blocks from memory: 1.8x faster packing, the
       // packed GEMM at 1024^3 +1.5-3%).
-      constexpr std::int64_t kLine = 64 / sizeof(T);
+      constexpr std::int64_t kLine = kCacheLineBytes / sizeof(T);
       for (int i = 0; i < valid; ++i) {
         const T* src = a.data + (row0 + panel + i) * a.ld + col0;
         const T* next = panel + i + 1 < rows ? src + a.ld : src;
