@@ -360,16 +360,44 @@ DirectPlan PlanDirect(const Problem& problem, const Machine& machine) {
   return plan;
 }
 
+// Rows of the matrix the gemv kernels stream together (mr). Four hide the load latency, and the
+// dot form (the matrix's rows along k) stays there: eight were level or mixed in sign. The axpy
+// form (rows along the output, added into an accumulator) takes eight where a row is longer than
+// a 4 KiB page or the matrix is larger than this core's share of L3. Zen 4, f32, interleaved,
+// eight rows against four: 1xNxK with N >= 2048 +4..+9% (K 512..4096), 1x3072x768 +5%,
+// 1x1024x4096 and 1x1024x8192 (from memory) +10% and +21%, 1x4096x11008 +4%; but with short
+// rows and the matrix in L3, four won: 1x1024xK for K 512..2048 by 5-8%, 1x1000x1000 by 2%;
+// f64 (8 KiB rows) +6..+7% at 1x1024x1024, 1x2048x2048, 1x2048x512, -3% at 1x4096x4096.
+// 2 threads (each streams half of every row): 1x4096x4096 +8%, 1x4096x11008 +14%, 1x11008x4096
+// +4%, while 1x2048x2048 (4 KiB halves, 8 MiB each) lost 3% with eight.
+template <typename T>
+int GemvRows(const Problem& p, const CacheBudget& cache) {  // p: the row-major view
+  constexpr int kRows = 4;
+  constexpr int kLongRowRows = 8;
+  constexpr std::int64_t kPageBytes = 4096;
+  const bool dot = p.m == 1 ? p.trans_b == Trans::kYes : p.trans_a == Trans::kNo;
+  if (dot) return kRows;
+  // Threads split the output, so each streams its share of every row.
+  const std::int64_t threads = std::max(1, p.threads);
+  const std::int64_t row_bytes =
+      (p.m == 1 ? p.n : p.m) * static_cast<std::int64_t>(sizeof(T)) / threads;
+  const double matrix_bytes = static_cast<double>(row_bytes) * static_cast<double>(p.k);
+  const bool long_rows = row_bytes > kPageBytes;
+  const bool from_memory = matrix_bytes >= static_cast<double>(cache.l3_per_core);
+  return long_rows || from_memory ? kLongRowRows : kRows;
+}
+
 template <typename T>
 KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
   if (problem.m == 1 || problem.n == 1) {
-    // Four rows or vectors in flight hide load latency; two vectors per step keep loads wide.
+    // Two vectors per step keep loads wide (one where the ISA has no such kernel).
     KernelConfig c;
     c.isa = machine.kernel_isa;
     c.threads = problem.threads;
     c.family = KernelFamily::kGemv;
-    c.mr = 4;
-    c.nr = 2 * VectorLanes(machine.kernel_isa, sizeof(T));
+    c.mr = GemvRows<T>(problem, CacheBudgetOf(machine.topology));
+    const int lanes = VectorLanes(machine.kernel_isa, sizeof(T));
+    c.nr = FindGemvKernel<T>(c.isa, c.mr, 2 * lanes) != nullptr ? 2 * lanes : lanes;
     return c;
   }
   const DirectPlan direct = PlanDirect<T>(problem, machine);

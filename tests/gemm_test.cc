@@ -436,6 +436,44 @@ TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
   EXPECT_TRUE(AnalyticalAlternatives(far, zen4).empty());
 }
 
+// GEMV rows in flight (docs/analytical-model.md, step 1): the axpy form (the matrix's rows along
+// the output) streams eight rows where a row is longer than a 4 KiB page or the matrix exceeds
+// the core's L3 share (16 MiB on the synthetic machines), four otherwise; the dot form keeps
+// four. Whatever the rows, the kernel exists and the config validates.
+TEST(DefaultConfigTest, GemvRowsFollowRowLengthAndMatrixSize) {
+  for (const Machine& machine :
+       {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine()}) {
+    auto config = [&](DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
+                      Trans trans_a = Trans::kNo, Trans trans_b = Trans::kNo) {
+      const Problem problem{dtype, Layout::kRowMajor, trans_a, trans_b, m, n, k, 1};
+      const KernelConfig c = DefaultConfig(problem, machine);
+      EXPECT_EQ(c.family, KernelFamily::kGemv) << problem.ToString();
+      EXPECT_TRUE(c.Validate(problem, machine)) << problem.ToString() << " " << c.ToString();
+      return c;
+    };
+    // Axpy form, rows along N: 4 KiB rows in L3 keep four, longer rows or more than L3 eight.
+    EXPECT_EQ(config(DType::kF32, 1, 1024, 1024).mr, 4);
+    EXPECT_EQ(config(DType::kF32, 1, 1025, 1024).mr, 8);
+    EXPECT_EQ(config(DType::kF32, 1, 2048, 512).mr, 8);
+    EXPECT_EQ(config(DType::kF32, 1, 1024, 4096).mr, 8);  // 16 MiB: the L3 share
+    EXPECT_EQ(config(DType::kF32, 1, 1024, 4095).mr, 4);
+    EXPECT_EQ(config(DType::kF64, 1, 1024, 1024).mr, 8);  // 8 KiB rows
+    // N = 1 with A transposed is the axpy form too (A's storage rows run along M).
+    EXPECT_EQ(config(DType::kF32, 4096, 1, 4096, Trans::kYes).mr, 8);
+    // The dot form keeps four: B transposed for M = 1, A by rows for N = 1.
+    EXPECT_EQ(config(DType::kF32, 1, 4096, 4096, Trans::kNo, Trans::kYes).mr, 4);
+    EXPECT_EQ(config(DType::kF32, 4096, 1, 4096).mr, 4);
+    // Threads split the rows: two threads stream 4 KiB halves of 8 KiB rows.
+    const Problem two_threads{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo,
+                              1, 2048, 2048, /*threads=*/2};
+    EXPECT_EQ(DefaultConfig(two_threads, machine).mr, 4);
+    EXPECT_EQ(config(DType::kF32, 1, 2048, 2048).mr, 8);
+    // A column-major problem is its row-major transpose: M = 1 there is N = 1 here.
+    const Problem column{DType::kF32, Layout::kColMajor, Trans::kNo, Trans::kNo, 4096, 1, 4096, 1};
+    EXPECT_EQ(DefaultConfig(column, machine).mr, 8);
+  }
+}
+
 TEST(GemmEdgeTest, EmptyAndScaleOnlyProblems) {
   auto machine = DetectHostMachine();
   ASSERT_TRUE(machine.ok());
