@@ -270,7 +270,7 @@ TEST(CandidateRunnerTest, VerifiesTimesFailsAndSkips) {
   bad.mr = 1000;  // no such kernel
   EXPECT_FALSE((*runner)->Verify(bad).ok());
 
-  auto results = (*runner)->Measure({good, bad}, 0.0, /*allow_skip=*/false);
+  auto results = (*runner)->Measure({good, bad}, 0.0, TimingMode::kWhole);
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0].status, MeasurementStatus::kOk);
   EXPECT_GE(results[0].stats.count, options.min_samples);
@@ -282,9 +282,31 @@ TEST(CandidateRunnerTest, VerifiesTimesFailsAndSkips) {
   EXPECT_EQ(results[1].gflops, 0.0);
 
   // A best time far below anything reachable: after round one everything is skipped.
-  auto skipped = (*runner)->Measure({good}, 1e-12, /*allow_skip=*/true);
+  auto skipped = (*runner)->Measure({good}, 1e-12, TimingMode::kSearch);
   EXPECT_EQ(skipped[0].status, MeasurementStatus::kSkipped);
   EXPECT_EQ(skipped[0].stats.count, 1);
+}
+
+// The confirmation never skips and takes its own, larger number of samples.
+TEST(CandidateRunnerTest, ConfirmationTakesMoreSamplesAndNeverSkips) {
+  const Machine machine = Host();
+  const Problem p = MakeProblem(DType::kF32, 61, 47, 33);
+  MeasureOptions options;
+  options.min_sample_seconds = 0.0002;
+  options.confirm_min_sample_seconds = 0.0002;
+  options.confirm_min_samples = options.max_samples + 2;  // more than any other batch may take
+  options.confirm_max_samples = options.max_samples + 4;
+  auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
+  ASSERT_TRUE(runner.ok()) << runner.error().message;
+  const KernelConfig good = DefaultConfig(p, machine);
+  auto confirmed = (*runner)->Measure({good}, 1e-12, TimingMode::kConfirm);
+  ASSERT_EQ(confirmed.size(), 1u);
+  EXPECT_EQ(confirmed[0].status, MeasurementStatus::kOk);
+  EXPECT_GE(confirmed[0].stats.count, options.confirm_min_samples);
+  EXPECT_LE(confirmed[0].stats.count, options.confirm_max_samples);
+  auto whole = (*runner)->Measure({good}, 1e-12, TimingMode::kWhole);
+  EXPECT_EQ(whole[0].status, MeasurementStatus::kOk);
+  EXPECT_LE(whole[0].stats.count, options.max_samples);
 }
 
 TEST(CandidateRunnerTest, PublishesEveryResultOnceAsSoonAsItIsFinal) {
@@ -306,7 +328,7 @@ TEST(CandidateRunnerTest, PublishesEveryResultOnceAsSoonAsItIsFinal) {
     order.push_back(index);
     seen.at(index) = measured;
   };
-  auto results = (*runner)->Measure({good, bad, other}, 0.0, /*allow_skip=*/false, sink);
+  auto results = (*runner)->Measure({good, bad, other}, 0.0, TimingMode::kWhole, sink);
   ASSERT_EQ(order.size(), 3u);
   EXPECT_EQ(std::set<std::size_t>(order.begin(), order.end()).size(), 3u);
   EXPECT_EQ(order.front(), 1u) << "a failed verification is final before any timing starts";
@@ -322,7 +344,7 @@ TEST(CandidateRunnerTest, PublishesEveryResultOnceAsSoonAsItIsFinal) {
 
   // Skipped candidates are final after round one, with their single sample.
   order.clear();
-  auto skipped = (*runner)->Measure({good, other}, 1e-12, /*allow_skip=*/true, sink);
+  auto skipped = (*runner)->Measure({good, other}, 1e-12, TimingMode::kSearch, sink);
   ASSERT_EQ(order.size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(seen[i].status, MeasurementStatus::kSkipped);
@@ -348,7 +370,7 @@ TEST(CandidateRunnerTest, LowPrecisionCandidatesAreVerifiedAndTimed) {
       EXPECT_TRUE(verified.ok()) << verified.error().message;
       KernelConfig bad = good;
       bad.kc = 15;
-      auto results = (*runner)->Measure({good, bad}, 0.0, /*allow_skip=*/false);
+      auto results = (*runner)->Measure({good, bad}, 0.0, TimingMode::kWhole);
       ASSERT_EQ(results.size(), 2u);
       EXPECT_EQ(results[0].status, MeasurementStatus::kOk);
       EXPECT_GT(results[0].gflops, 0.0);
@@ -513,6 +535,7 @@ TEST(TuneSessionTest, TunesStoresWinnersAndResumes) {
   request.budget_seconds = 0.0;
   request.max_evals = 6;
   request.measure.min_sample_seconds = 0.0002;
+  request.measure.confirm_min_sample_seconds = 0.0002;
   int progress_events = 0;
   auto first = RunTuning(*store, *machine_id, machine, request, DefaultThreadPool(),
                          [&](const TuneEvent& e) { progress_events += e.kind ==

@@ -96,8 +96,14 @@ class Runner final : public CandidateRunner {
   }
 
   std::vector<CandidateMeasurement> Measure(const std::vector<KernelConfig>& configs,
-                                            double best_seconds, bool allow_skip,
+                                            double best_seconds, TimingMode mode,
                                             const MeasurementSink& on_final) override {
+    const bool confirm = mode == TimingMode::kConfirm;
+    const Rounds rounds{confirm ? options_.confirm_min_samples : options_.min_samples,
+                        confirm ? options_.confirm_max_samples : options_.max_samples,
+                        mode == TimingMode::kSearch};
+    const double sample_seconds =
+        confirm ? options_.confirm_min_sample_seconds : options_.min_sample_seconds;
     std::vector<CandidateMeasurement> results(configs.size());
     auto publish = [&](std::size_t index) {
       if (on_final) on_final(index, results[index]);
@@ -110,7 +116,7 @@ class Runner final : public CandidateRunner {
       const Status status = plan ? VerifyPlan(*plan) : Status(plan.error());
       if (status) {
         Candidate candidate{i, *plan, 1, {}, true};
-        Calibrate(candidate);
+        Calibrate(candidate, sample_seconds);
         candidates.push_back(std::move(candidate));
         results[i].seconds_spent += SecondsSince(start);
       } else {
@@ -120,11 +126,18 @@ class Runner final : public CandidateRunner {
         publish(i);
       }
     }
-    TimeInterleaved(candidates, best_seconds, allow_skip, results, publish);
+    TimeInterleaved(candidates, best_seconds, rounds, results, publish);
     return results;
   }
 
  private:
+  // The stopping rule of one batch.
+  struct Rounds {
+    int min_samples;
+    int max_samples;
+    bool allow_skip;
+  };
+
   struct Candidate {
     std::size_t index;  // into the batch
     Plan plan;
@@ -170,12 +183,12 @@ class Runner final : public CandidateRunner {
     return SecondsSince(start) / candidate.calls_per_sample;
   }
 
-  void Calibrate(Candidate& candidate) {
+  void Calibrate(Candidate& candidate, double sample_seconds) {
     candidate.calls_per_sample = 1;
     (void)Sample(candidate);  // warm-up: caches, pages, workspace growth
     const double one_call = std::max(1e-9, Sample(candidate));
     candidate.calls_per_sample = static_cast<int>(
-        std::clamp(std::ceil(options_.min_sample_seconds / one_call), 1.0, 1e6));
+        std::clamp(std::ceil(sample_seconds / one_call), 1.0, 1e6));
   }
 
   // Fills in the timing statistics of a candidate whose timing is over and hands it on.
@@ -190,10 +203,10 @@ class Runner final : public CandidateRunner {
   }
 
   template <typename Publish>
-  void TimeInterleaved(std::vector<Candidate>& candidates, double best_seconds, bool allow_skip,
+  void TimeInterleaved(std::vector<Candidate>& candidates, double best_seconds, Rounds rounds,
                        std::vector<CandidateMeasurement>& results, const Publish& publish) {
     std::size_t previous = candidates.size();
-    for (int round = 0; round < options_.max_samples; ++round) {
+    for (int round = 0; round < rounds.max_samples; ++round) {
       std::vector<std::size_t> order;
       for (std::size_t c = 0; c < candidates.size(); ++c) {
         if (candidates[c].active) order.push_back(c);
@@ -211,7 +224,7 @@ class Runner final : public CandidateRunner {
         results[candidates[c].index].seconds_spent += SecondsSince(start);
         previous = c;
       }
-      if (round == 0 && allow_skip) {
+      if (round == 0 && rounds.allow_skip) {
         double best = best_seconds > 0.0 ? best_seconds : 1e300;
         for (std::size_t c : order) best = std::min(best, candidates[c].samples.front());
         for (std::size_t c : order) {
@@ -225,7 +238,7 @@ class Runner final : public CandidateRunner {
         Candidate& candidate = candidates[c];
         if (!candidate.active) continue;
         const SampleStats stats = Summarize(candidate.samples);
-        if (stats.count >= options_.min_samples &&
+        if (stats.count >= rounds.min_samples &&
             stats.RelativeSpread() <= options_.target_spread) {
           Finish(candidate, results, publish);
         }

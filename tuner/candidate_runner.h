@@ -7,7 +7,8 @@
 // each round takes one sample of every active candidate, in an order that never times the same
 // candidate twice in a row (when two or more are active); after the first round, candidates
 // slower than `skip_ratio` x the best known time are dropped as skipped; a candidate is done when
-// it has `min_samples` samples with a relative MAD under `target_spread`, or `max_samples`.
+// it has `min_samples` samples with a relative MAD under `target_spread`, or `max_samples`. The
+// confirmation of the finalists takes longer samples and more of them (`confirm_*`).
 #pragma once
 
 #include <cstddef>
@@ -32,6 +33,12 @@ struct MeasureOptions {
   int max_samples = 12;
   double target_spread = 0.02;  // relative MAD at which timing counts as stable
   double skip_ratio = 1.25;     // early skip: slower than this x the best after round one
+  // The confirmation decides between a few candidates often within a few percent of each other,
+  // where 3 samples of 2 ms had put the same two gemv configs 5% apart either way in successive
+  // runs on Zen 4. Its cost is a few candidates, once per problem.
+  double confirm_min_sample_seconds = 0.02;
+  int confirm_min_samples = 9;
+  int confirm_max_samples = 21;
   bool cold_cache = false;      // rotate operand copies larger than the last-level cache
   std::uint64_t data_seed = 1;  // operand values
 };
@@ -49,6 +56,13 @@ struct CandidateMeasurement {
 // round one, stable, or out of rounds), with its index in the batch: the tuner commits it then,
 // so that a process killed mid-batch loses only the candidates still being timed.
 using MeasurementSink = std::function<void(std::size_t index, const CandidateMeasurement&)>;
+
+// How a batch is timed.
+enum class TimingMode {
+  kSearch,   // early skip of clearly slower candidates after round one
+  kWhole,    // every verified candidate timed to the end (baselines)
+  kConfirm,  // as kWhole, with the confirmation's longer and more samples
+};
 
 class CandidateRunner {
  public:
@@ -76,10 +90,10 @@ class CandidateRunner {
   virtual void WarmUp(const KernelConfig& config, double seconds) = 0;
   // Verifies every config, then times the verified ones together as described above.
   // `best_seconds` is the best median known before this batch (0 = none), for the early skip;
-  // `allow_skip` = false times every verified candidate to the end (baselines, confirmation).
+  // `mode` says whether candidates may be skipped and how long they are timed.
   // `on_final`, when set, sees every result as soon as it is final, each exactly once.
   virtual std::vector<CandidateMeasurement> Measure(const std::vector<KernelConfig>& configs,
-                                                    double best_seconds, bool allow_skip,
+                                                    double best_seconds, TimingMode mode,
                                                     const MeasurementSink& on_final = {}) = 0;
 };
 

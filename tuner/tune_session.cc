@@ -80,7 +80,7 @@ class ProblemTuner {
   // positions in the search order (0 for the baseline and the confirmation).
   Result<std::vector<CandidateMeasurement>> MeasureAndRecord(
       CandidateRunner& runner, const std::vector<KernelConfig>& configs, double best_seconds,
-      bool allow_skip, MeasurementStage stage, std::int64_t problem_id,
+      TimingMode mode, MeasurementStage stage, std::int64_t problem_id,
       const std::vector<int>& eval_indices);
   void Emit(TuneEvent event) const {
     if (on_event_) on_event_(event);
@@ -100,7 +100,7 @@ class ProblemTuner {
 
 Result<std::vector<CandidateMeasurement>> ProblemTuner::MeasureAndRecord(
     CandidateRunner& runner, const std::vector<KernelConfig>& configs, double best_seconds,
-    bool allow_skip, MeasurementStage stage, std::int64_t problem_id,
+    TimingMode mode, MeasurementStage stage, std::int64_t problem_id,
     const std::vector<int>& eval_indices) {
   Status recorded = OkStatus();
   auto commit = [&](std::size_t index, const CandidateMeasurement& measured) {
@@ -109,7 +109,7 @@ Result<std::vector<CandidateMeasurement>> ProblemTuner::MeasureAndRecord(
                                         ToRecord(measured, stage, eval_indices[index]));
   };
   std::vector<CandidateMeasurement> measured =
-      runner.Measure(configs, best_seconds, allow_skip, commit);
+      runner.Measure(configs, best_seconds, mode, commit);
   if (!recorded) return recorded.error();
   return measured;
 }
@@ -206,7 +206,7 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
     if (known.find(hash) == known.end()) {
       (*runner)->WarmUp(outcome.default_config, request_.warm_up_seconds);
       auto measured = MeasureAndRecord(**runner, {outcome.default_config}, 0.0,
-                                       /*allow_skip=*/false, MeasurementStage::kDefault,
+                                       TimingMode::kWhole, MeasurementStage::kDefault,
                                        *problem_id, {0});
       if (!measured) return measured.error();
       const CandidateMeasurement& baseline = (*measured)[0];
@@ -255,7 +255,7 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
         configs.push_back(candidates[index]);
         indices.push_back(++eval_index);
       }
-      auto measured = MeasureAndRecord(**runner, configs, best_seconds, /*allow_skip=*/true,
+      auto measured = MeasureAndRecord(**runner, configs, best_seconds, TimingMode::kSearch,
                                        MeasurementStage::kSearch, *problem_id, indices);
       if (!measured) return measured.error();
       for (std::size_t i = 0; i < measured->size(); ++i) {
@@ -275,7 +275,7 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
       // Stored like the baseline, at the current position in the search order, so that an
       // offline replay (bench/search_bench) can correct the search's timings for the drift.
       auto again = MeasureAndRecord(**runner, {outcome.default_config}, 0.0,
-                                    /*allow_skip=*/false, MeasurementStage::kDefault,
+                                    TimingMode::kWhole, MeasurementStage::kDefault,
                                     *problem_id, {eval_index});
       if (!again) return again.error();
       const double ratio = (*again)[0].stats.median / default_seconds;
@@ -310,7 +310,7 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
     finalists.push_back(outcome.default_config);
   }
   auto confirmed =
-      MeasureAndRecord(**runner, finalists, 0.0, /*allow_skip=*/false, MeasurementStage::kConfirm,
+      MeasureAndRecord(**runner, finalists, 0.0, TimingMode::kConfirm, MeasurementStage::kConfirm,
                        *problem_id, std::vector<int>(finalists.size(), 0));
   if (!confirmed) return confirmed.error();
   const CandidateMeasurement* winner = nullptr;
