@@ -37,7 +37,8 @@ template <typename T>
                                             std::int64_t col_end, int nr) {
   const auto address = reinterpret_cast<std::uintptr_t>(b.data + col_begin);
   if (col_end - col_begin < kMinPanelsToAlign * nr || address % sizeof(T) != 0) return 0;
-  return static_cast<std::int64_t>((kCacheLineBytes - address % kCacheLineBytes) % kCacheLineBytes / sizeof(T));
+  const std::uintptr_t past_line = address % kCacheLineBytes;
+  return static_cast<std::int64_t>((kCacheLineBytes - past_line) % kCacheLineBytes / sizeof(T));
 }
 
 }  // namespace
