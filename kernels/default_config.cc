@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/cache_line.h"
+#include "kernels/gemm_internal.h"
 #include "kernels/lowp_microkernel.h"
 #include "kernels/microkernel.h"
 
@@ -375,8 +376,7 @@ int GemvRows(const Problem& p, const CacheBudget& cache) {  // p: the row-major 
   constexpr int kRows = 4;
   constexpr int kLongRowRows = 8;
   constexpr std::int64_t kPageBytes = 4096;
-  const bool dot = p.m == 1 ? p.trans_b == Trans::kYes : p.trans_a == Trans::kNo;
-  if (dot) return kRows;
+  if (detail::GemvDotForm(p.m, p.trans_a, p.trans_b)) return kRows;
   // Threads split the output, so each streams its share of every row.
   const std::int64_t threads = std::max(1, p.threads);
   const std::int64_t row_bytes =

@@ -41,7 +41,6 @@ GemvShape<T> Orient(const RowMajorGemm<T>& g) {
     s.incx = g.a.trans == Trans::kNo ? 1 : g.a.ld;
     s.mat = g.b.data;
     s.ld = g.b.ld;
-    s.dot = g.b.trans == Trans::kYes;  // op(B)(p, j) = b[j * ld + p]: output rows contiguous
   } else {
     // c[i, 0] = sum_p op(A)(i, p) * op(B)(p, 0).
     s.len = g.m;
@@ -51,8 +50,8 @@ GemvShape<T> Orient(const RowMajorGemm<T>& g) {
     s.incx = g.b.trans == Trans::kNo ? g.b.ld : 1;
     s.mat = g.a.data;
     s.ld = g.a.ld;
-    s.dot = g.a.trans == Trans::kNo;
   }
+  s.dot = GemvDotForm(g.m, g.a.trans, g.b.trans);
   return s;
 }
 

@@ -27,6 +27,13 @@ struct RowMajorGemm {
 };
 
 inline Trans Flip(Trans t) { return t == Trans::kNo ? Trans::kYes : Trans::kNo; }
+
+// Whether the gemv driver reads a row-major problem with M = 1 or N = 1 in its dot form (the
+// matrix's rows run along k: op(B) transposed for M = 1, A by rows for N = 1) rather than its
+// axpy form (the matrix's rows run along the output). The analytical default asks too.
+inline bool GemvDotForm(std::int64_t m, Trans trans_a, Trans trans_b) {
+  return m == 1 ? trans_b == Trans::kYes : trans_a == Trans::kNo;
+}
 inline std::int64_t CeilDiv(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
 inline std::int64_t RoundUp(std::int64_t x, std::int64_t y) { return CeilDiv(x, y) * y; }
 
