@@ -206,7 +206,8 @@ int main(int argc, char** argv) {
     // search measurement past the last re-timing. A shape measured in under a second has no
     // re-timing at all, and its candidates were otherwise compared with the one default timing
     // taken before them (1x2048x2048 on Zen 4: 30.8 GFLOP/s then, 33.4 in the confirmation).
-    const std::string default_hash = ConfigHash(DefaultConfig(problem, *machine));
+    const KernelConfig default_config = DefaultConfig(problem, *machine);
+    const std::string default_hash = ConfigHash(default_config);
     std::map<std::int64_t, std::vector<std::pair<int, double>>> default_speed;  // by session
     std::map<std::int64_t, double> confirmed_default;                          // by session
     std::vector<double> all_default;
@@ -265,7 +266,7 @@ int main(int argc, char** argv) {
     Landscape land;
     land.problem = problem;
     // The same seeds as a tune of a fresh DB: the default and the model's alternatives.
-    land.context = BuildSearchSpace(DefaultConfig(problem, *machine),
+    land.context = BuildSearchSpace(default_config,
                                     AnalyticalAlternatives(problem, *machine),
                                     GenerateSpace(problem, *machine), 1, 0);
     for (const KernelConfig& config : land.context.space) {

@@ -10,6 +10,7 @@
 
 #include "gemm_test_util.h"
 #include "guarded_buffer.h"
+#include "kernels/cache_line.h"
 #include "kernels/default_config.h"
 #include "kernels/microkernel.h"
 #include "synthetic_machine.h"
@@ -171,7 +172,7 @@ TYPED_TEST(GemmTest, DirectPanelsAlignedToAMisalignedB) {
   using T = TypeParam;
   std::mt19937_64 rng(11);
   constexpr std::int64_t m = 5;
-  constexpr std::int64_t line_elements = 64 / static_cast<std::int64_t>(sizeof(T));
+  constexpr std::int64_t line_elements = kCacheLineBytes / static_cast<std::int64_t>(sizeof(T));
   int cases = 0;
   for (IsaLevel isa : RunnableLevels()) {
     for (const MicroKernelEntry<T>& kernel : MicroKernels<T>(isa)) {
@@ -188,7 +189,7 @@ TYPED_TEST(GemmTest, DirectPanelsAlignedToAMisalignedB) {
         ASSERT_EQ(gc.b.ld % line_elements, 0);
         const GuardedCopy<T> b(gc.b.data(),
                                StoredExtent(Layout::kRowMajor, Trans::kNo, k, n, gc.b.ld));
-        ASSERT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % 64,
+        ASSERT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % kCacheLineBytes,
                   static_cast<std::uintptr_t>(offset) * sizeof(T));
         KernelConfig config;
         config.family = KernelFamily::kDirect;
