@@ -115,6 +115,36 @@ template <typename T>
   }
 }
 
+// The common case of a small problem on one thread, in one k block, every column panel read in
+// place: only the tile loops. Through RunDirectTiles the same two 8x16 tiles of a 16^3 call
+// took ~11 ns longer (87 vs 76 ns, interleaved); its k blocks, aligning lead and padded panels
+// cost more than their branches suggest.
+template <typename T>
+[[gnu::always_inline]] inline void RunDirectSmall(const DirectWork<T> w) {
+  const RowMajorGemm<T>& g = *w.g;
+  for (std::int64_t j = 0; j < g.n; j += w.nr) {
+    const int width = static_cast<int>(std::min<std::int64_t>(w.nr, g.n - j));
+    for (std::int64_t i = 0; i < g.m; i += w.mr) {
+      MicroKernelArgs<T> args;
+      args.k = g.k;
+      args.a = w.a_by_rows ? g.a.data + i * g.a.ld : g.a.data + i;
+      args.lda = g.a.ld;
+      args.b = w.b + j;
+      args.ldb = w.ldb;
+      args.c = g.c + i * g.ldc + j;
+      args.ldc = g.ldc;
+      args.m = static_cast<int>(std::min<std::int64_t>(w.mr, g.m - i));
+      args.n = width;
+      args.alpha = g.alpha;
+      args.beta = g.beta;
+      args.prefetch_a = w.prefetch_a;
+      args.prefetch_b = w.prefetch_b;
+      args.prefetch_c = w.prefetch_c;
+      (args.m == w.mr && width == w.nr ? w.full_tile : w.edge_tile)(args);
+    }
+  }
+}
+
 template <typename T>
 void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
                const RowMajorGemm<T>& g, ThreadPool& pool) {
@@ -149,6 +179,10 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
   const int team = std::max(1, std::min(config.threads, pool.size()));
   // One thread runs on the caller's thread: no task indirection (small problems pay per call).
   if (team == 1) {
+    if (work.k_block == k && !work.may_align && (work.masks_b || g.n % work.nr == 0)) {
+      RunDirectSmall(work);
+      return;
+    }
     RunDirectTiles(work, 0, g.m, 0, g.n);
     return;
   }
