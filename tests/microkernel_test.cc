@@ -58,12 +58,14 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
       for (std::int64_t k : {0, 1, 7, 67}) {
         for (int m = 1; m <= kernel.mr; ++m) {
           for (int n = 1; n <= kernel.nr; ++n) {
-            // Alternate beta = 0 (with NaN in C) and beta != 0 so both store paths run.
+            // Alternate beta = 0 (with NaN in C) and beta != 0, and alpha = 1 with other
+            // values, so that every store path runs (alpha = 1 with beta = 0 has its own).
             const bool beta_zero = (m + n + k) % 2 == 0;
             const T beta = beta_zero ? T(0) : T(-1.5);
+            const T alpha = (m + n + k) % 3 == 0 ? T(1) : T(0.75);
             // Row-major NN case: A is m x k with lda >= k, B is k x n, C is m x n.
             GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k,
-                                         T(0.75), beta, 3, beta_zero, rng);
+                                         alpha, beta, 3, beta_zero, rng);
             // Packed mode: pack the operands exactly as the drivers do.
             std::vector<T> pa(static_cast<std::size_t>(kernel.mr * k + 1));
             std::vector<T> pb(static_cast<std::size_t>(kernel.nr * k + 1));
@@ -86,7 +88,8 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
           for (int m = 1; m <= kernel.mr; ++m) {
             for (int n = 1; n <= kernel.nr; ++n) {
               const bool beta_zero = (m * n + k) % 2 == 1;
-              GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, Trans::kNo, m, n, k, T(-0.5),
+              const T alpha = (m + n) % 3 == 0 ? T(1) : T(-0.5);
+              GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, Trans::kNo, m, n, k, alpha,
                                            beta_zero ? T(0) : T(2), (m + n) % 3, beta_zero, rng);
               const GuardedCopy<T> a(
                   gc.a.data(), StoredExtent(Layout::kRowMajor, ta, m, k, gc.a.ld));
@@ -109,14 +112,17 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
           }
         }
         // The full-tile in-place modes read the full MR x k of A and k x NR of B: run them on
-        // full tiles, with A by rows (kRows) and transposed (kCols).
+        // full tiles, with A by rows (kRows) and transposed (kCols), as the plain product
+        // (alpha = 1, beta = 0, NaN in C) and with beta = 0.5.
         for (Trans ta : {Trans::kNo, Trans::kYes}) {
-          GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, Trans::kNo, kernel.mr, kernel.nr,
-                                       k, T(1), T(0.5), 5, false, rng);
-          const MicroKernelArgs<T> args =
-              TileArgs(gc, gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld);
-          (ta == Trans::kNo ? kernel.rows : kernel.cols)(args);
-          if (CheckResult(gc, name + (ta == Trans::kNo ? " rows" : " cols")) > 0) return;
+          for (bool plain : {true, false}) {
+            GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, Trans::kNo, kernel.mr,
+                                         kernel.nr, k, T(1), plain ? T(0) : T(0.5), 5, plain, rng);
+            const MicroKernelArgs<T> args =
+                TileArgs(gc, gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld);
+            (ta == Trans::kNo ? kernel.rows : kernel.cols)(args);
+            if (CheckResult(gc, name + (ta == Trans::kNo ? " rows" : " cols")) > 0) return;
+          }
         }
       }
     }
