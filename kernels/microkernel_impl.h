@@ -78,8 +78,9 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false>
   // Full tiles read by rows address rows 8 and up from a second pointer, `ap_high` (row 8 at
   // k): from one pointer, a tile of more than 8 rows needs MR - 1 row-offset registers and GCC 12
   // spilled them inside the k loop (16x16 ran 11% slower than 8x16 at 16^3); with two, the
-  // offsets 1..7 * lda serve both halves. Elsewhere `ap_high` is unused and compiled away.
+  // offsets 1..7 * lda serve both halves. Elsewhere `ap_high` stays at `ap`, unused.
   constexpr int kLowRows = 8;
+  constexpr bool kHighRows = kMode == AMode::kRows && !kEdge && MR > kLowRows;
   auto a_elem = [&](const T* ap, const T* ap_high, int i) -> T {
     if constexpr (kEdge) {
       return ap[edge_row_offset[i]];
@@ -116,7 +117,7 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false>
   // instructions (they cost issue slots in the short loops of small matrices).
   auto k_loop = [&]<bool kPrefetch>() __attribute__((always_inline)) {
     const T* a = args.a;
-    const T* a_high = args.a + kLowRows * lda;
+    const T* a_high = kHighRows ? args.a + kLowRows * lda : args.a;
     const T* b = args.b;
     std::int64_t p = 0;
     for (; p + KU <= args.k; p += KU) {
