@@ -110,13 +110,37 @@ double VectorFmasPerCycle(const Machine& machine, IsaLevel isa) {
 }
 
 // The most rows a direct tile reads from A in place by rows (A not transposed after the
-// row-major view). Each row is a separate address, base + i * lda, and x86-64's 16 general
-// registers hold about eight of them beside the loop's pointers and counters: for taller tiles
-// GCC 12 keeps the rest on the stack or in vector registers and reloads them in the k loop
-// (seen in the 12x32 and 16x16 f32 AVX-512 kernels; 8-row ones have none). On Zen 4,
-// interleaved, 128^3 f32: 12x32 ran at 0.94 of 8x32, 16x16 at 0.91 of 8x16. A transposed A is
-// read along its rows (a[p * lda + i]), one address per k step, so any height goes there.
-constexpr int kMaxInPlaceRowsOfA = 8;
+// row-major view). Each row is a separate address, base + i * lda; the kernels address rows 8
+// and up from a second pointer (microkernel_impl.h), because from one pointer GCC 12 kept the
+// offsets of taller tiles on the stack and reloaded them in the k loop. 16 rows is two such
+// halves; taller tiles still spill. A transposed A is read along its rows (a[p * lda + i]), one
+// address per k step, so any height goes there.
+constexpr int kRowsPerAPointer = 8;
+constexpr int kMaxInPlaceRowsOfA = 2 * kRowsPerAPointer;
+
+// Whether a tile of `mr` rows of A read in place by rows (more than kRowsPerAPointer) suits
+// `problem`. Each k step reads one element of every row, from lines lda * elem bytes apart;
+// where that stride is a multiple of a large power of two, the rows share few L1 sets and evict
+// each other before their lines are used up: on Zen 4 (8 ways), f32 128x768x3072 in k blocks ran
+// 16x16 at 0.5x of 8x48 (lda = 3072: all 16 rows in one set). Taken where no set holds more
+// than half its ways of those rows. And only where M has two or more such row panels: at 16^3,
+// one 16x16 tile ran at 0.95 of two 8x16 tiles (through GemmPlan::Run, interleaved), though
+// the bare kernel calls were level.
+bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int mr,
+                         std::int64_t elem) {
+  if (mr <= kRowsPerAPointer) return true;
+  if (mr > kMaxInPlaceRowsOfA || problem.m < 2 * static_cast<std::int64_t>(mr)) return false;
+  const std::int64_t ways = std::max(1, cache.l1_ways);
+  const std::int64_t sets =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(cache.l1d) / kCacheLineBytes / ways);
+  const std::int64_t row_bytes = std::max<std::int64_t>(1, problem.k) * elem;  // lda = K
+  std::vector<int> rows_in_set(static_cast<std::size_t>(sets), 0);
+  for (int i = 0; i < mr; ++i) {
+    const std::int64_t set = i * row_bytes / kCacheLineBytes % sets;
+    if (++rows_in_set[static_cast<std::size_t>(set)] > ways / 2) return false;
+  }
+  return true;
+}
 
 // The register tile of a direct (unpacked) problem (`problem` in its row-major view): the
 // registered tile with the fewest estimated cycles for the whole problem. Small problems are
@@ -128,17 +152,19 @@ constexpr int kMaxInPlaceRowsOfA = 8;
 //     fma_pipes * kFmaLatency accumulators leave the pipes idle;
 //   - loads: mr broadcasts of A and nv vectors of B, kLoadsPerCycle at a time;
 // and each tile call adds kTileCallCycles (call, zeroing, the C update: the whole loop's pipeline
-// fill and drain), which favours fewer, larger tiles when k is short. FMA latency 4 is that of
-// current x86 cores. The load rate is fitted to the broadcast-heavy tiles, which ran slower than
+// fill and drain), which favours fewer, larger tiles when k is short. Tiles with more than
+// kAmpleAccumulatorsPerChain times the accumulators the FMA latency needs pay
+// kCrowdedTileFmaCost on their FMAs: on Zen 4 (4 needed), the 24-accumulator tiles 8x48 and
+// 12x32 ran their k loops at 0.96-0.97 of the 8- to 16-accumulator ones (8x16, 16x16, 4x48, 8x32;
+// bare kernel calls, 48^3 and 96^3, interleaved). FMA latency 4 is that of current x86 cores. The load rate is fitted to the broadcast-heavy tiles, which ran slower than
 // two loads per cycle would allow (Zen 3, in-L1 kernel loop: 8x8 and 12x8 at 0.77 and 0.71 of
-// 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles taller than
-// kMaxInPlaceRowsOfA are left out where A is read by rows, tiles narrower than `min_vectors`
+// 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles that TallInPlaceTileFits
+// rejects are left out where A is read by rows, tiles narrower than `min_vectors`
 // vectors always, and with `whole_panels_only` tiles that do not divide N. The model ranks
 // tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3,
-// 100^3, 200^3, 80x300x120 and 127x257x509, 8x32 for 32^3, 64^3 and 128^3..512^3, and 8x48
-// for 48^3, 128x768x768 and 128x3072x768; interleaved, each was the fastest of the 6-9
-// AVX-512 tiles timed or within 3% of it, except at 24^3 (8x32, 0.93 of 8x16; PlanDirect then
-// takes an AVX2 tile there).
+// 100^3 and 200^3, 16x16 for 32^3..256^3, 80x300x120, 127x257x509, 128x768x768 and
+// 128x3072x768, 8x32 for 512^3 (docs/analytical-model.md has the measured ratios); at 24^3
+// PlanDirect takes an AVX2 tile.
 struct TileChoice {
   Tile tile;
   double cycles = 0.0;  // the model's estimate for the whole problem
@@ -151,6 +177,10 @@ TileChoice DirectTile(const Machine& machine, const Problem& problem, IsaLevel i
   constexpr double kFmaLatency = 4.0;
   constexpr double kLoadsPerCycle = 1.5;
   constexpr double kTileCallCycles = 40.0;
+  constexpr double kAmpleAccumulatorsPerChain = 4.0;
+  constexpr double kCrowdedTileFmaCost = 1.04;
+  const double ample_accumulators = kAmpleAccumulatorsPerChain * fma_pipes * kFmaLatency;
+  const CacheBudget cache = CacheBudgetOf(machine.topology);
   const int lanes = VectorLanes(isa, sizeof(T));
   const bool a_by_rows = problem.trans_a == Trans::kNo;
   const double k = static_cast<double>(std::max<std::int64_t>(problem.k, 1));
@@ -159,8 +189,10 @@ TileChoice DirectTile(const Machine& machine, const Problem& problem, IsaLevel i
     const int nv = entry.nr / lanes;
     if (entry.k_unroll != 1 || nv < min_vectors) continue;
     if (whole_panels_only && problem.n % entry.nr != 0) continue;
-    if (a_by_rows && entry.mr > kMaxInPlaceRowsOfA) continue;
-    const double per_k = std::max({entry.mr * nv / fma_pipes, kFmaLatency,
+    if (a_by_rows && !TallInPlaceTileFits(problem, cache, entry.mr, sizeof(T))) continue;
+    const int accumulators = entry.mr * nv;
+    const double fma_cost = accumulators > ample_accumulators ? kCrowdedTileFmaCost : 1.0;
+    const double per_k = std::max({accumulators * fma_cost / fma_pipes, kFmaLatency,
                                    (entry.mr + nv) / kLoadsPerCycle});
     const double tiles = static_cast<double>((problem.m + entry.mr - 1) / entry.mr) *
                          static_cast<double>((problem.n + entry.nr - 1) / entry.nr);

@@ -267,10 +267,12 @@ TEST(DefaultConfigTest, DirectTilesFitSmallShapes) {
 // The direct tile on Zen 4 (docs/analytical-model.md, step 2). One zmm FMA per cycle needs only
 // four accumulators to cover the FMA latency, so the model takes the tile that wastes least at
 // the edges: 8x16 at 100^3, where the search's winners were 4x16 and 8x16 (the old two-pipe
-// model took 4x64, 0.9x); a core with two 512-bit FMA pipes needs eight or more. A read in place
-// by rows gives each row its own address register, and more than eight spill: no taller tile
-// there, while a transposed A (one address per k step) may take one. AVX-512 direct kernels are
-// not unrolled, AVX2 ones by 4.
+// model took 4x64, 0.9x); a core with two 512-bit FMA pipes needs eight or more, and more than
+// sixteen on Zen 4 cost (48^3: 16x16, not 8x48). A read in place by rows gives each row its
+// own address, from two pointers of eight rows: no tile taller than 16 there, none taller than
+// 8 where M has only one such panel (16^3) or where the rows share an L1 set (K = 1024 f32: 4
+// KiB apart), while a transposed A (one address per k step) may take one. AVX-512 direct
+// kernels are not unrolled, AVX2 ones by 4.
 TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
   auto config = [](const Machine& machine, Trans trans_a, std::int64_t size) {
     return DefaultConfig(
@@ -293,8 +295,19 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
   EXPECT_GE(two_pipes_100.mr * (two_pipes_100.nr / 16), 8) << two_pipes_100.ToString();
 
   for (std::int64_t size : {16, 24, 48, 100, 128, 200, 256}) {
-    EXPECT_LE(config(zen4, Trans::kNo, size).mr, 8) << size;
-    EXPECT_LE(config(two_pipes, Trans::kNo, size).mr, 8) << size;
+    EXPECT_LE(config(zen4, Trans::kNo, size).mr, 16) << size;
+    EXPECT_LE(config(two_pipes, Trans::kNo, size).mr, 16) << size;
+  }
+  const KernelConfig zen4_48 = config(zen4, Trans::kNo, 48);
+  EXPECT_EQ(zen4_48.mr, 16) << zen4_48.ToString();
+  EXPECT_EQ(zen4_48.nr, 16) << zen4_48.ToString();
+  EXPECT_LE(config(zen4, Trans::kNo, 16).mr, 8);
+  for (const Machine& machine : {zen4, two_pipes}) {
+    const KernelConfig long_rows = DefaultConfig(
+        Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 64, 64, 1024, 1},
+        machine);
+    ASSERT_EQ(long_rows.family, KernelFamily::kDirect) << long_rows.ToString();
+    EXPECT_LE(long_rows.mr, 8) << long_rows.ToString();
   }
   EXPECT_EQ(config(zen4, Trans::kYes, 16).mr, 16);
   EXPECT_EQ(config(testing::SyntheticZen3Machine(), Trans::kNo, 100).k_unroll, 4);
