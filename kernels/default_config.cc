@@ -123,13 +123,17 @@ constexpr int kMaxInPlaceRowsOfA = 2 * kRowsPerAPointer;
 // where that stride is a multiple of a large power of two, the rows share few L1 sets and evict
 // each other before their lines are used up: on Zen 4 (8 ways), f32 128x768x3072 in k blocks ran
 // 16x16 at 0.5x of 8x48 (lda = 3072: all 16 rows in one set). Taken where no set holds more
-// than half its ways of those rows. And only where M has two or more such row panels: at 16^3,
+// than half its ways of those rows. And only where M is two or more whole row panels: at 16^3,
 // one 16x16 tile ran at 0.95 of two 8x16 tiles (through GemmPlan::Run, interleaved), though
-// the bare kernel calls were level.
+// the bare kernel calls were level; a partial panel runs the edge kernel, which addresses its
+// rows through a table (33x4096x17: 12x32 at 0.90 of 6x64).
 bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int mr,
                          std::int64_t elem) {
   if (mr <= kRowsPerAPointer) return true;
-  if (mr > kMaxInPlaceRowsOfA || problem.m < 2 * static_cast<std::int64_t>(mr)) return false;
+  if (mr > kMaxInPlaceRowsOfA || problem.m < 2 * static_cast<std::int64_t>(mr) ||
+      problem.m % mr != 0) {
+    return false;
+  }
   const std::int64_t ways = std::max(1, cache.l1_ways);
   const std::int64_t sets =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(cache.l1d) / kCacheLineBytes / ways);
@@ -162,7 +166,7 @@ bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int m
 // rejects are left out where A is read by rows, tiles narrower than `min_vectors`
 // vectors always, and with `whole_panels_only` tiles that do not divide N. The model ranks
 // tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3,
-// 100^3 and 200^3, 16x16 for 32^3..256^3, 80x300x120, 127x257x509, 128x768x768 and
+// 100^3, 200^3 and 127x257x509, 16x16 for 32^3..256^3, 80x300x120, 128x768x768 and
 // 128x3072x768, 8x32 for 512^3 (docs/analytical-model.md has the measured ratios); at 24^3
 // PlanDirect takes an AVX2 tile.
 struct TileChoice {
