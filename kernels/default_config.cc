@@ -159,8 +159,9 @@ bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int m
 // fill and drain), which favours fewer, larger tiles when k is short. Tiles with more than
 // kAmpleAccumulatorsPerChain times the accumulators the FMA latency needs pay
 // kCrowdedTileFmaCost on their FMAs: on Zen 4 (4 needed), the 24-accumulator tiles 8x48 and
-// 12x32 ran their k loops at 0.96-0.97 of the 8- to 16-accumulator ones (8x16, 16x16, 4x48, 8x32;
-// bare kernel calls, 48^3 and 96^3, interleaved). FMA latency 4 is that of current x86 cores. The load rate is fitted to the broadcast-heavy tiles, which ran slower than
+// 12x32 ran their k loops at 0.96-0.97 of the 8- to 16-accumulator ones (8x16, 16x16, 4x48,
+// 8x32; bare kernel calls, 48^3 and 96^3, interleaved). FMA latency 4 is that of current x86
+// cores. The load rate is fitted to the broadcast-heavy tiles, which ran slower than
 // two loads per cycle would allow (Zen 3, in-L1 kernel loop: 8x8 and 12x8 at 0.77 and 0.71 of
 // 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles that TallInPlaceTileFits
 // rejects are left out where A is read by rows, tiles narrower than `min_vectors`
