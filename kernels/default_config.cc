@@ -176,8 +176,8 @@ struct TileChoice {
 };
 
 template <typename T>
-TileChoice DirectTile(const Machine& machine, const Problem& problem, IsaLevel isa,
-                      int min_vectors = 1, bool whole_panels_only = false) {
+TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Problem& problem,
+                      IsaLevel isa, int min_vectors = 1, bool whole_panels_only = false) {
   const double fma_pipes = VectorFmasPerCycle(machine, isa);
   constexpr double kFmaLatency = 4.0;
   constexpr double kLoadsPerCycle = 1.5;
@@ -185,7 +185,6 @@ TileChoice DirectTile(const Machine& machine, const Problem& problem, IsaLevel i
   constexpr double kAmpleAccumulatorsPerChain = 4.0;
   constexpr double kCrowdedTileFmaCost = 1.04;
   const double ample_accumulators = kAmpleAccumulatorsPerChain * fma_pipes * kFmaLatency;
-  const CacheBudget cache = CacheBudgetOf(machine.topology);
   const int lanes = VectorLanes(isa, sizeof(T));
   const bool a_by_rows = problem.trans_a == Trans::kNo;
   const double k = static_cast<double>(std::max<std::int64_t>(problem.k, 1));
@@ -380,17 +379,17 @@ template <typename T>
 DirectPlan PlanDirect(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
   const CacheBudget cache = CacheBudgetOf(machine.topology);
-  const TileChoice model = DirectTile<T>(machine, problem, isa);
+  const TileChoice model = DirectTile<T>(machine, cache, problem, isa);
   DirectPlan plan{model.tile, FitDirect<T>(problem, machine, cache, model.tile)};
   if (plan.fit.kc > 0) {
-    const TileChoice wide = DirectTile<T>(machine, problem, isa, kMinBlockedTileVectors);
+    const TileChoice wide = DirectTile<T>(machine, cache, problem, isa, kMinBlockedTileVectors);
     if (wide.tile.mr > 0 && wide.cycles <= kBlockedWideTileSlack * model.cycles) {
       plan = {wide.tile, FitDirect<T>(problem, machine, cache, wide.tile)};
     }
   }
   if (isa == IsaLevel::kAvx512 && OperandsFitHalfOfL2(problem, cache) &&
       problem.n % model.tile.nr != 0) {
-    const TileChoice lower = DirectTile<T>(machine, problem, IsaLevel::kAvx2, 1, true);
+    const TileChoice lower = DirectTile<T>(machine, cache, problem, IsaLevel::kAvx2, 1, true);
     if (lower.tile.mr > 0 && model.cycles > kLowerIsaTileGain * lower.cycles) {
       plan.tile = lower.tile;  // the fit is the same: the whole problem fits in half of L2
     }
