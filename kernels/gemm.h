@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/gemm_internal.h"
 #include "kernels/kernel_config.h"
 #include "kernels/microkernel.h"
 #include "kernels/thread_pool.h"
@@ -30,6 +31,9 @@ struct GemmArgs {
   std::int64_t ldc = 0;
 };
 
+template <typename T>
+class BoundGemm;
+
 // A configuration checked once and bound to its kernels, so that each call pays only for the
 // BLAS argument check: what the runtime keeps per tuned problem and the tuner times.
 template <typename T>
@@ -44,12 +48,44 @@ class GemmPlan {
   Status Run(const GemmArgs<T>& args, ThreadPool& pool) const;
   Status Run(const GemmArgs<T>& args) const { return Run(args, DefaultThreadPool()); }
 
+  // This plan bound to one problem: `shape` without its pointers (a, b, c are ignored). Fails
+  // where Run would fail for that problem; a BoundGemm's calls then cannot fail.
+  Result<BoundGemm<T>> Bind(const GemmArgs<T>& shape) const;
+
   const KernelConfig& config() const { return config_; }
 
  private:
+  friend class BoundGemm<T>;
   KernelConfig config_;
   const MicroKernelEntry<T>* micro_kernel_ = nullptr;
   const GemvKernelEntry<T>* gemv_kernel_ = nullptr;
+};
+
+// A plan and one problem (layout, transposes, M, N, K, leading dimensions, alpha, beta), checked
+// and put in row-major terms once; each call brings only A, B and C. For a program that runs
+// the same small GEMM many times, as libxsmm's dispatched kernels are used: at 16^3 on Zen 4,
+// GemmPlan::Run's checks and the row-major problem it writes on each call cost ~14 ns of 88
+// (a driver reading a problem written just before is slower than one reading an old one, even
+// with the same loads). Direct plans run their driver on the bound problem; other families,
+// where that overhead does not show, and the scale-only cases go through GemmPlan::Run.
+template <typename T>
+class BoundGemm {
+ public:
+  // C = alpha * op(A) * op(B) + beta * C for the bound problem. `config().threads` members of
+  // `pool` work on it.
+  void Run(const T* a, const T* b, T* c, ThreadPool& pool) const;
+  void Run(const T* a, const T* b, T* c) const { Run(a, b, c, DefaultThreadPool()); }
+
+  const GemmArgs<T>& shape() const { return shape_; }
+  const KernelConfig& config() const { return plan_.config(); }
+
+ private:
+  friend class GemmPlan<T>;
+  BoundGemm() = default;  // made by GemmPlan::Bind only
+  GemmPlan<T> plan_;
+  GemmArgs<T> shape_;              // pointers null
+  detail::RowMajorGemm<T> problem_;  // pointers null; used where `runs_direct_`
+  bool runs_direct_ = false;
 };
 
 // One-shot convenience: plan and run.
@@ -67,5 +103,7 @@ Status Gemm(const KernelConfig& config, const GemmArgs<T>& args) {
 
 extern template class GemmPlan<float>;
 extern template class GemmPlan<double>;
+extern template class BoundGemm<float>;
+extern template class BoundGemm<double>;
 
 }  // namespace mmtune

@@ -49,8 +49,10 @@ template <typename T>
 // every tile reload them through the closure (~5 ns of a 98 ns 16^3 call).
 template <typename T>
 struct DirectWork {
-  const RowMajorGemm<T>* g;
+  const RowMajorGemm<T>* g;  // the shape, leading dimensions and scalars; its pointers unused
+  const T* a;
   const T* b;  // op(B), row-major (a transposed B's copy)
+  T* c;
   std::int64_t ldb;
   std::int64_t k_block;
   MicroKernelFn<T> full_tile;
@@ -96,7 +98,7 @@ template <typename T>
   for (std::int64_t p = 0; p < k; p += w.k_block) {
     args.k = std::min(w.k_block, k - p);
     if (p > 0) args.beta = T(1);
-    const T* a_block = w.a_by_rows ? g.a.data + p : g.a.data + p * g.a.ld;
+    const T* a_block = w.a_by_rows ? w.a + p : w.a + p * g.a.ld;
     std::int64_t width = lead > 0 ? lead : w.nr;  // of the next panel, before the matrix edge
     for (std::int64_t j = col_begin; j < col_end; j += width, width = w.nr) {
       width = std::min(width, col_end - j);
@@ -117,7 +119,7 @@ template <typename T>
       for (std::int64_t i = row_begin; i < row_end; i += w.mr) {
         args.m = static_cast<int>(std::min<std::int64_t>(w.mr, row_end - i));
         args.a = w.a_by_rows ? a_block + i * g.a.ld : a_block + i;
-        args.c = g.c + i * g.ldc + j;
+        args.c = w.c + i * g.ldc + j;
         (args.m == w.mr && !masked_b ? w.full_tile : w.edge_tile)(args);
       }
     }
@@ -135,9 +137,9 @@ template <typename T>
     const int width = static_cast<int>(std::min<std::int64_t>(w.nr, g.n - j));
     for (std::int64_t i = 0; i < g.m; i += w.mr) {
       MicroKernelArgs<T> args = SharedTileArgs(w);
-      args.a = w.a_by_rows ? g.a.data + i * g.a.ld : g.a.data + i;
+      args.a = w.a_by_rows ? w.a + i * g.a.ld : w.a + i;
       args.b = w.b + j;
-      args.c = g.c + i * g.ldc + j;
+      args.c = w.c + i * g.ldc + j;
       args.m = static_cast<int>(std::min<std::int64_t>(w.mr, g.m - i));
       args.n = width;
       (args.m == w.mr && width == w.nr ? w.full_tile : w.edge_tile)(args);
@@ -147,17 +149,20 @@ template <typename T>
 
 template <typename T>
 void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
-               const RowMajorGemm<T>& g, ThreadPool& pool) {
+               const RowMajorGemm<T>& g, const T* a, const T* b, T* c, ThreadPool& pool) {
   const std::int64_t k = g.k;
   DirectWork<T> work;
   work.g = &g;
-  work.b = g.b.data;
+  work.a = a;
+  work.b = b;
+  work.c = c;
   work.ldb = g.b.ld;
   // The in-place kernels read op(B) row by row; a transposed B is copied to row-major once.
   if (g.b.trans == Trans::kYes) {
+    const MatrixView<T> view{b, g.b.ld, Trans::kYes};
     T* copy = ThreadWorkspaceOf<T>(WorkspaceSlot::kVector, static_cast<std::size_t>(k * g.n));
     for (std::int64_t p = 0; p < k; ++p) {
-      for (std::int64_t j = 0; j < g.n; ++j) copy[p * g.n + j] = g.b.At(p, j);
+      for (std::int64_t j = 0; j < g.n; ++j) copy[p * g.n + j] = view.At(p, j);
     }
     work.b = copy;
     work.ldb = g.n;
@@ -204,8 +209,10 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
 }
 
 template void RunDirect<float>(const KernelConfig&, const MicroKernelEntry<float>&,
-                               const RowMajorGemm<float>&, ThreadPool&);
+                               const RowMajorGemm<float>&, const float*, const float*, float*,
+                               ThreadPool&);
 template void RunDirect<double>(const KernelConfig&, const MicroKernelEntry<double>&,
-                                const RowMajorGemm<double>&, ThreadPool&);
+                                const RowMajorGemm<double>&, const double*, const double*,
+                                double*, ThreadPool&);
 
 }  // namespace mmtune::detail

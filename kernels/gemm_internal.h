@@ -47,9 +47,11 @@ inline void Partition(std::int64_t units, int members, int index, std::int64_t* 
 template <typename T>
 void RunPacked(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
                const RowMajorGemm<T>& g, ThreadPool& pool);
+// Reads A, B and C through `a`, `b`, `c` (row-major terms), not g's pointers: a BoundGemm's
+// problem is made once and only the pointers come with each call (see BoundGemm).
 template <typename T>
 void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
-               const RowMajorGemm<T>& g, ThreadPool& pool);
+               const RowMajorGemm<T>& g, const T* a, const T* b, T* c, ThreadPool& pool);
 template <typename T>
 void RunGemv(const KernelConfig& config, const GemvKernelEntry<T>& kernel,
              const RowMajorGemm<T>& g, ThreadPool& pool);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "gemm_test_util.h"
@@ -486,6 +487,97 @@ TEST(DefaultConfigTest, GemvRowsFollowRowLengthAndMatrixSize) {
     const Problem column{DType::kF32, Layout::kColMajor, Trans::kNo, Trans::kNo, 4096, 1, 4096, 1};
     EXPECT_EQ(DefaultConfig(column, machine).mr, 8);
   }
+}
+
+// A plan bound to a problem gives what GemmPlan::Run gives for it, bit for bit (same kernels,
+// same order), for every family, layout, transpose and scalar case, and runs again on other
+// operands of the same shape; so it meets the reference and leaves the canaries alone too.
+TYPED_TEST(GemmTest, BoundPlansMatchTheirPlan) {
+  using T = TypeParam;
+  std::mt19937_64 rng(12);
+  const std::vector<T> alphas = {T(1), T(-1.5), T(0)};
+  const std::vector<T> betas = {T(0), T(1), T(0.625)};
+  int cases = 0;
+  for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+           {16, 16, 16}, {8, 8, 8}, {1, 33, 17}, {29, 1, 13}, {13, 31, 29}, {48, 49, 50},
+           {5, 17, 0}, {0, 4, 4}, {67, 129, 71}}) {
+    for (KernelFamily family : {KernelFamily::kDirect, KernelFamily::kPacked, KernelFamily::kGemv}) {
+      if (family == KernelFamily::kGemv && m != 1 && n != 1) continue;
+      for (IsaLevel isa : RunnableLevels()) {
+        const Layout layout = static_cast<Layout>(rng() % 2);
+        const Trans ta = static_cast<Trans>(rng() % 2);
+        const Trans tb = static_cast<Trans>(rng() % 2);
+        const T alpha = alphas[rng() % alphas.size()];
+        const T beta = betas[rng() % betas.size()];
+        const bool nan_c = beta == T(0);
+        const std::int64_t extra_ld = static_cast<std::int64_t>(rng() % 2) * 3;
+        const KernelConfig config = RandomConfig<T>(family, isa, m, n, rng);
+        auto plan = GemmPlan<T>::Create(config);
+        ASSERT_TRUE(plan.ok()) << config.ToString();
+        GemmCase<T> first = MakeCase<T>(layout, ta, tb, m, n, k, alpha, beta, extra_ld, nan_c, rng);
+        const GemmArgs<T> shape{layout, ta, tb, m, n, k, alpha, nullptr, first.a.ld,
+                                nullptr, first.b.ld, beta, nullptr, first.c.ld};
+        auto bound = plan->Bind(shape);
+        ASSERT_TRUE(bound.ok()) << config.ToString() << ": " << bound.error().message;
+        // Two different operand sets through the one bound plan.
+        for (int call = 0; call < 2; ++call) {
+          GemmCase<T> gc = call == 0 ? std::move(first)
+                                     : MakeCase<T>(layout, ta, tb, m, n, k, alpha, beta,
+                                                   extra_ld, nan_c, rng);
+          std::vector<T> through_plan = gc.c.storage;
+          GemmArgs<T> args = shape;
+          args.a = gc.a.data();
+          args.b = gc.b.data();
+          args.c = through_plan.data() + gc.c.pad;
+          ASSERT_TRUE(plan->Run(args).ok());
+          bound->Run(gc.a.data(), gc.b.data(), gc.c.data());
+          ++cases;
+          const std::string name = config.ToString() + " bound, call " + std::to_string(call);
+          if (CheckResult(gc, name) > 0) return;
+          ASSERT_EQ(0, std::memcmp(through_plan.data(), gc.c.storage.data(),
+                                   through_plan.size() * sizeof(T)))
+              << gc.name << " " << name << ": differs from GemmPlan::Run";
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
+}
+
+TEST(GemmEdgeTest, BindRejectsWhatRunWouldReject) {
+  auto machine = DetectHostMachine();
+  ASSERT_TRUE(machine.ok());
+  const Problem problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 40, 40, 40, 1};
+  auto plan = GemmPlan<float>::Create(DefaultConfig(problem, *machine));
+  ASSERT_TRUE(plan.ok());
+  const GemmArgs<float> shape{Layout::kRowMajor, Trans::kNo, Trans::kNo, 40, 40, 40, 1.f,
+                              nullptr, 40, nullptr, 40, 0.f, nullptr, 40};
+  EXPECT_TRUE(plan->Bind(shape).ok());
+
+  GemmArgs<float> bad_ld = shape;
+  bad_ld.ldc = 39;
+  auto bound = plan->Bind(bad_ld);
+  ASSERT_FALSE(bound.ok());
+  EXPECT_EQ(bound.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(bound.error().message.find("ldc"), std::string::npos) << bound.error().message;
+
+  GemmArgs<float> negative = shape;
+  negative.k = -1;
+  EXPECT_FALSE(plan->Bind(negative).ok());
+
+  // A gemv plan bound to a matrix shape.
+  const GemvKernelEntry<float>& entry = GemvKernels<float>(IsaLevel::kGeneric).front();
+  KernelConfig gemv;
+  gemv.family = KernelFamily::kGemv;
+  gemv.isa = IsaLevel::kGeneric;
+  gemv.mr = entry.mr;
+  gemv.nr = entry.nr;
+  auto gemv_plan = GemmPlan<float>::Create(gemv);
+  ASSERT_TRUE(gemv_plan.ok()) << gemv_plan.error().message;
+  EXPECT_FALSE(gemv_plan->Bind(shape).ok());
+  GemmArgs<float> vector_shape = shape;
+  vector_shape.m = 1;
+  EXPECT_TRUE(gemv_plan->Bind(vector_shape).ok());
 }
 
 TEST(GemmEdgeTest, EmptyAndScaleOnlyProblems) {
