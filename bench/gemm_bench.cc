@@ -1,7 +1,8 @@
 // mmtune's kernels against the peers, in one process, on the same buffers: per shape, the
-// analytical default, the best config of a two-stage sweep (every micro-kernel with model blocks,
-// then every block/prefetch/loop variant of the two fastest kernels), and each peer library
-// found at build time. Counters: GFLOP/s and % of the measured peak (`mmtune info --measure`).
+// analytical default (through GemmPlan::Run and, where it is the direct family, also bound to
+// the shape once: `mmtune_bound`), the best config of a two-stage sweep (every micro-kernel
+// with model blocks, then every block/prefetch/loop variant of the two fastest kernels), and
+// each peer library found at build time. Counters: GFLOP/s and % of the measured peak (`mmtune info --measure`).
 //
 //   ./build/bench/gemm_bench [--mmtune_threads=1,2] [--mmtune_dtypes=f32,f64]
 //       [--mmtune_shapes=anchors|small|large|transformer|MxNxK,...] [--mmtune_sweep=quick|none]
@@ -284,8 +285,14 @@ void SetCounters(benchmark::State& state, const Shape& s, DType dtype, int threa
   if (peak > 0) state.counters["%peak"] = 100.0 * gflops / peak;
 }
 
+// How mmtune's side is called: through GemmPlan::Run with the arguments on each call, or
+// through a plan bound to the shape once (GemmPlan::Bind), passing only the three matrices, as
+// libxsmm's kernel is dispatched once and then called with pointers.
+enum class CallPath { kPlan, kBound };
+
 template <typename T>
-void RunMmtune(benchmark::State& state, Shape s, int threads, bool best) {
+void RunMmtune(benchmark::State& state, Shape s, int threads, bool best,
+               CallPath path = CallPath::kPlan) {
   const DType dtype = sizeof(T) == 4 ? DType::kF32 : DType::kF64;
   const Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, threads};
   static std::map<std::string, KernelConfig> chosen;
@@ -302,10 +309,29 @@ void RunMmtune(benchmark::State& state, Shape s, int threads, bool best) {
     state.SkipWithError(("wrong result or invalid config: " + config.ToString()).c_str());
     return;
   }
-  const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) {
-    static_cast<void>(plan->Run(args));
-    benchmark::ClobberMemory();
+  auto start = std::chrono::steady_clock::now();
+  if (path == CallPath::kBound) {
+    auto bound = plan->Bind(args);
+    if (!bound) {
+      state.SkipWithError(bound.error().message.c_str());
+      return;
+    }
+    std::fill(buf.c.begin(), buf.c.end(), T(0));
+    bound->Run(args.a, args.b, args.c);
+    if (!SampledCheck(s, buf)) {
+      state.SkipWithError(("wrong result through the bound plan: " + config.ToString()).c_str());
+      return;
+    }
+    start = std::chrono::steady_clock::now();
+    for (auto _ : state) {
+      bound->Run(args.a, args.b, args.c);
+      benchmark::ClobberMemory();
+    }
+  } else {
+    for (auto _ : state) {
+      static_cast<void>(plan->Run(args));
+      benchmark::ClobberMemory();
+    }
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -348,6 +374,15 @@ void Register(const Options& options, DType dtype) {
       benchmark::RegisterBenchmark((prefix + "mmtune_default").c_str(),
                                    [=](benchmark::State& st) { RunMmtune<T>(st, s, threads, false); })
           ->UseRealTime();
+      // Where the call itself shows: the small problems the direct family runs.
+      const Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k,
+                            threads};
+      if (DefaultConfig(problem, Global().machine).family == KernelFamily::kDirect) {
+        benchmark::RegisterBenchmark(
+            (prefix + "mmtune_bound").c_str(),
+            [=](benchmark::State& st) { RunMmtune<T>(st, s, threads, false, CallPath::kBound); })
+            ->UseRealTime();
+      }
       if (options.sweep) {
         benchmark::RegisterBenchmark((prefix + "mmtune_best").c_str(),
                                      [=](benchmark::State& st) { RunMmtune<T>(st, s, threads, true); })

@@ -3,8 +3,9 @@
 
     scripts/bench_summary.py results.json
 
-One row per (dtype, threads, shape): the median GFLOP/s and % of peak of mmtune's default and
-best configs and of every peer, and the ratio of mmtune's best to the best peer.
+One row per (dtype, threads, shape): the median GFLOP/s and % of peak of mmtune's default
+config (through GemmPlan::Run, and bound to the shape where gemm_bench times that), its best
+config and every peer, and the ratio of mmtune's best to the best peer.
 """
 import json
 import sys
@@ -28,7 +29,7 @@ def main():
             impls.append(impl)
         rows[key][impl] = (bench.get("GFLOP/s", 0.0), bench.get("%peak", 0.0),
                            bench.get("label", ""))
-    order = [i for i in ("mmtune_default", "mmtune_best") if i in impls]
+    order = [i for i in ("mmtune_default", "mmtune_bound", "mmtune_best") if i in impls]
     peers = [i for i in impls if not i.startswith("mmtune")]
     print("| dtype/threads/shape | " + " | ".join(order + peers) +
           " | best/best peer |")
