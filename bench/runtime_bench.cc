@@ -2,10 +2,12 @@
 //
 //   lookup/<tier>            one cold lookup in the winner index (what a first call of a shape
 //                            pays), with 200 winners loaded
-//   overhead/MxNxK           runtime Gemm vs the same config's GemmPlan::Run called directly,
-//                            alternated in batches of about 1 ms (401 pairs) so both see the
-//                            same machine state; counters:
-//                            direct_ns, runtime_ns, overhead_pct (median of the batch pairs)
+//   overhead/MxNxK           runtime Gemm, and the same problem bound once (Runtime::Bind, a
+//                            FixedGemm), vs the same config's GemmPlan::Run called directly,
+//                            rotated in batches of about 1 ms (401 rounds) so all see the same
+//                            machine state; counters: direct_ns, runtime_ns, fixed_ns,
+//                            overhead_pct and fixed_pct (medians of the per-round ratios to
+//                            direct; negative: faster than GemmPlan::Run)
 //   overhead/control_...     the same comparison of direct against direct: the noise floor
 //
 //   ./build/bench/runtime_bench [Google Benchmark flags]
@@ -30,7 +32,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kPairs = 401;  // batch pairs per overhead benchmark (odd: a true median)
+constexpr int kRounds = 401;  // batch rounds per overhead benchmark (odd: a true median)
 
 double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -111,23 +113,42 @@ void BM_Overhead(benchmark::State& state, std::int64_t size, bool control) {
     }
     return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / calls;
   };
+  auto fixed = (*runtime)->Bind(Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size, size, 1.0f,
+                                size, size, 0.0f, size);
+  if (!fixed) {
+    state.SkipWithError(fixed.error().message.c_str());
+    return;
+  }
+  auto fixed_batch = [&] {
+    if (control) return direct_batch();
+    const auto start = Clock::now();
+    for (int i = 0; i < calls; ++i) fixed->Run(a.data(), b.data(), c.data());
+    return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / calls;
+  };
   direct_batch();
   runtime_batch();
-  std::vector<double> direct, through, ratio;
+  fixed_batch();
+  std::vector<double> direct, through, bound, through_ratio, bound_ratio;
   for (auto _ : state) {
-    for (int round = 0; round < kPairs; ++round) {
-      // Alternate which goes first, so neither always runs on the warmer machine.
-      const bool direct_first = round % 2 == 0;
-      const double first = direct_first ? direct_batch() : runtime_batch();
-      const double second = direct_first ? runtime_batch() : direct_batch();
-      direct.push_back(direct_first ? first : second);
-      through.push_back(direct_first ? second : first);
-      ratio.push_back(through.back() / direct.back());
+    for (int round = 0; round < kRounds; ++round) {
+      // Rotate the order, so that none always runs on the warmest machine.
+      double ns[3] = {0, 0, 0};  // direct, runtime, fixed
+      for (int slot = 0; slot < 3; ++slot) {
+        const int which = (round + slot) % 3;
+        ns[which] = which == 0 ? direct_batch() : which == 1 ? runtime_batch() : fixed_batch();
+      }
+      direct.push_back(ns[0]);
+      through.push_back(ns[1]);
+      bound.push_back(ns[2]);
+      through_ratio.push_back(ns[1] / ns[0]);
+      bound_ratio.push_back(ns[2] / ns[0]);
     }
   }
   state.counters["direct_ns"] = Median(direct);
   state.counters["runtime_ns"] = Median(through);
-  state.counters["overhead_pct"] = (Median(ratio) - 1.0) * 100.0;
+  state.counters["fixed_ns"] = Median(bound);
+  state.counters["overhead_pct"] = (Median(through_ratio) - 1.0) * 100.0;
+  state.counters["fixed_pct"] = (Median(bound_ratio) - 1.0) * 100.0;
   state.SetLabel(std::string(ToString(report.tier)) + " " + report.config_text);
 }
 
@@ -146,7 +167,7 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark((std::string("lookup/") + ToString(tier)).c_str(), BM_Lookup,
                                  &*machine, tier);
   }
-  for (std::int64_t size : {8, 32, 128}) {
+  for (std::int64_t size : {8, 16, 32, 128}) {
     const std::string name = "overhead/" + std::to_string(size) + "x" + std::to_string(size) +
                              "x" + std::to_string(size);
     benchmark::RegisterBenchmark(name.c_str(), BM_Overhead, size, false)

@@ -133,6 +133,43 @@ std::mutex& PoolMutex() {
   return mutex;
 }
 
+// Runs `run(plan)` with the pool's members when no other GEMM has them, else `run(solo)` on the
+// calling thread alone.
+template <class Plan, class RunOn>
+[[gnu::always_inline]] inline auto RunWithPoolOrAlone(const Plan& plan, const Plan& solo,
+                                                      RunOn&& run) {
+  if (plan.config().threads > 1) {
+    std::unique_lock lock(PoolMutex(), std::try_to_lock);
+    return lock.owns_lock() ? run(plan) : run(solo);
+  }
+  return run(plan);
+}
+
+// Runs `run()` and adds the call and its time to `entry`'s record.
+template <class RunFn>
+auto CountedInto(const PlanEntry& entry, RunFn&& run) {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = run();
+  const auto spent = std::chrono::steady_clock::now() - start;
+  entry.calls.fetch_add(1, std::memory_order_relaxed);
+  entry.nanoseconds.fetch_add(
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()),
+      std::memory_order_relaxed);
+  return result;
+}
+
+LookupReport ReportOf(const Lookup& found) {
+  LookupReport report;
+  report.tier = found.tier;
+  report.tuned = found.tuned;
+  report.gflops = found.gflops;
+  report.threads = found.config.threads;
+  nlohmann::json json = found.config;
+  report.config_json = json.dump();
+  report.config_text = found.config.ToString();
+  return report;
+}
+
 std::atomic<std::uint64_t> next_runtime_serial{1};
 
 // A small per-thread, direct-mapped cache of plan entries, so that a steady-state call takes no
@@ -172,7 +209,8 @@ struct Runtime::Impl {
   ThreadPool* pool = &DefaultThreadPool();  // looked up once: its accessor has a static guard
 
   mutable std::shared_mutex entries_mutex;
-  mutable std::unordered_map<CallKey, std::unique_ptr<PlanEntry>, CallKeyHash> entries;
+  // Shared with the FixedGemms bound to an entry, which may outlive the runtime.
+  mutable std::unordered_map<CallKey, std::shared_ptr<const PlanEntry>, CallKeyHash> entries;
 
   Problem ProblemOf(DType dtype, Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                     std::int64_t n, std::int64_t k) const {
@@ -185,7 +223,11 @@ struct Runtime::Impl {
     return slot.serial == serial && slot.key == key ? slot.entry : nullptr;
   }
   // The rest: the shared map, else a new entry; fills this thread's cache.
-  Result<const PlanEntry*> EntryFor(const Problem& problem) const;
+  Result<std::shared_ptr<const PlanEntry>> EntryFor(const Problem& problem) const;
+  // Whether calls of `entry` are counted for the record file.
+  bool Records(const PlanEntry& entry) const {
+    return !record_path.empty() && entry.lookup.tier != LookupTier::kExact;
+  }
   Result<std::unique_ptr<PlanEntry>> MakeEntry(const Problem& problem) const;
 
   // Inlined into the public entry points, so that the call's arguments are not copied once
@@ -213,13 +255,13 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
   return entry;
 }
 
-Result<const PlanEntry*> Runtime::Impl::EntryFor(const Problem& problem) const {
+Result<std::shared_ptr<const PlanEntry>> Runtime::Impl::EntryFor(const Problem& problem) const {
   const CallKey key = KeyOf(problem);
-  const PlanEntry* found = nullptr;
+  std::shared_ptr<const PlanEntry> found;
   {
     std::shared_lock lock(entries_mutex);
     const auto it = entries.find(key);
-    if (it != entries.end()) found = it->second.get();
+    if (it != entries.end()) found = it->second;
   }
   if (found == nullptr) {
     // Made outside the lock (validation and plan creation take microseconds); if another thread
@@ -227,9 +269,9 @@ Result<const PlanEntry*> Runtime::Impl::EntryFor(const Problem& problem) const {
     auto made = MakeEntry(problem);
     if (!made) return made.error();
     std::unique_lock lock(entries_mutex);
-    found = entries.try_emplace(key, std::move(*made)).first->second.get();
+    found = entries.try_emplace(key, std::move(*made)).first->second;
   }
-  tls_plan_cache[CallKeyHash{}(key) % kCacheSlots] = CacheSlot{serial, key, found};
+  tls_plan_cache[CallKeyHash{}(key) % kCacheSlots] = CacheSlot{serial, key, found.get()};
   return found;
 }
 
@@ -248,28 +290,17 @@ Status Runtime::Impl::Gemm(const typename Kind::Args& args) const {
   if (cached == nullptr) [[unlikely]] {
     auto made = EntryFor(problem);
     if (!made) return made.error();
-    cached = *made;
+    cached = made->get();
   }
   const PlanEntry& e = *cached;
 
   const TypedPlans<Kind>& plans = e.Plans<Kind>();
-  auto execute = [&]() -> Status {
-    if (plans.plan->config().threads > 1) {
-      std::unique_lock lock(PoolMutex(), std::try_to_lock);
-      return lock.owns_lock() ? plans.plan->Run(args, *pool) : plans.solo->Run(args, *pool);
-    }
-    return plans.plan->Run(args, *pool);
+  auto execute = [&] {
+    return RunWithPoolOrAlone(*plans.plan, *plans.solo,
+                              [&](const typename Kind::Plan& plan) { return plan.Run(args, *pool); });
   };
-  if (record_path.empty() || e.lookup.tier == LookupTier::kExact) [[likely]] return execute();
-
-  const auto start = std::chrono::steady_clock::now();
-  Status status = execute();
-  const auto spent = std::chrono::steady_clock::now() - start;
-  e.calls.fetch_add(1, std::memory_order_relaxed);
-  e.nanoseconds.fetch_add(
-      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()),
-      std::memory_order_relaxed);
-  return status;
+  if (!Records(e)) [[likely]] return execute();
+  return CountedInto(e, execute);
 }
 
 Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
@@ -356,16 +387,7 @@ Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m
 LookupReport Runtime::Lookup(const Problem& problem) const {
   Problem asked = problem;
   asked.threads = impl_->max_threads;
-  const mmtune::Lookup found = impl_->index.Find(asked);
-  LookupReport report;
-  report.tier = found.tier;
-  report.tuned = found.tuned;
-  report.gflops = found.gflops;
-  report.threads = found.config.threads;
-  nlohmann::json json = found.config;
-  report.config_json = json.dump();
-  report.config_text = found.config.ToString();
-  return report;
+  return ReportOf(impl_->index.Find(asked));
 }
 
 int Runtime::max_threads() const { return impl_->max_threads; }
@@ -389,5 +411,97 @@ Status Runtime::FlushRecord() {
   if (recorded.empty()) return OkStatus();
   return MergeIntoRecordFile(impl_->record_path, recorded);
 }
+
+// ---- Fixed problems ----
+
+template <typename T>
+struct FixedGemm<T>::Impl {
+  // Both unset when M or N is 0: a call computes nothing.
+  std::optional<BoundGemm<T>> plan;  // the looked-up config
+  std::optional<BoundGemm<T>> solo;  // the same on one thread, for when another call has the pool
+  ThreadPool* pool = nullptr;
+  LookupReport lookup;
+  // Set only when the runtime records this problem's calls. Shared, so that a FixedGemm kept
+  // after its runtime closed counts into an entry nobody reads any more, never a freed one.
+  std::shared_ptr<const PlanEntry> recorded;
+
+  void Execute(const T* a, const T* b, T* c) const {
+    if (!plan) return;
+    RunWithPoolOrAlone(*plan, *solo, [&](const BoundGemm<T>& bound) { bound.Run(a, b, c, *pool); });
+  }
+};
+
+template <typename T>
+FixedGemm<T>::FixedGemm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+template <typename T>
+FixedGemm<T>::FixedGemm(FixedGemm&&) noexcept = default;
+template <typename T>
+FixedGemm<T>& FixedGemm<T>::operator=(FixedGemm&&) noexcept = default;
+template <typename T>
+FixedGemm<T>::~FixedGemm() = default;
+
+template <typename T>
+void FixedGemm<T>::Run(const T* a, const T* b, T* c) const {
+  const Impl& impl = *impl_;
+  if (impl.recorded == nullptr) [[likely]] {
+    impl.Execute(a, b, c);
+    return;
+  }
+  CountedInto(*impl.recorded, [&] {
+    impl.Execute(a, b, c);
+    return 0;
+  });
+}
+
+template <typename T>
+const LookupReport& FixedGemm<T>::lookup() const {
+  return impl_->lookup;
+}
+
+template <typename T>
+Result<FixedGemm<T>> Runtime::Bind(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                                   std::int64_t n, std::int64_t k, T alpha, std::int64_t lda,
+                                   std::int64_t ldb, std::type_identity_t<T> beta,
+                                   std::int64_t ldc) const {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "Runtime::Bind: f32 or f64 (float or double alpha)");
+  auto fixed = std::make_unique<typename FixedGemm<T>::Impl>();
+  fixed->pool = impl_->pool;
+  if (m <= 0 || n <= 0 || k < 0) {
+    // As in Gemm: negative dimensions are an error, M or N = 0 computes nothing.
+    if (Status status = CheckGemmArguments(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
+        !status) {
+      return status.error();
+    }
+    fixed->lookup.config_json = "{}";
+    return FixedGemm<T>(std::move(fixed));
+  }
+  const Problem problem = impl_->ProblemOf(RealGemm<T>::kDType, layout, trans_a, trans_b, m, n, k);
+  auto entry = impl_->EntryFor(problem);
+  if (!entry) return entry.error();
+  const TypedPlans<RealGemm<T>>& plans = (*entry)->template Plans<RealGemm<T>>();
+  const GemmArgs<T> shape{layout, trans_a, trans_b, m,    n,       k,   alpha,
+                          nullptr, lda,  nullptr, ldb, beta, nullptr, ldc};
+  auto plan = plans.plan->Bind(shape);
+  if (!plan) return plan.error();
+  auto solo = plans.solo->Bind(shape);
+  if (!solo) return solo.error();
+  fixed->plan.emplace(std::move(*plan));
+  fixed->solo.emplace(std::move(*solo));
+  fixed->lookup = ReportOf((*entry)->lookup);
+  if (impl_->Records(**entry)) fixed->recorded = std::move(*entry);
+  return FixedGemm<T>(std::move(fixed));
+}
+
+template class FixedGemm<float>;
+template class FixedGemm<double>;
+template Result<FixedGemm<float>> Runtime::Bind<float>(Layout, Trans, Trans, std::int64_t,
+                                                       std::int64_t, std::int64_t, float,
+                                                       std::int64_t, std::int64_t, float,
+                                                       std::int64_t) const;
+template Result<FixedGemm<double>> Runtime::Bind<double>(Layout, Trans, Trans, std::int64_t,
+                                                         std::int64_t, std::int64_t, double,
+                                                         std::int64_t, std::int64_t, double,
+                                                         std::int64_t) const;
 
 }  // namespace mmtune

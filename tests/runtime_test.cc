@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -245,6 +247,24 @@ PaddedOperand Padded(const Problem& p, std::int64_t rows, std::int64_t cols, Tra
   return {ld, static_cast<std::size_t>(std::max<std::int64_t>(1, outer * ld))};
 }
 
+// C as computed against C as the reference computed it, within a tolerance scaled with K; a NaN
+// the reference left (padding of a NaN-filled C) must stay NaN: it was never written.
+template <typename T>
+void ExpectCloseToReference(const std::vector<T>& c, const std::vector<T>& expected,
+                            const Problem& p) {
+  ASSERT_EQ(c.size(), expected.size());
+  const double tolerance = (sizeof(T) == 4 ? 1e-5 : 1e-13) * static_cast<double>(p.k + 4) * 4;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const double want = static_cast<double>(expected[i]);
+    const double got = static_cast<double>(c[i]);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got)) << p.ToString() << " element " << i;
+      continue;
+    }
+    ASSERT_NEAR(got, want, tolerance * (1.0 + std::abs(want))) << p.ToString() << " element " << i;
+  }
+}
+
 template <typename T>
 void ExpectMatchesReference(Runtime& runtime, const Problem& p, T alpha, T beta) {
   const auto [lda, a_elements] = Padded(p, p.m, p.k, p.trans_a);
@@ -264,17 +284,7 @@ void ExpectMatchesReference(Runtime& runtime, const Problem& p, T alpha, T beta)
   const Status status = runtime.Gemm(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha,
                                      a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
   ASSERT_TRUE(status) << status.error().message;
-  const double tolerance = (sizeof(T) == 4 ? 1e-5 : 1e-13) * static_cast<double>(p.k + 4) * 4;
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    const double want = static_cast<double>(expected[i]);
-    const double got = static_cast<double>(c[i]);
-    if (std::isnan(want)) {
-      // Padding of a NaN-filled C must stay exactly as it was (never written).
-      ASSERT_TRUE(std::isnan(got)) << p.ToString() << " element " << i;
-      continue;
-    }
-    ASSERT_NEAR(got, want, tolerance * (1.0 + std::abs(want))) << p.ToString() << " element " << i;
-  }
+  ExpectCloseToReference(c, expected, p);
 }
 
 TEST_F(RuntimeTest, TiersOnARealDbAndCorrectResultsInEach) {
@@ -525,6 +535,222 @@ TEST_F(RuntimeTest, NumThreadsEnvironmentCapsTheRuntime) {
   ASSERT_NE(runtime, nullptr);
   EXPECT_EQ(runtime->max_threads(), 1);
   EXPECT_EQ(runtime->Lookup(MakeProblem(2048, 2048, 2048)).threads, 1);
+}
+
+// ---- Fixed problems (Runtime::Bind). ----
+
+// Binds `p` with `alpha` and `beta` and runs it on two random operand sets (padded leading
+// dimensions, NaN in C when beta = 0): each result must be bit-identical to Runtime::Gemm's on
+// the same operands and close to the reference's.
+template <typename T>
+void ExpectFixedMatchesGemm(Runtime& runtime, const Problem& p, T alpha, T beta,
+                            LookupTier tier) {
+  const auto [lda, a_elements] = Padded(p, p.m, p.k, p.trans_a);
+  const auto [ldb, b_elements] = Padded(p, p.k, p.n, p.trans_b);
+  const auto [ldc, c_elements] = Padded(p, p.m, p.n, Trans::kNo);
+  auto fixed =
+      runtime.Bind(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha, lda, ldb, beta, ldc);
+  ASSERT_TRUE(fixed) << p.ToString() << ": " << fixed.error().message;
+  EXPECT_EQ(fixed->lookup().tier, tier) << p.ToString();
+  EXPECT_EQ(fixed->lookup().config_text, runtime.Lookup(p).config_text) << p.ToString();
+
+  std::mt19937 rng(static_cast<unsigned>(p.m * 31 + p.n * 17 + p.k));
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (int set = 0; set < 2; ++set) {
+    std::vector<T> a(a_elements);
+    std::vector<T> b(b_elements);
+    std::vector<T> c(c_elements);
+    for (T& x : a) x = static_cast<T>(dist(rng));
+    for (T& x : b) x = static_cast<T>(dist(rng));
+    for (T& x : c) {
+      x = beta == T(0) ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(dist(rng));
+    }
+    std::vector<T> expected = c;
+    ASSERT_TRUE(ReferenceGemm(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha, a.data(),
+                              lda, b.data(), ldb, beta, expected.data(), ldc));
+    std::vector<T> via_gemm = c;
+    ASSERT_TRUE(runtime.Gemm(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha, a.data(), lda,
+                             b.data(), ldb, beta, via_gemm.data(), ldc));
+    fixed->Run(a.data(), b.data(), c.data());
+    ExpectCloseToReference(c, expected, p);
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      if (std::isnan(via_gemm[i])) {
+        ASSERT_TRUE(std::isnan(c[i])) << p.ToString() << " element " << i;
+      } else {
+        ASSERT_EQ(c[i], via_gemm[i]) << p.ToString() << " set " << set << " element " << i;
+      }
+    }
+  }
+}
+
+TEST_F(RuntimeTest, FixedGemmsRunWhatGemmRunsInEveryTier) {
+  const Problem tuned = MakeProblem(96, 160, 200);
+  const Problem tuned_f64 = MakeProblem(40, 24, 56, 1, DType::kF64, Layout::kColMajor,
+                                        Trans::kYes, Trans::kNo);
+  auto runtime = Open(MakeDb("fixed.db", {Winner(tuned, MarkedConfig(tuned, machine_), 42.0,
+                                                 machine_.fingerprint),
+                                          Winner(tuned_f64, MarkedConfig(tuned_f64, machine_),
+                                                 21.0, machine_.fingerprint)}));
+  ASSERT_NE(runtime, nullptr);
+  struct Case {
+    Problem problem;
+    LookupTier tier;
+  };
+  const std::vector<Case> cases = {
+      {tuned, LookupTier::kExact},
+      {MakeProblem(90, 170, 190), LookupTier::kNearest},
+      {MakeProblem(16, 16, 16), LookupTier::kNearest},
+      {MakeProblem(13, 7, 29), LookupTier::kNearest},
+      {MakeProblem(1, 300, 77), LookupTier::kDefault},  // a vector shape borrows no matrix winner
+      {MakeProblem(8, 8, 0), LookupTier::kNearest},     // K = 0: C = beta * C
+      {tuned_f64, LookupTier::kExact},
+      {MakeProblem(16, 16, 16, 1, DType::kF64), LookupTier::kDefault},
+  };
+  for (const Case& item : cases) {
+    if (item.problem.dtype == DType::kF32) {
+      ExpectFixedMatchesGemm<float>(*runtime, item.problem, 1.0f, 0.0f, item.tier);
+      ExpectFixedMatchesGemm<float>(*runtime, item.problem, -1.5f, 0.625f, item.tier);
+      ExpectFixedMatchesGemm<float>(*runtime, item.problem, 0.0f, 2.0f, item.tier);
+    } else {
+      ExpectFixedMatchesGemm<double>(*runtime, item.problem, 1.0, 0.0, item.tier);
+      ExpectFixedMatchesGemm<double>(*runtime, item.problem, -1.5, 0.625, item.tier);
+    }
+  }
+  // Each tuned problem lends its winner to the problems of its own dtype, layout and transposes.
+  auto tier_of = [&](const Problem& p) {
+    const Problem& same_kind = p.dtype == DType::kF32 ? tuned : tuned_f64;
+    return p.layout == same_kind.layout && p.trans_a == same_kind.trans_a &&
+                   p.trans_b == same_kind.trans_b
+               ? LookupTier::kNearest
+               : LookupTier::kDefault;
+  };
+  for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+    for (Trans ta : {Trans::kNo, Trans::kYes}) {
+      for (Trans tb : {Trans::kNo, Trans::kYes}) {
+        const Problem f32 = MakeProblem(37, 53, 41, 1, DType::kF32, layout, ta, tb);
+        const Problem f64 = MakeProblem(17, 33, 9, 1, DType::kF64, layout, ta, tb);
+        ExpectFixedMatchesGemm<float>(*runtime, f32, 0.75f, 0.0f, tier_of(f32));
+        ExpectFixedMatchesGemm<double>(*runtime, f64, 1.0, -1.0, tier_of(f64));
+      }
+    }
+  }
+}
+
+TEST_F(RuntimeTest, FixedGemmsFailWhereGemmFailsAndDoNothingWhereItDoesNothing) {
+  auto runtime = Open("");
+  ASSERT_NE(runtime, nullptr);
+  float c[4] = {1, 2, 3, 4};
+  const float a[4] = {1, 1, 1, 1};
+  const Status bad_gemm = runtime->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, 2, 2, 2, 1.0f,
+                                        a, 1, a, 2, 0.0f, c, 2);
+  ASSERT_FALSE(bad_gemm);
+  auto bad_lda = runtime->Bind(Layout::kRowMajor, Trans::kNo, Trans::kNo, 2, 2, 2, 1.0f, 1, 2,
+                               0.0f, 2);
+  ASSERT_FALSE(bad_lda);
+  EXPECT_EQ(bad_lda.error().message, bad_gemm.error().message);
+  EXPECT_EQ(bad_lda.error().code, ErrorCode::kInvalidArgument);
+
+  auto negative = runtime->Bind(Layout::kColMajor, Trans::kNo, Trans::kNo, 2, -1, 2, 1.0, 2, 2,
+                                0.0, 2);
+  ASSERT_FALSE(negative);
+  EXPECT_NE(negative.error().message.find("N = -1"), std::string::npos)
+      << negative.error().message;
+  EXPECT_FALSE(runtime->Bind(Layout::kRowMajor, Trans::kNo, Trans::kNo, 0, 2, 2, 1.0f, 2, 2, 0.0f,
+                             1));  // ldc < N, even with M = 0, as Gemm
+
+  // M = 0 or N = 0: nothing at all, even with null operands; the lookup says nothing runs.
+  for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{0, 2}, {2, 0}}) {
+    auto empty = runtime->Bind(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, 2, 1.0f, 2,
+                               std::max<std::int64_t>(n, 1), 0.0f, std::max<std::int64_t>(n, 1));
+    ASSERT_TRUE(empty) << empty.error().message;
+    EXPECT_EQ(empty->lookup().config_text, "");
+    empty->Run(nullptr, nullptr, nullptr);
+  }
+  // K = 0 scales C.
+  auto scale = runtime->Bind(Layout::kRowMajor, Trans::kNo, Trans::kNo, 2, 2, 0, 1.0f, 1, 2,
+                             2.0f, 2);
+  ASSERT_TRUE(scale) << scale.error().message;
+  scale->Run(a, a, c);
+  EXPECT_EQ(c[0], 2.0f);
+  EXPECT_EQ(c[3], 8.0f);
+
+  // Moving keeps the bound problem.
+  FixedGemm<float> moved = std::move(*scale);
+  moved.Run(a, a, c);
+  EXPECT_EQ(c[3], 16.0f);
+}
+
+TEST_F(RuntimeTest, FixedGemmsOutliveTheirRuntimeAndAreRecorded) {
+  const Problem tuned = MakeProblem(64, 64, 64);
+  const std::string db = MakeDb("fixed_record.db", {Winner(tuned, MarkedConfig(tuned, machine_),
+                                                           40.0, machine_.fingerprint)});
+  const std::string record = Path("fixed_calls.json");
+  std::vector<float> a(200 * 200, 1.0f), b(200 * 200, 1.0f), c(200 * 200, 0.0f);
+  std::optional<FixedGemm<float>> exact;
+  std::optional<FixedGemm<float>> nearest;
+  {
+    auto runtime = Open(db, 1, record);
+    ASSERT_NE(runtime, nullptr);
+    auto bound_exact = runtime->Bind(Layout::kRowMajor, Trans::kNo, Trans::kNo, 64, 64, 64, 1.0f,
+                                     64, 64, 0.0f, 64);
+    auto bound_nearest = runtime->Bind(Layout::kRowMajor, Trans::kNo, Trans::kNo, 100, 120, 140,
+                                       1.0f, 140, 120, 0.0f, 120);
+    ASSERT_TRUE(bound_exact && bound_nearest);
+    exact.emplace(std::move(*bound_exact));
+    nearest.emplace(std::move(*bound_nearest));
+    for (int i = 0; i < 3; ++i) {
+      exact->Run(a.data(), b.data(), c.data());
+      nearest->Run(a.data(), b.data(), c.data());
+    }
+    ASSERT_TRUE(runtime->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, 100, 120, 140, 1.0f,
+                              a.data(), 140, b.data(), 120, 0.0f, c.data(), 120));
+  }  // closing writes the file
+
+  // The runtime is gone; its fixed problems still compute (and are no longer counted).
+  std::fill(c.begin(), c.end(), -1.0f);
+  nearest->Run(a.data(), b.data(), c.data());
+  for (std::int64_t i = 0; i < 100 * 120; ++i) ASSERT_EQ(c[i], 140.0f) << i;
+  EXPECT_EQ(c[100 * 120], -1.0f);
+  exact->Run(a.data(), b.data(), c.data());
+  for (std::int64_t i = 0; i < 64 * 64; ++i) ASSERT_EQ(c[i], 64.0f) << i;
+
+  auto recorded = ReadRecordFile(record);
+  ASSERT_TRUE(recorded) << recorded.error().message;
+  ASSERT_EQ(recorded->size(), 1u);  // the exact winner's calls are not recorded
+  EXPECT_EQ((*recorded)[0].problem, MakeProblem(100, 120, 140));
+  EXPECT_EQ((*recorded)[0].calls, 4u);  // three fixed calls and one Gemm, before the close
+  EXPECT_GT((*recorded)[0].seconds, 0.0);
+}
+
+TEST_F(RuntimeTest, FixedGemmsOnThePoolFromConcurrentCallers) {
+  auto runtime = Open("", 0);  // every core: big enough problems take the pool
+  ASSERT_NE(runtime, nullptr);
+  const std::int64_t m = 300, n = 280, k = 260;
+  auto fixed = runtime->Bind(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1.0f, k, n,
+                             0.0f, n);
+  ASSERT_TRUE(fixed) << fixed.error().message;
+  EXPECT_EQ(fixed->lookup().threads, runtime->max_threads());
+  const std::vector<float> a(static_cast<std::size_t>(m * k), 0.5f);
+  const std::vector<float> b(static_cast<std::size_t>(k * n), 0.25f);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&] {
+      std::vector<float> c(static_cast<std::size_t>(m * n));
+      for (int i = 0; i < 4; ++i) {
+        std::fill(c.begin(), c.end(), std::numeric_limits<float>::quiet_NaN());
+        fixed->Run(a.data(), b.data(), c.data());
+        for (float x : c) {
+          if (x != 0.125f * static_cast<float>(k)) {
+            ++failures;
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 TEST_F(RuntimeTest, ConcurrentCallersGetCorrectResults) {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mmtune/bf16.h"
@@ -55,6 +56,37 @@ struct LookupReport {
   int threads = 1;           // threads the call runs with
 };
 
+// One GEMM problem fixed in advance (layout, transposes, M, N, K, leading dimensions, alpha,
+// beta), made by Runtime::Bind: the winner is looked up and the arguments are checked once, so
+// a call passes only A, B and C and cannot fail. For code that runs the same shape many times
+// (a layer's weights in a decode loop), as libxsmm's dispatched kernels are used; the saving
+// shows on small shapes (docs/runtime.md, "Fixed problems"). T is float or double.
+//
+// Independent of the Runtime that made it: it may be kept after the runtime closes (calls it
+// makes then are no longer recorded). Any number of threads may call Run on one at once. A
+// moved-from FixedGemm may only be destroyed or assigned to.
+template <typename T>
+class FixedGemm {
+ public:
+  FixedGemm(FixedGemm&&) noexcept;
+  FixedGemm& operator=(FixedGemm&&) noexcept;
+  ~FixedGemm();
+
+  // C = alpha * op(A) * op(B) + beta * C for the bound problem, A, B and C stored as bound.
+  void Run(const T* a, const T* b, T* c) const;
+
+  // What runs (as Runtime::Lookup reports it). M or N = 0: the default tier with an empty
+  // config, since nothing runs.
+  const LookupReport& lookup() const;
+
+  struct Impl;
+
+ private:
+  friend class Runtime;
+  explicit FixedGemm(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
 class Runtime {
  public:
   // Fails when the DB cannot be read (missing, not an mmtune DB, newer schema) or the machine
@@ -84,6 +116,15 @@ class Runtime {
               std::int64_t k, std::int32_t alpha, const std::uint8_t* a, std::int64_t lda,
               const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
               std::int64_t ldc);
+
+  // The f32 or f64 Gemm above with everything but the matrices fixed now: fails where Gemm
+  // would fail for that problem (negative dimensions, a leading dimension below the minimum).
+  // T comes from alpha: Bind(..., 1.0f, lda, ldb, 0, ldc) is f32.
+  template <typename T>
+  Result<FixedGemm<T>> Bind(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                            std::int64_t n, std::int64_t k, T alpha, std::int64_t lda,
+                            std::int64_t ldb, std::type_identity_t<T> beta,
+                            std::int64_t ldc) const;
 
   // What Gemm would run for `problem` (its `threads` field is ignored: the runtime decides).
   LookupReport Lookup(const Problem& problem) const;
