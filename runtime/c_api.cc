@@ -13,6 +13,16 @@ struct mmtune_runtime {
   std::unique_ptr<mmtune::Runtime> runtime;
 };
 
+// A bound problem and what its calls need of their pointers.
+template <typename T>
+struct FixedFromC {
+  mmtune::FixedGemm<T> gemm;
+  bool writes_c = false;       // M, N > 0
+  bool reads_operands = false;  // and K > 0, alpha != 0
+};
+struct mmtune_fixed_sgemm : FixedFromC<float> {};
+struct mmtune_fixed_dgemm : FixedFromC<double> {};
+
 namespace {
 
 thread_local std::string tls_last_error;
@@ -34,11 +44,17 @@ mmtune_status Fail(mmtune_status code, std::string message) {
   return code;
 }
 
-template <typename Scalar, typename TA, typename TB, typename TC>
-mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout, int trans_a,
-                        int trans_b, int64_t m, int64_t n, int64_t k, Scalar alpha, const TA* a,
-                        int64_t lda, const TB* b, int64_t ldb, Scalar beta, TC* c, int64_t ldc) {
-  const std::string where = std::string(routine) + ": ";
+// A GEMM's layout and transposes in C++ terms.
+struct KindFromC {
+  mmtune::Layout layout;
+  mmtune::Trans trans_a;
+  mmtune::Trans trans_b;
+};
+
+// The runtime and the CBLAS enum values checked and translated; MMTUNE_OK, else the error with
+// its message set.
+mmtune_status CheckKind(const std::string& where, const mmtune_runtime* handle, int layout,
+                        int trans_a, int trans_b, KindFromC* kind) {
   if (handle == nullptr) return Fail(MMTUNE_INVALID_ARGUMENT, where + "runtime is NULL");
   if (layout != MMTUNE_ROW_MAJOR && layout != MMTUNE_COL_MAJOR) {
     return Fail(MMTUNE_INVALID_ARGUMENT, where + "layout = " + std::to_string(layout) +
@@ -55,18 +71,41 @@ mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout,
                                             : "trans_b = " + std::to_string(trans_b)) +
                     " (expected MMTUNE_NO_TRANS, MMTUNE_TRANS or MMTUNE_CONJ_TRANS)");
   }
-  // Pointers are only needed for the elements the call touches.
-  const bool writes_c = m > 0 && n > 0;
+  *kind = KindFromC{
+      layout == MMTUNE_ROW_MAJOR ? mmtune::Layout::kRowMajor : mmtune::Layout::kColMajor,
+      trans(trans_a) ? mmtune::Trans::kYes : mmtune::Trans::kNo,
+      trans(trans_b) ? mmtune::Trans::kYes : mmtune::Trans::kNo};
+  return MMTUNE_OK;
+}
+
+// Pointers are only needed for the elements a call touches: C where M, N > 0, A and B where
+// also K > 0 and alpha != 0.
+mmtune_status CheckPointers(const std::string& where, bool writes_c, bool reads_operands,
+                            const void* a, const void* b, const void* c) {
   if (writes_c && c == nullptr) return Fail(MMTUNE_INVALID_ARGUMENT, where + "C is NULL");
-  if (writes_c && k > 0 && alpha != Scalar(0) && (a == nullptr || b == nullptr)) {
+  if (reads_operands && (a == nullptr || b == nullptr)) {
     return Fail(MMTUNE_INVALID_ARGUMENT, where + (a == nullptr ? "A" : "B") + std::string(" is NULL"));
+  }
+  return MMTUNE_OK;
+}
+
+template <typename Scalar, typename TA, typename TB, typename TC>
+mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout, int trans_a,
+                        int trans_b, int64_t m, int64_t n, int64_t k, Scalar alpha, const TA* a,
+                        int64_t lda, const TB* b, int64_t ldb, Scalar beta, TC* c, int64_t ldc) {
+  const std::string where = std::string(routine) + ": ";
+  KindFromC kind;
+  if (auto code = CheckKind(where, handle, layout, trans_a, trans_b, &kind); code != MMTUNE_OK) {
+    return code;
+  }
+  const bool writes_c = m > 0 && n > 0;
+  if (auto code = CheckPointers(where, writes_c, writes_c && k > 0 && alpha != Scalar(0), a, b, c);
+      code != MMTUNE_OK) {
+    return code;
   }
   try {
     const mmtune::Status status = handle->runtime->Gemm(
-        layout == MMTUNE_ROW_MAJOR ? mmtune::Layout::kRowMajor : mmtune::Layout::kColMajor,
-        trans(trans_a) ? mmtune::Trans::kYes : mmtune::Trans::kNo,
-        trans(trans_b) ? mmtune::Trans::kYes : mmtune::Trans::kNo, m, n, k, alpha, a, lda, b, ldb,
-        beta, c, ldc);
+        kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     if (!status) {
       return Fail(CodeOf(status.error().code), where + status.error().message);
     }
@@ -75,6 +114,44 @@ mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout,
   } catch (const std::exception& e) {
     return Fail(MMTUNE_INTERNAL, where + e.what());
   }
+}
+
+template <class Fixed, typename T>
+mmtune_status BindFromC(const char* routine, const mmtune_runtime* handle, int layout,
+                        int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, T alpha,
+                        int64_t lda, int64_t ldb, T beta, int64_t ldc, Fixed** out) {
+  const std::string where = std::string(routine) + ": ";
+  if (out == nullptr) return Fail(MMTUNE_INVALID_ARGUMENT, where + "out is NULL");
+  *out = nullptr;
+  KindFromC kind;
+  if (auto code = CheckKind(where, handle, layout, trans_a, trans_b, &kind); code != MMTUNE_OK) {
+    return code;
+  }
+  try {
+    auto bound = handle->runtime->Bind(kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha,
+                                       lda, ldb, beta, ldc);
+    if (!bound) return Fail(CodeOf(bound.error().code), where + bound.error().message);
+    const bool writes_c = m > 0 && n > 0;
+    *out = new Fixed{{std::move(*bound), writes_c, writes_c && k > 0 && alpha != T(0)}};
+    tls_last_error.clear();
+    return MMTUNE_OK;
+  } catch (const std::exception& e) {
+    return Fail(MMTUNE_INTERNAL, where + e.what());
+  }
+}
+
+template <class Fixed, typename T>
+mmtune_status RunFromC(const char* routine, const Fixed* fixed, const T* a, const T* b, T* c) {
+  if (fixed == nullptr) [[unlikely]] {
+    return Fail(MMTUNE_INVALID_ARGUMENT, std::string(routine) + ": fixed GEMM is NULL");
+  }
+  if ((fixed->writes_c && c == nullptr) || (fixed->reads_operands && (a == nullptr || b == nullptr)))
+      [[unlikely]] {
+    return CheckPointers(std::string(routine) + ": ", fixed->writes_c, fixed->reads_operands, a,
+                         b, c);
+  }
+  fixed->gemm.Run(a, b, c);  // cannot fail, and allocates nothing
+  return MMTUNE_OK;
 }
 
 }  // namespace
@@ -137,6 +214,36 @@ mmtune_status mmtune_dgemm(mmtune_runtime* runtime, int layout, int trans_a, int
   return GemmFromC("mmtune_dgemm", runtime, layout, trans_a, trans_b, m, n, k, alpha, a, lda, b,
                    ldb, beta, c, ldc);
 }
+
+mmtune_status mmtune_bind_sgemm(const mmtune_runtime* runtime, int layout, int trans_a,
+                                int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                                int64_t lda, int64_t ldb, float beta, int64_t ldc,
+                                mmtune_fixed_sgemm** fixed) {
+  return BindFromC("mmtune_bind_sgemm", runtime, layout, trans_a, trans_b, m, n, k, alpha, lda,
+                   ldb, beta, ldc, fixed);
+}
+
+mmtune_status mmtune_bind_dgemm(const mmtune_runtime* runtime, int layout, int trans_a,
+                                int trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                                int64_t lda, int64_t ldb, double beta, int64_t ldc,
+                                mmtune_fixed_dgemm** fixed) {
+  return BindFromC("mmtune_bind_dgemm", runtime, layout, trans_a, trans_b, m, n, k, alpha, lda,
+                   ldb, beta, ldc, fixed);
+}
+
+mmtune_status mmtune_fixed_sgemm_run(const mmtune_fixed_sgemm* fixed, const float* a,
+                                     const float* b, float* c) {
+  return RunFromC("mmtune_fixed_sgemm_run", fixed, a, b, c);
+}
+
+mmtune_status mmtune_fixed_dgemm_run(const mmtune_fixed_dgemm* fixed, const double* a,
+                                     const double* b, double* c) {
+  return RunFromC("mmtune_fixed_dgemm_run", fixed, a, b, c);
+}
+
+void mmtune_fixed_sgemm_free(mmtune_fixed_sgemm* fixed) { delete fixed; }
+
+void mmtune_fixed_dgemm_free(mmtune_fixed_dgemm* fixed) { delete fixed; }
 
 // mmtune_bf16 is the bit pattern of mmtune::BFloat16 (a struct of one uint16_t, same size and
 // alignment): the C API passes the application's buffers through without a copy.

@@ -921,6 +921,81 @@ TEST_F(RuntimeTest, CApiComputesAndReportsErrors) {
   mmtune_close(nullptr);
 }
 
+TEST_F(RuntimeTest, CApiFixedGemms) {
+  mmtune_options options;
+  mmtune_options_init(&options);
+  options.max_threads = 1;
+  mmtune_runtime* runtime = nullptr;
+  ASSERT_EQ(mmtune_open_with_options(&options, &runtime), MMTUNE_OK) << mmtune_last_error();
+  const float a[6] = {1, 2, 3, 4, 5, 6};  // 2x3
+  const float b[6] = {1, 0, 0, 1, 1, 1};  // 3x2
+  mmtune_fixed_sgemm* fixed = nullptr;
+  ASSERT_EQ(mmtune_bind_sgemm(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2, 2,
+                              3, 2.0f, 3, 2, 0.0f, 2, &fixed),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  ASSERT_NE(fixed, nullptr);
+  float c[4] = {NAN, NAN, NAN, NAN};
+  ASSERT_EQ(mmtune_fixed_sgemm_run(fixed, a, b, c), MMTUNE_OK);
+  EXPECT_EQ(c[0], 8.0f);
+  EXPECT_EQ(c[1], 10.0f);
+  EXPECT_EQ(c[2], 20.0f);
+  EXPECT_EQ(c[3], 22.0f);
+  EXPECT_EQ(mmtune_fixed_sgemm_run(fixed, a, nullptr, c), MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("B is NULL"), std::string::npos);
+  EXPECT_EQ(mmtune_fixed_sgemm_run(fixed, a, b, nullptr), MMTUNE_INVALID_ARGUMENT);
+  EXPECT_EQ(mmtune_fixed_sgemm_run(nullptr, a, b, c), MMTUNE_INVALID_ARGUMENT);
+  EXPECT_EQ(c[3], 22.0f);
+
+  // Column-major, A transposed, in f64; still usable after its runtime closed.
+  mmtune_fixed_dgemm* fixed_d = nullptr;
+  ASSERT_EQ(mmtune_bind_dgemm(runtime, MMTUNE_COL_MAJOR, MMTUNE_TRANS, MMTUNE_NO_TRANS, 2, 2, 3,
+                              1.0, 3, 3, 1.0, 2, &fixed_d),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  mmtune_close(runtime);
+  const double at[6] = {1, 2, 3, 4, 5, 6};  // op(A) = A^T: A stored 3x2 column-major
+  const double bd[6] = {1, 0, 0, 0, 1, 0};  // 3x2 column-major: columns e1, e2
+  double cd[4] = {10, 20, 30, 40};
+  ASSERT_EQ(mmtune_fixed_dgemm_run(fixed_d, at, bd, cd), MMTUNE_OK);
+  // op(A) row i is column i of the stored A: (1,2,3) and (4,5,6); C += op(A) * [e1 e2].
+  EXPECT_EQ(cd[0], 11.0);
+  EXPECT_EQ(cd[1], 24.0);
+  EXPECT_EQ(cd[2], 32.0);
+  EXPECT_EQ(cd[3], 45.0);
+
+  // Binding fails where the GEMM would, naming the argument; nothing is returned.
+  ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK);
+  mmtune_fixed_sgemm* bad = nullptr;
+  EXPECT_EQ(mmtune_bind_sgemm(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2, 2,
+                              3, 1.0f, 2, 2, 0.0f, 2, &bad),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_EQ(bad, nullptr);
+  EXPECT_NE(std::string(mmtune_last_error()).find("mmtune_bind_sgemm: lda"), std::string::npos)
+      << mmtune_last_error();
+  EXPECT_EQ(mmtune_bind_sgemm(runtime, 3, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2, 2, 3, 1.0f, 3, 2,
+                              0.0f, 2, &bad),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("layout"), std::string::npos);
+  EXPECT_EQ(mmtune_bind_sgemm(nullptr, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2, 2,
+                              3, 1.0f, 3, 2, 0.0f, 2, &bad),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_EQ(mmtune_bind_sgemm(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2, 2,
+                              3, 1.0f, 3, 2, 0.0f, 2, nullptr),
+            MMTUNE_INVALID_ARGUMENT);
+  // M = 0 binds and runs without any matrix.
+  mmtune_fixed_sgemm* empty = nullptr;
+  ASSERT_EQ(mmtune_bind_sgemm(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 0, 2,
+                              3, 1.0f, 3, 2, 0.0f, 2, &empty),
+            MMTUNE_OK);
+  EXPECT_EQ(mmtune_fixed_sgemm_run(empty, nullptr, nullptr, nullptr), MMTUNE_OK);
+  mmtune_close(runtime);
+  mmtune_fixed_sgemm_free(fixed);
+  mmtune_fixed_dgemm_free(fixed_d);
+  mmtune_fixed_sgemm_free(empty);
+  mmtune_fixed_sgemm_free(nullptr);
+}
+
 TEST_F(RuntimeTest, CApiLowPrecisionGemmsAndConversions) {
   mmtune_runtime* runtime = nullptr;
   ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK) << mmtune_last_error();

@@ -60,6 +60,31 @@ mmtune_status mmtune_dgemm(mmtune_runtime* runtime, int layout, int trans_a, int
                            int64_t lda, const double* b, int64_t ldb, double beta, double* c,
                            int64_t ldc);
 
+/* A GEMM problem fixed in advance (layout, transposes, M, N, K, leading dimensions, alpha,
+ * beta): the winner is looked up and the arguments are checked once, so each run passes only
+ * A, B and C, for code that repeats one shape (docs/runtime.md, "Fixed problems"). Binding fails
+ * where mmtune_sgemm / mmtune_dgemm would fail for that problem; *fixed is then NULL. A fixed
+ * GEMM does not depend on its runtime (it may be used after mmtune_close; its calls are then no
+ * longer recorded); any number of threads may run one at once. A run returns MMTUNE_OK, or
+ * MMTUNE_INVALID_ARGUMENT for a NULL fixed GEMM or a NULL matrix the problem needs. */
+typedef struct mmtune_fixed_sgemm mmtune_fixed_sgemm;
+typedef struct mmtune_fixed_dgemm mmtune_fixed_dgemm;
+mmtune_status mmtune_bind_sgemm(const mmtune_runtime* runtime, int layout, int trans_a,
+                                int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                                int64_t lda, int64_t ldb, float beta, int64_t ldc,
+                                mmtune_fixed_sgemm** fixed);
+mmtune_status mmtune_bind_dgemm(const mmtune_runtime* runtime, int layout, int trans_a,
+                                int trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                                int64_t lda, int64_t ldb, double beta, int64_t ldc,
+                                mmtune_fixed_dgemm** fixed);
+mmtune_status mmtune_fixed_sgemm_run(const mmtune_fixed_sgemm* fixed, const float* a,
+                                     const float* b, float* c);
+mmtune_status mmtune_fixed_dgemm_run(const mmtune_fixed_dgemm* fixed, const double* a,
+                                     const double* b, double* c);
+/* NULL is fine. */
+void mmtune_fixed_sgemm_free(mmtune_fixed_sgemm* fixed);
+void mmtune_fixed_dgemm_free(mmtune_fixed_dgemm* fixed);
+
 /* bf16 values are the upper 16 bits of an IEEE binary32 (sign, 8-bit exponent, 7-bit mantissa). */
 typedef uint16_t mmtune_bf16;
 
