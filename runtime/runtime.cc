@@ -459,12 +459,11 @@ const LookupReport& FixedGemm<T>::lookup() const {
 }
 
 template <typename T>
+  requires std::is_same_v<T, float> || std::is_same_v<T, double>
 Result<FixedGemm<T>> Runtime::Bind(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                                    std::int64_t n, std::int64_t k, T alpha, std::int64_t lda,
                                    std::int64_t ldb, std::type_identity_t<T> beta,
                                    std::int64_t ldc) const {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
-                "Runtime::Bind: f32 or f64 (float or double alpha)");
   auto fixed = std::make_unique<typename FixedGemm<T>::Impl>();
   fixed->pool = impl_->pool;
   if (m <= 0 || n <= 0 || k < 0) {

@@ -121,6 +121,7 @@ class Runtime {
   // would fail for that problem (negative dimensions, a leading dimension below the minimum).
   // T comes from alpha: Bind(..., 1.0f, lda, ldb, 0, ldc) is f32.
   template <typename T>
+    requires std::is_same_v<T, float> || std::is_same_v<T, double>
   Result<FixedGemm<T>> Bind(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                             std::int64_t n, std::int64_t k, T alpha, std::int64_t lda,
                             std::int64_t ldb, std::type_identity_t<T> beta,
