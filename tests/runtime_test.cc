@@ -177,6 +177,9 @@ TEST(WinnerIndexTest, HostileRowsAreSkippedWithAReason) {
 
 TEST(DefaultThreadCountTest, SmallShapesStayOnOneThread) {
   EXPECT_EQ(DefaultThreadCount(MakeProblem(32, 32, 32), 8), 1);
+  EXPECT_EQ(DefaultThreadCount(MakeProblem(48, 48, 48), 8), 1);
+  EXPECT_EQ(DefaultThreadCount(MakeProblem(64, 64, 64), 2), 2);
+  EXPECT_EQ(DefaultThreadCount(MakeProblem(1, 4096, 4096), 2), 2);
   EXPECT_EQ(DefaultThreadCount(MakeProblem(1024, 1024, 1024), 8), 8);
   EXPECT_EQ(DefaultThreadCount(MakeProblem(1024, 1024, 1024), 2), 2);
   EXPECT_EQ(DefaultThreadCount(MakeProblem(0, 1024, 1024), 4), 1);
