@@ -99,19 +99,19 @@ void BM_Overhead(benchmark::State& state, std::int64_t size, bool control) {
         std::chrono::duration<double, std::nano>(Clock::now() - start).count() / 100;
     calls = static_cast<int>(std::clamp(1e6 / std::max(1.0, per_call), 10.0, 1e6));
   }
-  auto direct_batch = [&] {
+  // ns a call over one batch of `calls` calls of `call`.
+  auto batch = [&](auto&& call) {
     const auto start = Clock::now();
-    for (int i = 0; i < calls; ++i) (void)plan->Run(args);
+    for (int i = 0; i < calls; ++i) call();
     return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / calls;
   };
+  auto direct_batch = [&] { return batch([&] { (void)plan->Run(args); }); };
   auto runtime_batch = [&] {
     if (control) return direct_batch();  // A/A: the noise floor of this comparison
-    const auto start = Clock::now();
-    for (int i = 0; i < calls; ++i) {
+    return batch([&] {
       (void)(*runtime)->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size, size, 1.0f,
                              a.data(), size, b.data(), size, 0.0f, c.data(), size);
-    }
-    return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / calls;
+    });
   };
   auto fixed = (*runtime)->Bind(Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size, size, 1.0f,
                                 size, size, 0.0f, size);
@@ -121,9 +121,7 @@ void BM_Overhead(benchmark::State& state, std::int64_t size, bool control) {
   }
   auto fixed_batch = [&] {
     if (control) return direct_batch();
-    const auto start = Clock::now();
-    for (int i = 0; i < calls; ++i) fixed->Run(a.data(), b.data(), c.data());
-    return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / calls;
+    return batch([&] { fixed->Run(a.data(), b.data(), c.data()); });
   };
   direct_batch();
   runtime_batch();

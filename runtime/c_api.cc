@@ -13,12 +13,24 @@ struct mmtune_runtime {
   std::unique_ptr<mmtune::Runtime> runtime;
 };
 
+// Which matrices a GEMM touches, so which pointers must not be NULL: C where M, N > 0, A and
+// B where also K > 0 and alpha != 0.
+struct PointerNeeds {
+  bool writes_c = false;
+  bool reads_operands = false;
+
+  template <typename Scalar>
+  static PointerNeeds Of(int64_t m, int64_t n, int64_t k, Scalar alpha) {
+    const bool writes_c = m > 0 && n > 0;
+    return {writes_c, writes_c && k > 0 && alpha != Scalar(0)};
+  }
+};
+
 // A bound problem and what its calls need of their pointers.
 template <typename T>
 struct FixedFromC {
   mmtune::FixedGemm<T> gemm;
-  bool writes_c = false;       // M, N > 0
-  bool reads_operands = false;  // and K > 0, alpha != 0
+  PointerNeeds needs;
 };
 struct mmtune_fixed_sgemm : FixedFromC<float> {};
 struct mmtune_fixed_dgemm : FixedFromC<double> {};
@@ -44,6 +56,12 @@ mmtune_status Fail(mmtune_status code, std::string message) {
   return code;
 }
 
+// A failure of `routine`: its message says where. The message is built only here, so that a
+// call that succeeds makes no string at all.
+mmtune_status FailIn(const char* routine, mmtune_status code, const std::string& message) {
+  return Fail(code, std::string(routine) + ": " + message);
+}
+
 // A GEMM's layout and transposes in C++ terms.
 struct KindFromC {
   mmtune::Layout layout;
@@ -53,12 +71,13 @@ struct KindFromC {
 
 // The runtime and the CBLAS enum values checked and translated; MMTUNE_OK, else the error with
 // its message set.
-mmtune_status CheckKind(const std::string& where, const mmtune_runtime* handle, int layout,
+mmtune_status CheckKind(const char* routine, const mmtune_runtime* handle, int layout,
                         int trans_a, int trans_b, KindFromC* kind) {
-  if (handle == nullptr) return Fail(MMTUNE_INVALID_ARGUMENT, where + "runtime is NULL");
+  if (handle == nullptr) return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "runtime is NULL");
   if (layout != MMTUNE_ROW_MAJOR && layout != MMTUNE_COL_MAJOR) {
-    return Fail(MMTUNE_INVALID_ARGUMENT, where + "layout = " + std::to_string(layout) +
-                                             " (expected MMTUNE_ROW_MAJOR or MMTUNE_COL_MAJOR)");
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT,
+                  "layout = " + std::to_string(layout) +
+                      " (expected MMTUNE_ROW_MAJOR or MMTUNE_COL_MAJOR)");
   }
   auto trans = [](int value) -> int {
     if (value == MMTUNE_NO_TRANS) return 0;
@@ -66,10 +85,10 @@ mmtune_status CheckKind(const std::string& where, const mmtune_runtime* handle, 
     return -1;
   };
   if (trans(trans_a) < 0 || trans(trans_b) < 0) {
-    return Fail(MMTUNE_INVALID_ARGUMENT,
-                where + (trans(trans_a) < 0 ? "trans_a = " + std::to_string(trans_a)
-                                            : "trans_b = " + std::to_string(trans_b)) +
-                    " (expected MMTUNE_NO_TRANS, MMTUNE_TRANS or MMTUNE_CONJ_TRANS)");
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT,
+                  (trans(trans_a) < 0 ? "trans_a = " + std::to_string(trans_a)
+                                      : "trans_b = " + std::to_string(trans_b)) +
+                      " (expected MMTUNE_NO_TRANS, MMTUNE_TRANS or MMTUNE_CONJ_TRANS)");
   }
   *kind = KindFromC{
       layout == MMTUNE_ROW_MAJOR ? mmtune::Layout::kRowMajor : mmtune::Layout::kColMajor,
@@ -78,13 +97,14 @@ mmtune_status CheckKind(const std::string& where, const mmtune_runtime* handle, 
   return MMTUNE_OK;
 }
 
-// Pointers are only needed for the elements a call touches: C where M, N > 0, A and B where
-// also K > 0 and alpha != 0.
-mmtune_status CheckPointers(const std::string& where, bool writes_c, bool reads_operands,
-                            const void* a, const void* b, const void* c) {
-  if (writes_c && c == nullptr) return Fail(MMTUNE_INVALID_ARGUMENT, where + "C is NULL");
-  if (reads_operands && (a == nullptr || b == nullptr)) {
-    return Fail(MMTUNE_INVALID_ARGUMENT, where + (a == nullptr ? "A" : "B") + std::string(" is NULL"));
+// The pointers a call needs (PointerNeeds) are not NULL; MMTUNE_OK, else the error.
+mmtune_status CheckPointers(const char* routine, PointerNeeds needs, const void* a,
+                            const void* b, const void* c) {
+  if (needs.writes_c && c == nullptr) [[unlikely]] {
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "C is NULL");
+  }
+  if (needs.reads_operands && (a == nullptr || b == nullptr)) [[unlikely]] {
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT, a == nullptr ? "A is NULL" : "B is NULL");
   }
   return MMTUNE_OK;
 }
@@ -93,26 +113,22 @@ template <typename Scalar, typename TA, typename TB, typename TC>
 mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout, int trans_a,
                         int trans_b, int64_t m, int64_t n, int64_t k, Scalar alpha, const TA* a,
                         int64_t lda, const TB* b, int64_t ldb, Scalar beta, TC* c, int64_t ldc) {
-  const std::string where = std::string(routine) + ": ";
   KindFromC kind;
-  if (auto code = CheckKind(where, handle, layout, trans_a, trans_b, &kind); code != MMTUNE_OK) {
+  if (auto code = CheckKind(routine, handle, layout, trans_a, trans_b, &kind); code != MMTUNE_OK) {
     return code;
   }
-  const bool writes_c = m > 0 && n > 0;
-  if (auto code = CheckPointers(where, writes_c, writes_c && k > 0 && alpha != Scalar(0), a, b, c);
+  if (auto code = CheckPointers(routine, PointerNeeds::Of(m, n, k, alpha), a, b, c);
       code != MMTUNE_OK) {
     return code;
   }
   try {
     const mmtune::Status status = handle->runtime->Gemm(
         kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    if (!status) {
-      return Fail(CodeOf(status.error().code), where + status.error().message);
-    }
+    if (!status) return FailIn(routine, CodeOf(status.error().code), status.error().message);
     tls_last_error.clear();
     return MMTUNE_OK;
   } catch (const std::exception& e) {
-    return Fail(MMTUNE_INTERNAL, where + e.what());
+    return FailIn(routine, MMTUNE_INTERNAL, e.what());
   }
 }
 
@@ -120,36 +136,30 @@ template <class Fixed, typename T>
 mmtune_status BindFromC(const char* routine, const mmtune_runtime* handle, int layout,
                         int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, T alpha,
                         int64_t lda, int64_t ldb, T beta, int64_t ldc, Fixed** out) {
-  const std::string where = std::string(routine) + ": ";
-  if (out == nullptr) return Fail(MMTUNE_INVALID_ARGUMENT, where + "out is NULL");
+  if (out == nullptr) return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
   KindFromC kind;
-  if (auto code = CheckKind(where, handle, layout, trans_a, trans_b, &kind); code != MMTUNE_OK) {
+  if (auto code = CheckKind(routine, handle, layout, trans_a, trans_b, &kind); code != MMTUNE_OK) {
     return code;
   }
   try {
     auto bound = handle->runtime->Bind(kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha,
                                        lda, ldb, beta, ldc);
-    if (!bound) return Fail(CodeOf(bound.error().code), where + bound.error().message);
-    const bool writes_c = m > 0 && n > 0;
-    *out = new Fixed{{std::move(*bound), writes_c, writes_c && k > 0 && alpha != T(0)}};
+    if (!bound) return FailIn(routine, CodeOf(bound.error().code), bound.error().message);
+    *out = new Fixed{{std::move(*bound), PointerNeeds::Of(m, n, k, alpha)}};
     tls_last_error.clear();
     return MMTUNE_OK;
   } catch (const std::exception& e) {
-    return Fail(MMTUNE_INTERNAL, where + e.what());
+    return FailIn(routine, MMTUNE_INTERNAL, e.what());
   }
 }
 
 template <class Fixed, typename T>
 mmtune_status RunFromC(const char* routine, const Fixed* fixed, const T* a, const T* b, T* c) {
   if (fixed == nullptr) [[unlikely]] {
-    return Fail(MMTUNE_INVALID_ARGUMENT, std::string(routine) + ": fixed GEMM is NULL");
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "fixed GEMM is NULL");
   }
-  if ((fixed->writes_c && c == nullptr) || (fixed->reads_operands && (a == nullptr || b == nullptr)))
-      [[unlikely]] {
-    return CheckPointers(std::string(routine) + ": ", fixed->writes_c, fixed->reads_operands, a,
-                         b, c);
-  }
+  if (auto code = CheckPointers(routine, fixed->needs, a, b, c); code != MMTUNE_OK) return code;
   fixed->gemm.Run(a, b, c);  // cannot fail, and allocates nothing
   return MMTUNE_OK;
 }

@@ -268,19 +268,26 @@ void ExpectCloseToReference(const std::vector<T>& c, const std::vector<T>& expec
   }
 }
 
+// Random A, B and C in [-1, 1]; C all NaN when beta = 0, which must then never be read.
+template <typename T>
+void FillOperands(std::mt19937& rng, T beta, std::vector<T>& a, std::vector<T>& b,
+                  std::vector<T>& c) {
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (T& x : a) x = static_cast<T>(dist(rng));
+  for (T& x : b) x = static_cast<T>(dist(rng));
+  for (T& x : c) x = beta == T(0) ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(dist(rng));
+}
+
 template <typename T>
 void ExpectMatchesReference(Runtime& runtime, const Problem& p, T alpha, T beta) {
   const auto [lda, a_elements] = Padded(p, p.m, p.k, p.trans_a);
   const auto [ldb, b_elements] = Padded(p, p.k, p.n, p.trans_b);
   const auto [ldc, c_elements] = Padded(p, p.m, p.n, Trans::kNo);
   std::mt19937 rng(static_cast<unsigned>(p.m * 131 + p.n * 7 + p.k));
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
   std::vector<T> a(a_elements);
   std::vector<T> b(b_elements);
   std::vector<T> c(c_elements);
-  for (T& x : a) x = static_cast<T>(dist(rng));
-  for (T& x : b) x = static_cast<T>(dist(rng));
-  for (T& x : c) x = beta == T(0) ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(dist(rng));
+  FillOperands(rng, beta, a, b, c);
   std::vector<T> expected = c;
   ASSERT_TRUE(ReferenceGemm(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha, a.data(), lda,
                             b.data(), ldb, beta, expected.data(), ldc));
@@ -558,16 +565,11 @@ void ExpectFixedMatchesGemm(Runtime& runtime, const Problem& p, T alpha, T beta,
   EXPECT_EQ(fixed->lookup().config_text, runtime.Lookup(p).config_text) << p.ToString();
 
   std::mt19937 rng(static_cast<unsigned>(p.m * 31 + p.n * 17 + p.k));
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
   for (int set = 0; set < 2; ++set) {
     std::vector<T> a(a_elements);
     std::vector<T> b(b_elements);
     std::vector<T> c(c_elements);
-    for (T& x : a) x = static_cast<T>(dist(rng));
-    for (T& x : b) x = static_cast<T>(dist(rng));
-    for (T& x : c) {
-      x = beta == T(0) ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(dist(rng));
-    }
+    FillOperands(rng, beta, a, b, c);
     std::vector<T> expected = c;
     ASSERT_TRUE(ReferenceGemm(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha, a.data(),
                               lda, b.data(), ldb, beta, expected.data(), ldc));
