@@ -85,20 +85,6 @@ struct Tile {
   IsaLevel isa = IsaLevel::kGeneric;  // whose registered kernels the tile is (direct tiles)
 };
 
-// The register tile with the most accumulators among those two vectors wide (BLIS's choice on
-// AVX2 and AVX-512: 6x16 and 14x32 for f32): two B vectors per k keep the load ports light while
-// enough independent accumulators cover the FMA latency on both pipes.
-template <typename T>
-Tile BestTile(IsaLevel isa) {
-  const int lanes = VectorLanes(isa, sizeof(T));
-  Tile best;
-  for (const auto& entry : MicroKernels<T>(isa)) {
-    if (entry.nr != 2 * lanes || entry.k_unroll != 1) continue;
-    if (entry.mr > best.mr) best = {entry.mr, entry.nr};
-  }
-  return best;
-}
-
 // Vector FMAs the core completes per cycle with `isa`'s vectors. Two pipes are what
 // current x86 cores have for 256-bit vectors (Zen 3-5, Skylake and later) and for 512-bit ones
 // on Skylake-X-class Intel server cores and Zen 5. Zen 4 (AMD family 0x19 with AVX-512) runs a
@@ -107,6 +93,38 @@ Tile BestTile(IsaLevel isa) {
 double VectorFmasPerCycle(const Machine& machine, IsaLevel isa) {
   const bool zen4 = machine.cpu.vendor == "AuthenticAMD" && machine.cpu.family == 0x19;
   return zen4 && isa == IsaLevel::kAvx512 ? 1.0 : 2.0;
+}
+
+// FMA latency in cycles (current x86 cores), and how many times the accumulators that latency
+// needs (kFmaLatency * vector FMAs per cycle) a tile may hold before its FMAs slow down: on
+// Zen 4 (4 needed) the 24-accumulator direct tiles 8x48 and 12x32 ran their k loops at
+// 0.96-0.97 of the 8- to 16-accumulator ones (bare kernel calls, 48^3 and 96^3, interleaved),
+// and the 28-accumulator packed tiles 14x32 (f32) and 14x16 (f64) ran at 0.95-0.99 of 8x32 and
+// 8x16 (docs/analytical-model.md, step 2).
+constexpr double kFmaLatency = 4.0;
+constexpr double kAmpleAccumulatorsPerChain = 4.0;
+
+// Accumulators beyond which a tile's FMAs slow down on `fma_pipes` pipes: 16 on Zen 4's
+// AVX-512 (one zmm FMA per cycle), 32 with two pipes.
+double AmpleAccumulators(double fma_pipes) {
+  return kAmpleAccumulatorsPerChain * fma_pipes * kFmaLatency;
+}
+
+// The packed register tile: the two-vector-wide tile with the most rows whose accumulators are
+// no more than AmpleAccumulators (6x16 on AVX2, 14x32 f32 on cores with two 512-bit FMA pipes,
+// 8x32 f32 and 8x16 f64 on Zen 4). Two B vectors per k keep the load ports light while enough
+// independent accumulators cover the FMA latency; more rows amortize each B load over more
+// FMAs, until the tile crowds the FMA pipes.
+template <typename T>
+Tile PackedTile(IsaLevel isa, double fma_pipes) {
+  const int lanes = VectorLanes(isa, sizeof(T));
+  Tile best;
+  for (const auto& entry : MicroKernels<T>(isa)) {
+    if (entry.nr != 2 * lanes || entry.k_unroll != 1) continue;
+    if (2 * entry.mr > AmpleAccumulators(fma_pipes)) continue;
+    if (entry.mr > best.mr) best = {entry.mr, entry.nr};
+  }
+  return best;
 }
 
 // The most rows a direct tile reads from A in place by rows (A not transposed after the
@@ -157,15 +175,12 @@ bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int m
 //   - loads: mr broadcasts of A and nv vectors of B, kLoadsPerCycle at a time;
 // and each tile call adds kTileCallCycles (call, zeroing, the C update: the whole loop's pipeline
 // fill and drain), which favours fewer, larger tiles when k is short. Tiles with more than
-// kAmpleAccumulatorsPerChain times the accumulators the FMA latency needs pay
-// kCrowdedTileFmaCost on their FMAs: on Zen 4 (4 needed), the 24-accumulator tiles 8x48 and
-// 12x32 ran their k loops at 0.96-0.97 of the 8- to 16-accumulator ones (8x16, 16x16, 4x48,
-// 8x32; bare kernel calls, 48^3 and 96^3, interleaved). FMA latency 4 is that of current x86
-// cores. The load rate is fitted to the broadcast-heavy tiles, which ran slower than
-// two loads per cycle would allow (Zen 3, in-L1 kernel loop: 8x8 and 12x8 at 0.77 and 0.71 of
-// 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles that TallInPlaceTileFits
-// rejects are left out where A is read by rows, tiles narrower than `min_vectors`
-// vectors always, and with `whole_panels_only` tiles that do not divide N. The model ranks
+// AmpleAccumulators pay kCrowdedTileFmaCost on their FMAs (Zen 4: 8x48 and 12x32 at 0.96-0.97
+// of 8x16, 16x16, 4x48 and 8x32). The load rate is fitted to the broadcast-heavy tiles, which
+// ran slower than two loads per cycle would allow (Zen 3, in-L1 kernel loop: 8x8 and 12x8 at
+// 0.77 and 0.71 of 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles that
+// TallInPlaceTileFits rejects are left out where A is read by rows, tiles narrower than
+// `min_vectors` vectors always, and with `whole_panels_only` tiles that do not divide N. The model ranks
 // tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3,
 // 100^3, 200^3 and 127x257x509, 16x16 for 32^3..256^3, 80x300x120, 128x768x768 and
 // 128x3072x768, 8x32 for 512^3 (docs/analytical-model.md has the measured ratios); at 24^3
@@ -179,12 +194,10 @@ template <typename T>
 TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Problem& problem,
                       IsaLevel isa, int min_vectors = 1, bool whole_panels_only = false) {
   const double fma_pipes = VectorFmasPerCycle(machine, isa);
-  constexpr double kFmaLatency = 4.0;
   constexpr double kLoadsPerCycle = 1.5;
   constexpr double kTileCallCycles = 40.0;
-  constexpr double kAmpleAccumulatorsPerChain = 4.0;
   constexpr double kCrowdedTileFmaCost = 1.04;
-  const double ample_accumulators = kAmpleAccumulatorsPerChain * fma_pipes * kFmaLatency;
+  const double ample_accumulators = AmpleAccumulators(fma_pipes);
   const int lanes = VectorLanes(isa, sizeof(T));
   const bool a_by_rows = problem.trans_a == Trans::kNo;
   const double k = static_cast<double>(std::max<std::int64_t>(problem.k, 1));
@@ -270,7 +283,7 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
   const std::int64_t elem = sizeof(T);
   const CacheBudget cache = CacheBudgetOf(machine.topology);
-  const Tile best = BestTile<T>(isa);
+  const Tile best = PackedTile<T>(isa, VectorFmasPerCycle(machine, isa));
   KernelConfig c;
   c.isa = isa;
   c.threads = problem.threads;
