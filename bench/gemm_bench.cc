@@ -294,7 +294,11 @@ template <typename T>
 void RunMmtune(benchmark::State& state, Shape s, int threads, bool best,
                CallPath path = CallPath::kPlan) {
   const DType dtype = sizeof(T) == 4 ? DType::kF32 : DType::kF64;
-  const Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, threads};
+  Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, threads};
+  // The default runs as the runtime runs an untuned shape with `threads` to spend: on as many
+  // of them as the work pays for (DefaultThreadCount), so a 16^3 stays on one thread. The
+  // sweep searches configs of exactly `threads`.
+  if (!best) problem.threads = DefaultThreadCount(problem, threads);
   static std::map<std::string, KernelConfig> chosen;
   const std::string key = problem.ToString() + (best ? " best" : " default");
   if (!chosen.count(key)) {

@@ -179,8 +179,11 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
       },
       std::string(ToString(lookup.tier)) + ": " + lookup.config_text);
 
-  // The analytical default with the problem's thread count.
-  const KernelConfig config = DefaultConfig(problem, machine);
+  // The analytical default as the runtime runs an untuned shape: on as many of the problem's
+  // threads as the work pays for (DefaultThreadCount), so a 16^3 stays on one thread.
+  Problem untuned = problem;
+  untuned.threads = DefaultThreadCount(problem, problem.threads);
+  const KernelConfig config = DefaultConfig(untuned, machine);
   auto plan = Kind::Plan::Create(config);
   if (!plan) return plan.error();
   auto shared = std::make_shared<const typename Kind::Plan>(std::move(*plan));
