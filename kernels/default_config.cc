@@ -115,11 +115,12 @@ double AmpleAccumulators(double fma_pipes) {
 // 8x32 f32 and 8x16 f64 on Zen 4). Two B vectors per k keep the load ports light while enough
 // independent accumulators cover the FMA latency; more rows amortize each B load over more
 // FMAs, until the tile crowds the FMA pipes.
-template <typename T>
-Tile PackedTile(IsaLevel isa, double fma_pipes) {
-  const int lanes = VectorLanes(isa, sizeof(T));
+// `kernels` is a registry table (f32/f64 or low-precision entries), `lanes` the accumulator
+// lanes of a vector.
+template <typename KernelTable>
+Tile PackedTile(const KernelTable& kernels, int lanes, double fma_pipes) {
   Tile best;
-  for (const auto& entry : MicroKernels<T>(isa)) {
+  for (const auto& entry : kernels) {
     if (entry.nr != 2 * lanes || entry.k_unroll != 1) continue;
     if (2 * entry.mr > AmpleAccumulators(fma_pipes)) continue;
     if (entry.mr > best.mr) best = {entry.mr, entry.nr};
@@ -180,11 +181,11 @@ bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int m
 // ran slower than two loads per cycle would allow (Zen 3, in-L1 kernel loop: 8x8 and 12x8 at
 // 0.77 and 0.71 of 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles that
 // TallInPlaceTileFits rejects are left out where A is read by rows, tiles narrower than
-// `min_vectors` vectors always, and with `whole_panels_only` tiles that do not divide N. The model ranks
-// tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3,
-// 100^3, 200^3 and 127x257x509, 16x16 for 32^3..256^3, 80x300x120, 128x768x768 and
-// 128x3072x768, 8x32 for 512^3 (docs/analytical-model.md has the measured ratios); at 24^3
-// PlanDirect takes an AVX2 tile.
+// `min_vectors` vectors always, and with `whole_panels_only` tiles that do not divide N. The model
+// ranks tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3,
+// 100^3, 200^3 and 127x257x509, 16x16 for 32^3..256^3, 80x300x120, 128x768x768 and 128x3072x768,
+// 8x32 for 512^3 (docs/analytical-model.md has the measured ratios); at 24^3 PlanDirect takes
+// an AVX2 tile.
 struct TileChoice {
   Tile tile;
   double cycles = 0.0;  // the model's estimate for the whole problem
@@ -283,7 +284,8 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
   const std::int64_t elem = sizeof(T);
   const CacheBudget cache = CacheBudgetOf(machine.topology);
-  const Tile best = PackedTile<T>(isa, VectorFmasPerCycle(machine, isa));
+  const Tile best = PackedTile(MicroKernels<T>(isa), VectorLanes(isa, sizeof(T)),
+                               VectorFmasPerCycle(machine, isa));
   KernelConfig c;
   c.isa = isa;
   c.threads = problem.threads;
@@ -475,13 +477,11 @@ KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
     return c;
   }
   const CacheBudget cache = CacheBudgetOf(machine.topology);
-  const int lanes = VectorLanes(isa, 4);  // 32-bit accumulator lanes
-  Tile best;
-  for (const auto& entry : LowpMicroKernels<Kind>(isa)) {
-    if (entry.nr == 2 * lanes && entry.k_unroll == 1 && entry.mr > best.mr) {
-      best = {entry.mr, entry.nr};
-    }
-  }
+  // 32-bit accumulator lanes. The dot-product instructions take the FMA pipes: on Zen 4, 8x32
+  // ran 1.01-1.03x (bf16) and 1.03-1.18x (s8) the 14x32 of the rule without the accumulator
+  // limit (2048^3, 512x4096x4096, 128x3072x768, one thread, interleaved).
+  const Tile best = PackedTile(LowpMicroKernels<Kind>(isa), VectorLanes(isa, 4),
+                               VectorFmasPerCycle(machine, isa));
   KernelConfig c;
   c.isa = isa;
   c.threads = problem.threads;

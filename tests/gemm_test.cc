@@ -315,11 +315,15 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
 }
 
 // The packed tile is two vectors wide with the most rows the FMA pipes take without crowding:
-// 8x32 f32 and 8x16 f64 on Zen 4 (one zmm FMA per cycle; the 28-accumulator 14-row tiles ran
-// at 0.95-0.99 of them on 512^3..2048^3 and 512x4096x4096), 14 rows on a core with two 512-bit
-// FMA pipes, 6x16 with AVX2's 16 registers. The A block follows the tile (mc a multiple of mr).
+// 8x32 f32, bf16 and s8 and 8x16 f64 on Zen 4 (one zmm FMA or dot product per cycle; the
+// 28-accumulator 14-row tiles ran at 0.95-0.99 of them on 512^3..2048^3 and 512x4096x4096), 14
+// rows on a core with two 512-bit FMA pipes, 6x16 with AVX2's 16 registers. The A block follows
+// the tile (mc a multiple of mr).
 TEST(DefaultConfigTest, PackedTileFillsTheFmaPipesWithoutCrowdingThem) {
-  const Machine zen4 = testing::SyntheticZen4Machine();
+  CpuFeatures zen4_cpu = testing::SyntheticZen4Machine().cpu;
+  zen4_cpu.avx512_bf16 = zen4_cpu.avx512_vnni = true;
+  const Machine zen4 =
+      DescribeMachine(zen4_cpu, testing::SyntheticZen4Machine().topology, std::nullopt);
   CpuFeatures intel_cpu = zen4.cpu;
   intel_cpu.vendor = "GenuineIntel";
   intel_cpu.family = 6;
@@ -333,8 +337,10 @@ TEST(DefaultConfigTest, PackedTileFillsTheFmaPipesWithoutCrowdingThem) {
   };
   const Machine zen3 = testing::SyntheticZen3Machine();
   for (const Case& c : {Case{&zen4, DType::kF32, 8, 32}, Case{&zen4, DType::kF64, 8, 16},
+                        Case{&zen4, DType::kBF16, 8, 32}, Case{&zen4, DType::kS8, 8, 32},
                         Case{&two_pipes, DType::kF32, 14, 32},
-                        Case{&two_pipes, DType::kF64, 14, 16}, Case{&zen3, DType::kF32, 6, 16},
+                        Case{&two_pipes, DType::kF64, 14, 16},
+                        Case{&two_pipes, DType::kBF16, 14, 32}, Case{&zen3, DType::kF32, 6, 16},
                         Case{&zen3, DType::kF64, 6, 8}}) {
     const Problem problem{c.dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, 2048, 2048, 2048, 1};
     const KernelConfig packed = DefaultConfig(problem, *c.machine);
