@@ -109,6 +109,20 @@ mmtune_status CheckPointers(const char* routine, PointerNeeds needs, const void*
   return MMTUNE_OK;
 }
 
+// Runs `call` (returning an mmtune::Status) for the C routine `routine`: its error becomes the
+// routine's status and message, an exception MMTUNE_INTERNAL; success clears the last error.
+template <typename Call>
+mmtune_status CallFromC(const char* routine, Call&& call) {
+  try {
+    const mmtune::Status status = call();
+    if (!status) return FailIn(routine, CodeOf(status.error().code), status.error().message);
+    tls_last_error.clear();
+    return MMTUNE_OK;
+  } catch (const std::exception& e) {
+    return FailIn(routine, MMTUNE_INTERNAL, e.what());
+  }
+}
+
 template <typename Scalar, typename TA, typename TB, typename TC>
 mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout, int trans_a,
                         int trans_b, int64_t m, int64_t n, int64_t k, Scalar alpha, const TA* a,
@@ -121,15 +135,10 @@ mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout,
       code != MMTUNE_OK) {
     return code;
   }
-  try {
-    const mmtune::Status status = handle->runtime->Gemm(
-        kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    if (!status) return FailIn(routine, CodeOf(status.error().code), status.error().message);
-    tls_last_error.clear();
-    return MMTUNE_OK;
-  } catch (const std::exception& e) {
-    return FailIn(routine, MMTUNE_INTERNAL, e.what());
-  }
+  return CallFromC(routine, [&] {
+    return handle->runtime->Gemm(kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha, a, lda,
+                                 b, ldb, beta, c, ldc);
+  });
 }
 
 template <class Fixed, typename T>
@@ -142,16 +151,13 @@ mmtune_status BindFromC(const char* routine, const mmtune_runtime* handle, int l
   if (auto code = CheckKind(routine, handle, layout, trans_a, trans_b, &kind); code != MMTUNE_OK) {
     return code;
   }
-  try {
+  return CallFromC(routine, [&]() -> mmtune::Status {
     auto bound = handle->runtime->Bind(kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha,
                                        lda, ldb, beta, ldc);
-    if (!bound) return FailIn(routine, CodeOf(bound.error().code), bound.error().message);
+    if (!bound) return bound.error();
     *out = new Fixed{{std::move(*bound), PointerNeeds::Of(m, n, k, alpha)}};
-    tls_last_error.clear();
-    return MMTUNE_OK;
-  } catch (const std::exception& e) {
-    return FailIn(routine, MMTUNE_INTERNAL, e.what());
-  }
+    return mmtune::OkStatus();
+  });
 }
 
 template <class Fixed, typename T>
