@@ -207,14 +207,18 @@ double TimeConfig(const KernelConfig& config, const Shape& s, Buffers<T>& buf,
   return best;
 }
 
-// Two stages: every kernel (family x tile x unroll) once with the blocks nearest the model's,
-// then every block, prefetch and loop variant of the two fastest kernels. Candidates slower than
-// the best so far by 1.5x after one call are dropped.
+// Two stages, starting from the runtime's untuned default (the model, on DefaultThreadCount's
+// threads), which stays where nothing beats it: every kernel (family x tile x unroll) on
+// `problem.threads` once with the blocks nearest the model's, then every block, prefetch and
+// loop variant of the two fastest kernels. Candidates slower than the best so far by 1.5x after
+// one call are dropped.
 template <typename T>
 KernelConfig SweepBest(const Problem& problem, const Machine& machine, const Shape& s) {
   Buffers<T>& buf = BuffersFor<T>(s);
   const std::vector<KernelConfig> space = GenerateSpace(problem, machine);
-  const KernelConfig model = DefaultConfig(problem, machine);
+  Problem untuned = problem;
+  untuned.threads = DefaultThreadCount(problem, problem.threads);
+  const KernelConfig model = DefaultConfig(untuned, machine);
   auto distance = [&](const KernelConfig& c) {
     return std::abs(c.kc - model.kc) + std::abs(c.mc - model.mc) + std::abs(c.nc - model.nc) +
            c.prefetch_a + c.prefetch_b + (c.parallel_loop == model.parallel_loop ? 0 : 1);
@@ -297,7 +301,8 @@ void RunMmtune(benchmark::State& state, Shape s, int threads, bool best,
   Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, threads};
   // The default runs as the runtime runs an untuned shape with `threads` to spend: on as many
   // of them as the work pays for (DefaultThreadCount), so a 16^3 stays on one thread. The
-  // sweep searches configs of exactly `threads`.
+  // sweep searches configs of exactly `threads` from that default, which it keeps where none
+  // beats it (as the tuner does).
   if (!best) problem.threads = DefaultThreadCount(problem, threads);
   static std::map<std::string, KernelConfig> chosen;
   const std::string key = problem.ToString() + (best ? " best" : " default");

@@ -103,7 +103,8 @@ struct LowpGemvKernelEntry {
   LowpGemvAxpyBFn<Kind> axpy_b;  // M = 1, op(B) stored k-major (row-major B, no transpose)
 };
 
-// Every kernel compiled for `isa`, sorted by (mr, nr, k_unroll); empty if none.
+// Every kernel compiled for `isa` (empty if none), in the order of the tile lists in
+// lowp_kernel_tables.h: by vectors wide, then rows, then k unroll.
 template <class Kind>
 std::span<const LowpMicroKernelEntry<Kind>> LowpMicroKernels(IsaLevel isa);
 template <class Kind>

@@ -79,8 +79,9 @@ struct GemvKernelEntry {
   GemvAxpyFn<T> axpy;
 };
 
-// Every kernel compiled for `isa` (empty if this build has none). The tables are sorted by
-// (mr, nr, k_unroll).
+// Every kernel compiled for `isa` (empty if this build has none), in the order of the tile
+// lists in kernel_tables.h: by vectors wide, then rows, k unroll 1 before 4. DirectTile keeps
+// the first of equally costed tiles, so that order breaks its ties toward the narrower tile.
 template <typename T>
 std::span<const MicroKernelEntry<T>> MicroKernels(IsaLevel isa);
 template <typename T>

@@ -572,6 +572,47 @@ TEST(TuneSessionTest, TunesStoresWinnersAndResumes) {
   EXPECT_EQ(new_search, 0u);
 }
 
+// A tune with two threads to spend starts from what the runtime runs the shape with untuned:
+// a 16^3 on one thread. That default is a finalist of the confirm round, so the stored winner
+// is never slower than leaving the shape untuned.
+TEST(TuneSessionTest, TheDefaultIsWhatTheRuntimeRunsUntuned) {
+  const Machine machine = Host();
+  if (DefaultThreadPool().size() < 2 || machine.topology.cores < 2) {
+    GTEST_SKIP() << "needs two cores";
+  }
+  auto store = TuningStore::Open(":memory:", DbOpenMode::kReadWrite);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto machine_id = store->UpsertMachine(machine, nullptr);
+  ASSERT_TRUE(machine_id.ok());
+  Problem problem = MakeProblem(DType::kF32, 16, 16, 16);
+  problem.threads = 2;
+  ASSERT_EQ(DefaultThreadCount(problem, 2), 1);
+  TuneRequest request;
+  request.problems = {problem};
+  request.strategy = "exhaustive";
+  request.budget_seconds = 0.0;
+  request.max_evals = 4;
+  request.measure.min_sample_seconds = 0.0002;
+  request.measure.confirm_min_sample_seconds = 0.0002;
+  auto result = RunTuning(*store, *machine_id, machine, request, DefaultThreadPool(), {});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_EQ(result->outcomes.size(), 1u);
+  const ProblemOutcome& o = result->outcomes[0];
+  ASSERT_TRUE(o.winner.has_value()) << o.error;
+  Problem untuned = problem;
+  untuned.threads = 1;
+  EXPECT_EQ(o.default_config, DefaultConfig(untuned, machine));
+  EXPECT_EQ(o.default_config.threads, 1);
+  EXPECT_GT(o.default_gflops, 0.0);
+  EXPECT_GE(o.winner_gflops, o.default_gflops);
+  // The winner is stored for the problem as asked (two threads to spend), whatever it runs on.
+  auto winners = store->Winners(machine.fingerprint);
+  ASSERT_TRUE(winners.ok());
+  ASSERT_EQ(winners->size(), 1u);
+  EXPECT_EQ((*winners)[0].problem.threads, 2);
+  EXPECT_LE((*winners)[0].config.threads, 2);
+}
+
 TEST(TuneSessionTest, UnknownStrategyIsAnError) {
   auto store = TuningStore::Open(":memory:", DbOpenMode::kReadWrite);
   ASSERT_TRUE(store.ok());
