@@ -216,9 +216,7 @@ template <typename T>
 KernelConfig SweepBest(const Problem& problem, const Machine& machine, const Shape& s) {
   Buffers<T>& buf = BuffersFor<T>(s);
   const std::vector<KernelConfig> space = GenerateSpace(problem, machine);
-  Problem untuned = problem;
-  untuned.threads = DefaultThreadCount(problem, problem.threads);
-  const KernelConfig model = DefaultConfig(untuned, machine);
+  const KernelConfig model = UntunedConfig(problem, machine);
   auto distance = [&](const KernelConfig& c) {
     return std::abs(c.kc - model.kc) + std::abs(c.mc - model.mc) + std::abs(c.nc - model.nc) +
            c.prefetch_a + c.prefetch_b + (c.parallel_loop == model.parallel_loop ? 0 : 1);
@@ -298,17 +296,15 @@ template <typename T>
 void RunMmtune(benchmark::State& state, Shape s, int threads, bool best,
                CallPath path = CallPath::kPlan) {
   const DType dtype = sizeof(T) == 4 ? DType::kF32 : DType::kF64;
-  Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, threads};
-  // The default runs as the runtime runs an untuned shape with `threads` to spend: on as many
-  // of them as the work pays for (DefaultThreadCount), so a 16^3 stays on one thread. The
-  // sweep searches configs of exactly `threads` from that default, which it keeps where none
-  // beats it (as the tuner does).
-  if (!best) problem.threads = DefaultThreadCount(problem, threads);
+  const Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, threads};
+  // The default runs as the runtime runs an untuned shape with `threads` to spend
+  // (UntunedConfig: a 16^3 stays on one thread). The sweep searches configs of exactly
+  // `threads` from that default, which it keeps where none beats it (as the tuner does).
   static std::map<std::string, KernelConfig> chosen;
   const std::string key = problem.ToString() + (best ? " best" : " default");
   if (!chosen.count(key)) {
     chosen[key] = best ? SweepBest<T>(problem, Global().machine, s)
-                       : DefaultConfig(problem, Global().machine);
+                       : UntunedConfig(problem, Global().machine);
   }
   const KernelConfig& config = chosen[key];
   Buffers<T>& buf = BuffersFor<T>(s);
@@ -386,7 +382,7 @@ void Register(const Options& options, DType dtype) {
       // Where the call itself shows: the small problems the direct family runs.
       const Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k,
                             threads};
-      if (DefaultConfig(problem, Global().machine).family == KernelFamily::kDirect) {
+      if (UntunedConfig(problem, Global().machine).family == KernelFamily::kDirect) {
         benchmark::RegisterBenchmark(
             (prefix + "mmtune_bound").c_str(),
             [=](benchmark::State& st) { RunMmtune<T>(st, s, threads, false, CallPath::kBound); })

@@ -181,9 +181,7 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
 
   // The analytical default as the runtime runs an untuned shape: on as many of the problem's
   // threads as the work pays for (DefaultThreadCount), so a 16^3 stays on one thread.
-  Problem untuned = problem;
-  untuned.threads = DefaultThreadCount(problem, problem.threads);
-  const KernelConfig config = DefaultConfig(untuned, machine);
+  const KernelConfig config = UntunedConfig(problem, machine);
   auto plan = Kind::Plan::Create(config);
   if (!plan) return plan.error();
   auto shared = std::make_shared<const typename Kind::Plan>(std::move(*plan));

@@ -525,6 +525,12 @@ KernelConfig DefaultConfig(const Problem& original, const Machine& machine) {
   return DefaultFor<float>(problem, machine);
 }
 
+KernelConfig UntunedConfig(const Problem& problem, const Machine& machine) {
+  Problem untuned = problem;
+  untuned.threads = DefaultThreadCount(problem, problem.threads);
+  return DefaultConfig(untuned, machine);
+}
+
 std::vector<KernelConfig> AnalyticalAlternatives(const Problem& original,
                                                   const Machine& machine) {
   const Problem problem = RowMajorView(original);

@@ -29,6 +29,11 @@ std::vector<KernelConfig> AnalyticalAlternatives(const Problem& problem, const M
 inline constexpr double kMinFlopsPerThread = 256e3;
 int DefaultThreadCount(const Problem& problem, int max_threads);
 
+// What the runtime runs `problem` with when nothing is tuned for it: the analytical default on
+// DefaultThreadCount of the problem's threads (a 16^3 with two to spend runs on one). The tuner
+// starts from it, and the benchmarks' default series run it.
+KernelConfig UntunedConfig(const Problem& problem, const Machine& machine);
+
 // Cache sizes the model uses, with fallbacks for machines where hwloc reports none.
 struct CacheBudget {
   std::uint64_t l1d = 32 * 1024;

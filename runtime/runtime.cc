@@ -245,10 +245,8 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
     // The index validated the config; a plan can still fail (e.g. a kernel this build lacks).
     Log(LogLevel::kWarning, "tuned config for " + problem.ToString() + " cannot run here (" +
                                 status.error().message + "); using the analytical default");
-    Problem with_threads = problem;
-    with_threads.threads = DefaultThreadCount(problem, problem.threads);
-    entry->lookup = mmtune::Lookup{LookupTier::kDefault, DefaultConfig(with_threads, machine),
-                                   Problem{}, 0.0};
+    entry->lookup =
+        mmtune::Lookup{LookupTier::kDefault, UntunedConfig(problem, machine), Problem{}, 0.0};
     status = entry->MakePlans(entry->lookup.config);
   }
   if (!status) return status.error();

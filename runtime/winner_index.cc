@@ -88,9 +88,7 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
     return Lookup{LookupTier::kNearest, nearest->config, nearest->problem, nearest->gflops};
   }
 
-  Problem with_threads = problem;
-  with_threads.threads = DefaultThreadCount(problem, max_threads);
-  return Lookup{LookupTier::kDefault, DefaultConfig(with_threads, machine_), Problem{}, 0.0};
+  return Lookup{LookupTier::kDefault, UntunedConfig(problem, machine_), Problem{}, 0.0};
 }
 
 }  // namespace mmtune

@@ -137,9 +137,7 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
   // candidate, so a stored winner is never slower than leaving the shape untuned. With the
   // default on all the threads too, a 2-thread tune of 16^3 on Zen 4 stored a 2-thread winner
   // at 49 GFLOP/s, which the runtime then preferred to its 1-thread default at about 85.
-  Problem untuned = problem;
-  untuned.threads = DefaultThreadCount(problem, problem.threads);
-  outcome.default_config = DefaultConfig(untuned, machine_);
+  outcome.default_config = UntunedConfig(problem, machine_);
   std::vector<KernelConfig> space = GenerateSpace(problem, machine_);
   // Seeds after the default: the model's other candidates near a family boundary, then the
   // winners of the nearest shapes already tuned here (warm start).
