@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -40,11 +41,28 @@ CacheBudget CacheBudgetOf(const Topology& topology) {
 // streams from L2 well enough (two vectors per k step, many FMAs apart), so L1 does not bound
 // kc; longer k loops amortize each tile's C update and the per-panel costs. L2 / 16 gives 512
 // for both AVX-512 dtypes and 1024 for AVX2 f32 there; on Zen 3's 512 KiB L2 it gives AVX2 f32
-// 512 where the L1 rule gave 256 (not re-measured there).
+// 512 where the L1 rule gave 256 (not re-measured there). Longer panels gained nothing on Zen 4
+// and lost on a Xeon with a 2 MiB L2, whose L2 / 16 gives 1024 for f32 14x32: interleaved, 1
+// thread, kc = 512 (a 64 KiB micro-panel) ran 1.18x (512x4096x4096), 1.06x (1024^3) and 1.03x
+// (2048^3) faster; so the micro-panel stops at the 64 KiB that Zen 4's L2 / 16 gave.
+constexpr std::int64_t kMaxPackedPanelBytes = std::int64_t{64} << 10;
+
 std::int64_t PackedKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem) {
   const std::int64_t panel_row = std::max<std::int64_t>(1, nr * b_elem);
-  return std::max(static_cast<std::int64_t>(cache.l1d) / 2 / panel_row,
-                  static_cast<std::int64_t>(cache.l2) / 16 / panel_row);
+  const std::int64_t l2_share =
+      std::min(static_cast<std::int64_t>(cache.l2) / 16, kMaxPackedPanelBytes);
+  return std::max(static_cast<std::int64_t>(cache.l1d) / 2, l2_share) / panel_row;
+}
+
+// The most bytes of the packed A block: half of Zen 4's 1 MiB L2. On the Xeon's 2 MiB L2, half
+// of it (f32 14x32, kc = 512: mc = 504) ran at 0.93-0.95 of mc = 252 (1024^3, 2048^3,
+// interleaved, 1 thread).
+constexpr std::int64_t kMaxPackedABlockBytes = std::int64_t{512} << 10;
+
+std::int64_t PackedMcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t a_elem) {
+  const std::int64_t block_bytes =
+      std::min(static_cast<std::int64_t>(cache.l2) / 2, kMaxPackedABlockBytes);
+  return block_bytes / std::max<std::int64_t>(1, kc * a_elem);
 }
 
 // A column-major C = op(A) * op(B) is the row-major C^T = op(B)^T * op(A)^T (kernels/gemm.cc).
@@ -252,15 +270,16 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
 }
 
 // The cache blocks of the packed loops. kc: PackedKcModel, rounded down to `kc_step` for aligned
-// panels. mc: the packed A block (mc x kc) takes about half of the core's L2, the other half
-// holding the B micro-panels streaming through. nc: the packed B block (kc x nc) takes
+// panels. mc: PackedMcModel, the packed A block (mc x kc) in about half of the core's L2, the
+// other half holding the B micro-panels streaming through. nc: the
+// packed B block (kc x nc) takes
 // about half of this core's share of L3. No block larger than the problem (whole tiles, kc
 // whole groups of `k_group`) or than the config limits.
 void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64_t a_elem,
                     std::int64_t b_elem, int kc_step, int k_group, KernelConfig& c) {
   std::int64_t kc = PackedKcModel(cache, c.nr, b_elem);
   kc = std::clamp<std::int64_t>(kc / kc_step * kc_step, kc_step, 1 << 14);
-  std::int64_t mc = static_cast<std::int64_t>(cache.l2) / 2 / (kc * a_elem);
+  std::int64_t mc = PackedMcModel(cache, kc, a_elem);
   std::int64_t nc = static_cast<std::int64_t>(cache.l3_per_core) / 2 / (kc * b_elem);
   kc = std::min<std::int64_t>(
       kc, (std::max<std::int64_t>(1, problem.k) + k_group - 1) / k_group * k_group);
@@ -316,6 +335,42 @@ constexpr std::int64_t kMaxWholeDirectK = 1536;
 // 512x4096x4096, 1024^3) direct lost to packed by 3-12%.
 constexpr std::int64_t kMinDirectKc = 384;
 
+// The most lines of a B panel read in place (`rows` rows of `row_bytes`, `stride_bytes` apart)
+// that map to one L2 set. Rows whose stride is a multiple of a large power of two share few sets
+// (a 12 KiB stride puts every row at one of 32 places in a 2048-set L2), so a panel far smaller
+// than L2 can still evict its own lines before the next row tile reads them again.
+std::int64_t PanelLinesPerL2Set(const CacheBudget& cache, std::int64_t rows,
+                                std::int64_t row_bytes, std::int64_t stride_bytes) {
+  const std::int64_t ways = std::max(1, cache.l2_ways);
+  const std::int64_t sets = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(cache.l2) / kCacheLineBytes / ways);
+  const std::int64_t way_bytes = sets * kCacheLineBytes;
+  // A row that does not start on a line (malloc's 16-byte offset) spans one line more.
+  const std::int64_t lines = (row_bytes + kCacheLineBytes - 1) / kCacheLineBytes + 1;
+  const std::int64_t offset = stride_bytes % way_bytes;
+  const std::int64_t step = offset == 0 ? way_bytes : std::gcd(offset, way_bytes);
+  if (step < kCacheLineBytes) return (rows * lines + sets - 1) / sets;  // rows drift over all sets
+  const std::int64_t places = way_bytes / step;             // where a row can start
+  const std::int64_t sets_between = step / kCacheLineBytes;  // from one place to the next
+  return (rows + places - 1) / places * ((lines + sets_between - 1) / sets_between);
+}
+
+// Where the in-place B panel of a direct tile shares too few L2 sets (more than half the ways of
+// one set), every row tile streams it from L3 again. Zen 4 (one zmm FMA per cycle) still ran
+// such panels faster than packing (128x3072x768, rows 12 KiB apart: direct 1.2-1.35x), but a
+// Xeon with two zmm FMA pipes and an L2 of 2 MiB ran them at half of packed's speed and at
+// packed's speed once B's rows were padded by one line (f32, 1 thread: 128x3072x768 direct 8x48
+// 70 GFLOP/s, rows padded 149, packed 138-150; 512x4096x4096 kc448 68 against 160-175;
+// 128x768x3072 in blocks of 1472 rows, 11.5 lines a set, 103 against blocks of 640 rows 143).
+// So on cores with two vector FMA pipes the panel's lines in one set are held to half its ways:
+// the return is how far past that a panel of `rows` rows is (<= 1: fine), 0 on other cores.
+double PanelSetPressure(const Machine& machine, const CacheBudget& cache, std::int64_t rows,
+                        int nr, std::int64_t elem, std::int64_t ldb) {
+  if (VectorFmasPerCycle(machine, machine.kernel_isa) < 2.0) return 0.0;
+  const double lines = static_cast<double>(PanelLinesPerL2Set(cache, rows, nr * elem, ldb * elem));
+  return lines / std::max(1.0, std::floor(cache.l2_ways / 2.0));
+}
+
 // Any of three conditions keeps `problem` direct:
 //   - A, B and C together fit in half of L2: nothing needs blocking, so packing would only add
 //     copies;
@@ -339,22 +394,31 @@ constexpr std::int64_t kMinDirectKc = 384;
 // The AVX2 tiles on the same machine lost on the direct side of the second rule (6x16 f32: 0.9x
 // at 512^3), though 6x16 reads as much of each B row (one line) as 8x16 does; why was not
 // pinned down, so AVX2 machines keep the first condition only. With 2 threads the direct side
-// of the boundary gained more (f32 128x768x768 1.4x, 256^3 1.9x). `tile`: DirectTile's.
+// of the boundary gained more (f32 128x768x768 1.4x, 256^3 1.9x). On cores with two vector FMA
+// pipes each condition also needs the panel's rows (K of them, or kc in blocks; B's rows are
+// taken N elements apart) to fit their L2 sets (PanelSetPressure): the blocks are shortened
+// until they do. `tile`: DirectTile's.
 template <typename T>
 DirectFit FitDirect(const Problem& problem, const Machine& machine, const CacheBudget& cache,
                     Tile tile) {
   const double l2 = static_cast<double>(cache.l2);
   const std::int64_t elem = sizeof(T);
   const double footprint = static_cast<double>(OperandBytes(problem));
-  const DirectFit fits_whole{footprint / (l2 / 2), 0};
+  const double whole_panel_sets =
+      PanelSetPressure(machine, cache, problem.k, tile.nr, elem, problem.n);
+  const DirectFit fits_whole{std::max(footprint / (l2 / 2), whole_panel_sets), 0};
   if (VectorLanes(machine.kernel_isa, sizeof(T)) * elem < kCacheLineBytes) return fits_whole;
   const double b_panel = static_cast<double>(problem.k * tile.nr * elem);
   const double a_bytes = static_cast<double>(problem.m * problem.k * elem);
   const DirectFit panel_in_l2{
       std::max({b_panel / (l2 / 4), a_bytes / l2,
-                static_cast<double>(problem.k) / static_cast<double>(kMaxWholeDirectK)}),
+                static_cast<double>(problem.k) / static_cast<double>(kMaxWholeDirectK),
+                whole_panel_sets}),
       0};
-  const std::int64_t kc = DirectKcModel(cache, problem.m, tile.nr, elem);
+  std::int64_t kc = DirectKcModel(cache, problem.m, tile.nr, elem);
+  while (kc > 64 && PanelSetPressure(machine, cache, kc, tile.nr, elem, problem.n) > 1.0) {
+    kc -= 64;
+  }
   DirectFit best = fits_whole.pressure <= panel_in_l2.pressure ? fits_whole : panel_in_l2;
   // Blocks only where the whole K does not fit: each block re-reads and re-writes C.
   if (best.pressure > 1.0 && kc < problem.k) {

@@ -59,7 +59,13 @@ std::int64_t DirectKcModel(const CacheBudget& cache, std::int64_t m, int nr, std
 
 // The packed family's model kc (k elements per packed panel) for micro-panels `nr` wide with
 // `b_elem`-byte B elements, before rounding and clamping to the problem: a kc x nr B micro-panel
-// of L2 / 16 bytes, or of L1 / 2 where that is longer (docs/analytical-model.md, step 3).
+// of L2 / 16 bytes (at most 64 KiB), or of L1 / 2 where that is longer
+// (docs/analytical-model.md, step 3).
 std::int64_t PackedKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem);
+
+// The packed family's model mc (rows of the packed A block) for k blocks of `kc` with
+// `a_elem`-byte A elements, before rounding to the tile and clamping to the problem: an mc x kc
+// block of half of L2, at most 512 KiB (docs/analytical-model.md, step 3).
+std::int64_t PackedMcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t a_elem);
 
 }  // namespace mmtune

@@ -8,6 +8,8 @@
 
 #include <cstring>
 #include <random>
+#include <tuple>
+#include <vector>
 
 #include "gemm_test_util.h"
 #include "guarded_buffer.h"
@@ -487,6 +489,55 @@ TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
   EXPECT_TRUE(blocked_alternatives[0].Validate(blocked_near, zen4).ok());
   const Problem far{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 4096, 4096, 4096, 1};
   EXPECT_TRUE(AnalyticalAlternatives(far, zen4).empty());
+}
+
+// On a core with two 512-bit FMA pipes, a direct tile's B panel, read in place with rows N
+// elements apart, must keep its lines in half the ways of the L2 sets they share
+// (docs/analytical-model.md, step 1). On the Xeon (2 MiB, 16-way L2, 2048 sets), rows 12 KiB
+// apart (N = 3072 f32, 1536 f64) share 32 places, so a 768-row panel holds 24 lines in a set and
+// ran at half of packed's speed (at packed's speed with rows padded by a line): packed there, as
+// at N = 4096; 768 rows 3 KiB apart (128 places, 6 lines a set) stay direct and whole, and at K
+// = 3072 the blocks are cut to 1024 rows (8 lines a set; the first rule's 1472 ran at 0.8x).
+// Zen 4, one zmm FMA per cycle, ran such panels faster direct and keeps them
+// (FamilyBoundaryFollowsTheDirectBPanel). The packed blocks stay at Zen 4's sizes on the larger
+// L2: a 64 KiB B micro-panel and a 512 KiB A block.
+TEST(DefaultConfigTest, DirectBPanelKeepsItsL2SetsOnTwoPipeCores) {
+  const Machine xeon = testing::SyntheticXeonMachine();
+  ASSERT_EQ(xeon.kernel_isa, IsaLevel::kAvx512);
+  auto config = [&](DType dtype, std::int64_t m, std::int64_t n, std::int64_t k) {
+    return DefaultConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
+                         xeon);
+  };
+  for (const auto& [dtype, m, n, k] :
+       std::vector<std::tuple<DType, std::int64_t, std::int64_t, std::int64_t>>{
+           {DType::kF32, 128, 3072, 768},
+           {DType::kF64, 128, 1536, 768},
+           {DType::kF32, 512, 4096, 4096},
+           {DType::kF64, 512, 4096, 4096},
+           {DType::kF32, 128, 4096, 4096}}) {
+    const KernelConfig packed = config(dtype, m, n, k);
+    EXPECT_EQ(packed.family, KernelFamily::kPacked) << packed.ToString();
+    const auto elem = static_cast<std::int64_t>(DTypeSize(dtype));
+    EXPECT_LE(packed.kc * packed.nr * elem, std::int64_t{64} << 10) << packed.ToString();
+    EXPECT_LE(packed.mc * packed.kc * elem, std::int64_t{512} << 10) << packed.ToString();
+  }
+  const KernelConfig whole = config(DType::kF32, 128, 768, 768);
+  EXPECT_EQ(whole.family, KernelFamily::kDirect) << whole.ToString();
+  EXPECT_EQ(whole.kc, 0) << whole.ToString();
+  const KernelConfig blocked = config(DType::kF32, 128, 768, 3072);
+  ASSERT_EQ(blocked.family, KernelFamily::kDirect) << blocked.ToString();
+  EXPECT_GE(blocked.kc, 384) << blocked.ToString();
+  EXPECT_LE(blocked.kc, 1024) << blocked.ToString();
+  // Small problems are direct whatever their stride: their panels have few rows.
+  EXPECT_EQ(config(DType::kF32, 64, 4096, 64).family, KernelFamily::kDirect);
+  EXPECT_EQ(config(DType::kF32, 16, 16, 16).family, KernelFamily::kDirect);
+
+  const Machine zen4 = testing::SyntheticZen4Machine();
+  EXPECT_EQ(DefaultConfig(Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128,
+                                  3072, 768, 1},
+                          zen4)
+                .family,
+            KernelFamily::kDirect);
 }
 
 // GEMV rows in flight (docs/analytical-model.md, step 1): the axpy form (the matrix's rows along

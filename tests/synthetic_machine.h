@@ -1,6 +1,7 @@
 // Two-core machines described in code so tests do not depend on the host. Zen 3: AVX2, 32 KiB
 // L1d, 512 KiB L2 per core, 32 MiB shared L3; `model` changes the fingerprint. Zen 4: the same
-// with AVX-512 and a 1 MiB L2.
+// with AVX-512 and a 1 MiB L2. Xeon: an Intel server core with two 512-bit FMA pipes, 48 KiB
+// 12-way L1d, 2 MiB 16-way L2, 480 MiB shared L3 (as a KVM guest of a recent Xeon reports).
 #pragma once
 
 #include <optional>
@@ -35,6 +36,21 @@ inline Machine SyntheticZen4Machine() {
   topology.caches[1].size_bytes = 1 << 20;  // the L2 (caches are listed L1d, L2, L3)
   CpuFeatures cpu = zen3.cpu;
   cpu.avx512f = cpu.avx512bw = cpu.avx512vl = cpu.avx512dq = true;
+  return DescribeMachine(cpu, topology, std::nullopt);
+}
+
+inline Machine SyntheticXeonMachine() {
+  Topology topology = SyntheticZen4Machine().topology;
+  topology.caches = {
+      CacheLevel{1, CacheKind::kData, 49152, 64, 12, {{0}, {1}}},
+      CacheLevel{2, CacheKind::kUnified, 2097152, 64, 16, {{0}, {1}}},
+      CacheLevel{3, CacheKind::kUnified, 503316480, 64, 16, {{0, 1}}},
+  };
+  CpuFeatures cpu = SyntheticZen4Machine().cpu;
+  cpu.vendor = "GenuineIntel";
+  cpu.brand = "Intel Xeon (synthetic)";
+  cpu.family = 6;
+  cpu.model = 167;
   return DescribeMachine(cpu, topology, std::nullopt);
 }
 
