@@ -271,9 +271,8 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
 
 // The cache blocks of the packed loops. kc: PackedKcModel, rounded down to `kc_step` for aligned
 // panels. mc: PackedMcModel, the packed A block (mc x kc) in about half of the core's L2, the
-// other half holding the B micro-panels streaming through. nc: the
-// packed B block (kc x nc) takes
-// about half of this core's share of L3. No block larger than the problem (whole tiles, kc
+// other half holding the B micro-panels streaming through. nc: the packed B block (kc x nc)
+// takes about half of this core's share of L3. No block larger than the problem (whole tiles, kc
 // whole groups of `k_group`) or than the config limits.
 void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64_t a_elem,
                     std::int64_t b_elem, int kc_step, int k_group, KernelConfig& c) {
