@@ -90,7 +90,7 @@ class Runner final : public CandidateRunner {
   void WarmUp(const KernelConfig& config, double seconds) override {
     auto plan = Plan::Create(config);
     if (!plan) return;
-    Candidate candidate{0, *plan, config.threads, 1, {}, true};
+    Candidate candidate{0, *plan, 1, {}, true};
     const Clock::time_point start = Clock::now();
     while (SecondsSince(start) < seconds) (void)Sample(candidate);
   }
@@ -115,7 +115,7 @@ class Runner final : public CandidateRunner {
       auto plan = Plan::Create(configs[i]);
       const Status status = plan ? VerifyPlan(*plan) : Status(plan.error());
       if (status) {
-        Candidate candidate{i, *plan, configs[i].threads, 1, {}, true};
+        Candidate candidate{i, *plan, 1, {}, true};
         Calibrate(candidate, sample_seconds);
         candidates.push_back(std::move(candidate));
         results[i].seconds_spent += SecondsSince(start);
@@ -141,7 +141,6 @@ class Runner final : public CandidateRunner {
   struct Candidate {
     std::size_t index;  // into the batch
     Plan plan;
-    int threads = 1;  // the config's team
     int calls_per_sample = 1;
     std::vector<double> samples;
     bool active = true;
@@ -177,7 +176,7 @@ class Runner final : public CandidateRunner {
   // per sample. On Zen 4 that put every 2-thread config of 48^3 (1.6x the 1-thread speed when
   // awake) 1.25x behind the 1-thread default in round one, where it was skipped.
   double Sample(const Candidate& candidate) {
-    if (candidate.threads > 1) pool_.Run(candidate.threads, [](int) {});
+    if (const int team = candidate.plan.config().threads; team > 1) pool_.Run(team, [](int) {});
     const Clock::time_point start = Clock::now();
     for (int call = 0; call < candidate.calls_per_sample; ++call) {
       const int copy = next_copy_;
