@@ -65,6 +65,10 @@ std::int64_t PackedMcModel(const CacheBudget& cache, std::int64_t kc, std::int64
   return block_bytes / std::max<std::int64_t>(1, kc * a_elem);
 }
 
+std::int64_t PackedNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem) {
+  return static_cast<std::int64_t>(cache.l3_per_core) / 2 / std::max<std::int64_t>(1, kc * b_elem);
+}
+
 // A column-major C = op(A) * op(B) is the row-major C^T = op(B)^T * op(A)^T (kernels/gemm.cc).
 Problem RowMajorView(Problem problem) {
   if (problem.layout == Layout::kColMajor) {
@@ -271,15 +275,15 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
 
 // The cache blocks of the packed loops. kc: PackedKcModel, rounded down to `kc_step` for aligned
 // panels. mc: PackedMcModel, the packed A block (mc x kc) in about half of the core's L2, the
-// other half holding the B micro-panels streaming through. nc: the packed B block (kc x nc)
-// takes about half of this core's share of L3. No block larger than the problem (whole tiles, kc
-// whole groups of `k_group`) or than the config limits.
+// other half holding the B micro-panels streaming through. nc: PackedNcModel, the packed B
+// block (kc x nc) in about half of this core's share of L3. No block larger than the problem
+// (whole tiles, kc whole groups of `k_group`) or than the config limits.
 void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64_t a_elem,
                     std::int64_t b_elem, int kc_step, int k_group, KernelConfig& c) {
   std::int64_t kc = PackedKcModel(cache, c.nr, b_elem);
   kc = std::clamp<std::int64_t>(kc / kc_step * kc_step, kc_step, 1 << 14);
   std::int64_t mc = PackedMcModel(cache, kc, a_elem);
-  std::int64_t nc = static_cast<std::int64_t>(cache.l3_per_core) / 2 / (kc * b_elem);
+  std::int64_t nc = PackedNcModel(cache, kc, b_elem);
   kc = std::min<std::int64_t>(
       kc, (std::max<std::int64_t>(1, problem.k) + k_group - 1) / k_group * k_group);
   mc = std::min<std::int64_t>({mc, (problem.m + c.mr - 1) / c.mr * c.mr, 1 << 16});

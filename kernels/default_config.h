@@ -68,4 +68,9 @@ std::int64_t PackedKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem
 // block of half of L2, at most 512 KiB (docs/analytical-model.md, step 4).
 std::int64_t PackedMcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t a_elem);
 
+// The packed family's model nc (columns of the packed B block) for k blocks of `kc` with
+// `b_elem`-byte B elements, before rounding to the tile and clamping to the problem: a kc x nc
+// block of half of this core's share of L3 (docs/analytical-model.md, step 5).
+std::int64_t PackedNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem);
+
 }  // namespace mmtune

@@ -42,7 +42,7 @@ void AddPackedConfigs(const Problem& problem, const CacheBudget& cache, const Ke
   for (int kc : Around(kc_model, kc_fixed, kc_unit,
                        std::max<std::int64_t>(kc_unit, problem.k))) {
     const std::int64_t mc_model = PackedMcModel(cache, kc, a_elem);
-    const std::int64_t nc_model = static_cast<std::int64_t>(cache.l3_per_core) / 2 / (kc * b_elem);
+    const std::int64_t nc_model = PackedNcModel(cache, kc, b_elem);
     for (int mc : Around(mc_model, {}, base.mr, m_limit)) {
       for (int nc : Around(nc_model, {}, base.nr, n_limit)) {
         for (ParallelLoop loop : loops) {

@@ -40,13 +40,14 @@ inline Machine SyntheticZen4Machine() {
 }
 
 inline Machine SyntheticXeonMachine() {
-  Topology topology = SyntheticZen4Machine().topology;
+  const Machine zen4 = SyntheticZen4Machine();
+  Topology topology = zen4.topology;
   topology.caches = {
       CacheLevel{1, CacheKind::kData, 49152, 64, 12, {{0}, {1}}},
       CacheLevel{2, CacheKind::kUnified, 2097152, 64, 16, {{0}, {1}}},
       CacheLevel{3, CacheKind::kUnified, 503316480, 64, 16, {{0, 1}}},
   };
-  CpuFeatures cpu = SyntheticZen4Machine().cpu;
+  CpuFeatures cpu = zen4.cpu;
   cpu.vendor = "GenuineIntel";
   cpu.brand = "Intel Xeon (synthetic)";
   cpu.family = 6;
