@@ -133,8 +133,9 @@ double AmpleAccumulators(double fma_pipes) {
 }
 
 // The packed register tile: the two-vector-wide tile with the most rows whose accumulators are
-// no more than AmpleAccumulators (6x16 on AVX2, 14x32 f32 on cores with two 512-bit FMA pipes,
-// 8x32 f32 and 8x16 f64 on Zen 4). Two B vectors per k keep the load ports light while enough
+// no more than AmpleAccumulators (6x16 on AVX2, 8x32 f32 and 8x16 f64 on Zen 4, and the
+// low-precision 14x32 on cores with two 512-bit FMA pipes; their f32 and f64 tiles are
+// FewestLoadsPackedTile's). Two B vectors per k keep the load ports light while enough
 // independent accumulators cover the FMA latency; more rows amortize each B load over more
 // FMAs, until the tile crowds the FMA pipes.
 // `kernels` is a registry table (f32/f64 or low-precision entries), `lanes` the accumulator
@@ -146,6 +147,37 @@ Tile PackedTile(const KernelTable& kernels, int lanes, double fma_pipes) {
     if (entry.nr != 2 * lanes || entry.k_unroll != 1) continue;
     if (2 * entry.mr > AmpleAccumulators(fma_pipes)) continue;
     if (entry.mr > best.mr) best = {entry.mr, entry.nr};
+  }
+  return best;
+}
+
+// The f32/f64 packed tile on a core with two 512-bit FMA pipes: of the tiles with the
+// accumulators the FMA latency needs and no more than AmpleAccumulators, the one with the fewest
+// loads per FMA, (mr broadcasts of A + nv vectors of B) / (mr * nv FMAs): 6x64 f32 and 6x32 f64.
+// Two FMAs a cycle need twice the loads of Zen 4's one, and the wider B panel also halves
+// PackB's per-panel work. On the Xeon, interleaved through GemmPlan::Run, 1 thread, f32 6x64
+// against 14x32: 128x3072x768 1.27x, 64x4096x4096 1.26x, 512x4096x4096 1.07x, 200x2048x2048
+// 1.06x, 2048^3 1.02x, 1000^3 and 1024^3 1.00x; f64 6x32 against 14x16: 128x3072x768 1.21x
+// (1.26x with the balanced A block below), 1024^3 and 512x4096x4096 1.05x. In a copy of the
+// packed loop at 128x3072x768, PackB took 1.1 ms a call with 48 or 64 columns a panel against
+// 1.9 ms with 32, and the micro-kernel calls alone ran at 215 against 196 GFLOP/s (14 rows
+// compute 140 rows for 128). The three-vector tiles (8x48, 8x24) ran within 0.93-1.03 of these.
+template <typename KernelTable>
+Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pipes) {
+  Tile best;
+  double best_loads_per_fma = 0.0;
+  for (const auto& entry : kernels) {
+    const int nv = entry.nr / lanes;
+    const int accumulators = entry.mr * nv;
+    if (entry.k_unroll != 1 || accumulators < kFmaLatency * fma_pipes ||
+        accumulators > AmpleAccumulators(fma_pipes)) {
+      continue;
+    }
+    const double loads_per_fma = static_cast<double>(entry.mr + nv) / accumulators;
+    if (best.mr == 0 || loads_per_fma < best_loads_per_fma) {
+      best = {entry.mr, entry.nr};
+      best_loads_per_fma = loads_per_fma;
+    }
   }
   return best;
 }
@@ -273,24 +305,40 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   return c;
 }
 
+// The block of a loop over `extent` rows or columns that takes as many blocks as `model` would
+// and splits them evenly, each a multiple of `step` (whole tiles): so no thin last block is left
+// over. Blocks of the model rounded down to the tile left one: f64 M = 128 in A blocks of 126
+// (6x32, kc 512: a 128-row model) ran its last 2 rows against the whole packed B block, 0.94x
+// of one 132-row block (128x3072x768, interleaved); f32 1024^3 in blocks of 252 left 16 rows.
+// A block may exceed the model by less than one step.
+std::int64_t BalancedBlock(std::int64_t extent, std::int64_t model, int step) {
+  const std::int64_t rows = std::max<std::int64_t>(extent, 1);
+  const std::int64_t blocks = (rows + std::max<std::int64_t>(model, step) - 1) /
+                              std::max<std::int64_t>(model, step);
+  const std::int64_t even = (rows + blocks - 1) / blocks;
+  return (even + step - 1) / step * step;
+}
+
 // The cache blocks of the packed loops. kc: PackedKcModel, rounded down to `kc_step` for aligned
 // panels. mc: PackedMcModel, the packed A block (mc x kc) in about half of the core's L2, the
 // other half holding the B micro-panels streaming through. nc: PackedNcModel, the packed B
-// block (kc x nc) in about half of this core's share of L3. No block larger than the problem
-// (whole tiles, kc whole groups of `k_group`) or than the config limits.
+// block (kc x nc) in about half of this core's share of L3. mc and nc split M and N evenly
+// (BalancedBlock). No block larger than the problem (whole tiles, kc whole groups of `k_group`)
+// or than the config limits. kc is sized for a micro-panel `kc_panel_nr` wide, which may be
+// narrower than the tile's (PackedModel).
 void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64_t a_elem,
-                    std::int64_t b_elem, int kc_step, int k_group, KernelConfig& c) {
-  std::int64_t kc = PackedKcModel(cache, c.nr, b_elem);
+                    std::int64_t b_elem, int kc_step, int k_group, int kc_panel_nr,
+                    KernelConfig& c) {
+  std::int64_t kc = PackedKcModel(cache, kc_panel_nr, b_elem);
   kc = std::clamp<std::int64_t>(kc / kc_step * kc_step, kc_step, 1 << 14);
-  std::int64_t mc = PackedMcModel(cache, kc, a_elem);
-  std::int64_t nc = PackedNcModel(cache, kc, b_elem);
+  const std::int64_t mc = BalancedBlock(problem.m, PackedMcModel(cache, kc, a_elem), c.mr);
+  const std::int64_t nc = BalancedBlock(problem.n, PackedNcModel(cache, kc, b_elem), c.nr);
   kc = std::min<std::int64_t>(
       kc, (std::max<std::int64_t>(1, problem.k) + k_group - 1) / k_group * k_group);
-  mc = std::min<std::int64_t>({mc, (problem.m + c.mr - 1) / c.mr * c.mr, 1 << 16});
-  nc = std::min<std::int64_t>({nc, (problem.n + c.nr - 1) / c.nr * c.nr, 1 << 16});
+  constexpr std::int64_t kMaxBlock = 1 << 16;
   c.kc = static_cast<int>(kc);
-  c.mc = static_cast<int>(std::max<std::int64_t>(c.mr, mc / c.mr * c.mr));
-  c.nc = static_cast<int>(std::max<std::int64_t>(c.nr, nc / c.nr * c.nr));
+  c.mc = static_cast<int>(std::min(mc, kMaxBlock / c.mr * c.mr));
+  c.nc = static_cast<int>(std::min(nc, kMaxBlock / c.nr * c.nr));
 }
 
 // Threads share the B block (split ic) when there are enough row panels for everyone.
@@ -306,8 +354,11 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
   const std::int64_t elem = sizeof(T);
   const CacheBudget cache = CacheBudgetOf(machine.topology);
-  const Tile best = PackedTile(MicroKernels<T>(isa), VectorLanes(isa, sizeof(T)),
-                               VectorFmasPerCycle(machine, isa));
+  const double fma_pipes = VectorFmasPerCycle(machine, isa);
+  const int lanes = VectorLanes(isa, sizeof(T));
+  const Tile best = isa == IsaLevel::kAvx512 && fma_pipes >= 2.0
+                        ? FewestLoadsPackedTile(MicroKernels<T>(isa), lanes, fma_pipes)
+                        : PackedTile(MicroKernels<T>(isa), lanes, fma_pipes);
   KernelConfig c;
   c.isa = isa;
   c.threads = problem.threads;
@@ -316,7 +367,11 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   c.nr = best.nr;
   c.k_unroll = 1;
   c.prefetch_c = true;
-  SetCacheBlocks(cache, problem, elem, elem, 8, 1, c);
+  // kc as for a two-vector panel: the k depth, not the panel's bytes, is what the measurements
+  // pinned. On the Xeon, interleaved, 1 thread, the four-vector tiles ran kc = 512 (a 128 KiB
+  // micro-panel) faster than the 256 that PackedKcModel's 64 KiB gives them: f32 6x64 1024^3
+  // 1.02-1.05x, 512x4096x4096 1.04x, 128x3072x768 1.01x; f64 6x32 1024^3 1.02x.
+  SetCacheBlocks(cache, problem, elem, elem, 8, 1, std::min(c.nr, 2 * lanes), c);
   c.parallel_loop = PackedParallelLoop(problem, c.mr);
   return c;
 }
@@ -557,7 +612,8 @@ KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
   c.nr = best.nr;
   c.k_unroll = 1;
   c.prefetch_c = true;
-  SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B), 16, G, c);
+  SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B), 16, G, c.nr,
+                 c);
   c.parallel_loop = PackedParallelLoop(problem, c.mr);
   return c;
 }

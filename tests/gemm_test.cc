@@ -319,8 +319,10 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
 // The packed tile is two vectors wide with the most rows the FMA pipes take without crowding:
 // 8x32 f32, bf16 and s8 and 8x16 f64 on Zen 4 (one zmm FMA or dot product per cycle; the
 // 28-accumulator 14-row tiles ran at 0.95-0.99 of them on 512^3..2048^3 and 512x4096x4096), 14
-// rows on a core with two 512-bit FMA pipes, 6x16 with AVX2's 16 registers. The A block follows
-// the tile (mc a multiple of mr).
+// rows for bf16 on a core with two 512-bit FMA pipes, 6x16 with AVX2's 16 registers. There f32
+// and f64 take the tile with the fewest loads per FMA, four vectors wide (6x64, 6x32: 1.0-1.27x
+// the 14-row tiles on the Xeon), with the k block of a two-vector panel (512). The A block
+// follows the tile (mc a multiple of mr).
 TEST(DefaultConfigTest, PackedTileFillsTheFmaPipesWithoutCrowdingThem) {
   CpuFeatures zen4_cpu = testing::SyntheticZen4Machine().cpu;
   zen4_cpu.avx512_bf16 = zen4_cpu.avx512_vnni = true;
@@ -336,22 +338,70 @@ TEST(DefaultConfigTest, PackedTileFillsTheFmaPipesWithoutCrowdingThem) {
     DType dtype;
     int mr;
     int nr;
+    int kc;  // 0: not checked
   };
   const Machine zen3 = testing::SyntheticZen3Machine();
-  for (const Case& c : {Case{&zen4, DType::kF32, 8, 32}, Case{&zen4, DType::kF64, 8, 16},
-                        Case{&zen4, DType::kBF16, 8, 32}, Case{&zen4, DType::kS8, 8, 32},
-                        Case{&two_pipes, DType::kF32, 14, 32},
-                        Case{&two_pipes, DType::kF64, 14, 16},
-                        Case{&two_pipes, DType::kBF16, 14, 32}, Case{&zen3, DType::kF32, 6, 16},
-                        Case{&zen3, DType::kF64, 6, 8}}) {
+  for (const Case& c : {Case{&zen4, DType::kF32, 8, 32, 512}, Case{&zen4, DType::kF64, 8, 16, 512},
+                        Case{&zen4, DType::kBF16, 8, 32, 0}, Case{&zen4, DType::kS8, 8, 32, 0},
+                        Case{&two_pipes, DType::kF32, 6, 64, 512},
+                        Case{&two_pipes, DType::kF64, 6, 32, 512},
+                        Case{&two_pipes, DType::kBF16, 14, 32, 0},
+                        Case{&zen3, DType::kF32, 6, 16, 0}, Case{&zen3, DType::kF64, 6, 8, 0}}) {
     const Problem problem{c.dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, 2048, 2048, 2048, 1};
     const KernelConfig packed = DefaultConfig(problem, *c.machine);
     ASSERT_EQ(packed.family, KernelFamily::kPacked) << packed.ToString();
     EXPECT_EQ(packed.mr, c.mr) << packed.ToString();
     EXPECT_EQ(packed.nr, c.nr) << packed.ToString();
+    if (c.kc > 0) {
+      EXPECT_EQ(packed.kc, c.kc) << packed.ToString();
+    }
     EXPECT_EQ(packed.mc % packed.mr, 0) << packed.ToString();
     EXPECT_TRUE(packed.Validate(problem, *c.machine).ok()) << packed.ToString();
   }
+}
+
+// The packed blocks split M and N evenly: as many blocks as the cache model needs, each no
+// longer than whole tiles need. Blocks of the model rounded down to the tile left a thin one
+// (f64 M = 128 in A blocks of 126: the last 2 rows streamed the whole packed B block; f32 1024^3
+// in blocks of 252: 16 rows).
+TEST(DefaultConfigTest, PackedBlocksSplitTheMatrixEvenly) {
+  CpuFeatures intel_cpu = testing::SyntheticZen4Machine().cpu;
+  intel_cpu.vendor = "GenuineIntel";
+  intel_cpu.family = 6;
+  intel_cpu.model = 85;
+  const Machine two_pipes =
+      DescribeMachine(intel_cpu, testing::SyntheticZen4Machine().topology, std::nullopt);
+  const Machine zen4 = testing::SyntheticZen4Machine();
+  for (const Machine* machine : {&two_pipes, &zen4}) {
+    for (DType dtype : {DType::kF32, DType::kF64}) {
+      for (std::int64_t extent : {1000, 1024, 1030, 2048, 3001, 20000}) {
+        for (bool rows : {true, false}) {
+          const std::int64_t m = rows ? extent : 2048;
+          const std::int64_t n = rows ? 2048 : extent;
+          const Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, 4096, 1};
+          const KernelConfig c = DefaultConfig(problem, *machine);
+          ASSERT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
+          const std::int64_t block = rows ? c.mc : c.nc;
+          const int tile = rows ? c.mr : c.nr;
+          EXPECT_EQ(block % tile, 0) << c.ToString();
+          EXPECT_LT(block, extent + tile) << c.ToString();  // no block past the matrix's tiles
+          // Even: a block one tile shorter would take more blocks.
+          const std::int64_t blocks = (extent + block - 1) / block;
+          if (block > tile) {
+            EXPECT_GT((extent + block - tile - 1) / (block - tile), blocks)
+                << extent << (rows ? " rows: " : " columns: ") << c.ToString();
+          }
+          EXPECT_TRUE(c.Validate(problem, *machine).ok()) << c.ToString();
+        }
+      }
+    }
+  }
+  const KernelConfig one_block =
+      DefaultConfig(Problem{DType::kF64, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 3072,
+                            768, 1},
+                    testing::SyntheticXeonMachine());
+  ASSERT_EQ(one_block.family, KernelFamily::kPacked) << one_block.ToString();
+  EXPECT_GE(one_block.mc, 128) << one_block.ToString();
 }
 
 // Small problems on an AVX-512 machine take an AVX2 tile where it covers N exactly and the
@@ -500,7 +550,7 @@ TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
 // = 3072 the blocks are cut to 1024 rows (8 lines a set; the first rule's 1472 ran at 0.8x).
 // Zen 4, one zmm FMA per cycle, ran such panels faster direct and keeps them
 // (FamilyBoundaryFollowsTheDirectBPanel). The packed blocks stay at Zen 4's sizes on the larger
-// L2: a 64 KiB B micro-panel and a 512 KiB A block.
+// L2: k blocks of 512 and an A block of 512 KiB (plus less than a tile of rows, BalancedBlock).
 TEST(DefaultConfigTest, DirectBPanelKeepsItsL2SetsOnTwoPipeCores) {
   const Machine xeon = testing::SyntheticXeonMachine();
   ASSERT_EQ(xeon.kernel_isa, IsaLevel::kAvx512);
@@ -518,8 +568,9 @@ TEST(DefaultConfigTest, DirectBPanelKeepsItsL2SetsOnTwoPipeCores) {
     const KernelConfig packed = config(dtype, m, n, k);
     EXPECT_EQ(packed.family, KernelFamily::kPacked) << packed.ToString();
     const auto elem = static_cast<std::int64_t>(DTypeSize(dtype));
-    EXPECT_LE(packed.kc * packed.nr * elem, std::int64_t{64} << 10) << packed.ToString();
-    EXPECT_LE(packed.mc * packed.kc * elem, std::int64_t{512} << 10) << packed.ToString();
+    EXPECT_EQ(packed.kc, 512) << packed.ToString();
+    EXPECT_LE((packed.mc - packed.mr) * packed.kc * elem, std::int64_t{512} << 10)
+        << packed.ToString();
   }
   const KernelConfig whole = config(DType::kF32, 128, 768, 768);
   EXPECT_EQ(whole.family, KernelFamily::kDirect) << whole.ToString();
