@@ -436,6 +436,33 @@ double PanelSetPressure(const Machine& machine, const CacheBudget& cache, std::i
   return lines / std::max(1.0, std::floor(cache.l2_ways / 2.0));
 }
 
+// The share of L2 that the A a direct problem reads in place (whole, or an m x kc block) may
+// take: all of it on Zen 4 and AVX2 cores, a fifth with two 512-bit FMA pipes. There the
+// four-vector packed tile (FewestLoadsPackedTile) beat direct wherever A reached a quarter of
+// the Xeon's 2 MiB L2 (f32, 1 thread, interleaved, packed against the direct default:
+// 512^3 1.22x, 512x512x256 1.20x, 256x512x512 1.18x, 320x512x512 1.17x, 256x512x384 1.14x,
+// 512x256x512 1.11x, 448^3 1.05x, 384^3 1.02x, 256x384x512 1.00x, 128x768x3072 in k blocks
+// 1.04x), while below it direct held or lost little (128^3 0.90x, 127x257x509 0.85x,
+// 64x768x768 0.95x, 128x768x768 1.02x, 128x512x512 and 192x512x512 1.06x); f64 256^3 1.15x,
+// 128x768x768 1.08x. Not where the packed tile wastes columns at N's edge: at 127x257x509
+// (f64 A 517 KiB) 6x32 computes 288 columns for 257 and ran at 0.85x of direct 8x24.
+constexpr double kTwoPipeDirectAShare = 5.0;
+constexpr double kMaxPackedColumnWaste = 1.1;
+
+template <typename T>
+double DirectAShareOfL2(const Machine& machine, std::int64_t n) {
+  const IsaLevel isa = machine.kernel_isa;
+  const double fma_pipes = VectorFmasPerCycle(machine, isa);
+  if (isa != IsaLevel::kAvx512 || fma_pipes < 2.0) return 1.0;
+  const Tile packed = FewestLoadsPackedTile(MicroKernels<T>(isa), VectorLanes(isa, sizeof(T)),
+                                            fma_pipes);
+  if (packed.nr == 0) return 1.0;
+  const double computed = static_cast<double>((n + packed.nr - 1) / packed.nr * packed.nr);
+  return computed <= kMaxPackedColumnWaste * static_cast<double>(std::max<std::int64_t>(n, 1))
+             ? kTwoPipeDirectAShare
+             : 1.0;
+}
+
 // Any of three conditions keeps `problem` direct:
 //   - A, B and C together fit in half of L2: nothing needs blocking, so packing would only add
 //     copies;
@@ -475,8 +502,9 @@ DirectFit FitDirect(const Problem& problem, const Machine& machine, const CacheB
   if (VectorLanes(machine.kernel_isa, sizeof(T)) * elem < kCacheLineBytes) return fits_whole;
   const double b_panel = static_cast<double>(problem.k * tile.nr * elem);
   const double a_bytes = static_cast<double>(problem.m * problem.k * elem);
+  const double a_room = l2 / DirectAShareOfL2<T>(machine, problem.n);
   const DirectFit panel_in_l2{
-      std::max({b_panel / (l2 / 4), a_bytes / l2,
+      std::max({b_panel / (l2 / 4), a_bytes / a_room,
                 static_cast<double>(problem.k) / static_cast<double>(kMaxWholeDirectK),
                 whole_panel_sets}),
       0};
@@ -487,8 +515,10 @@ DirectFit FitDirect(const Problem& problem, const Machine& machine, const CacheB
   DirectFit best = fits_whole.pressure <= panel_in_l2.pressure ? fits_whole : panel_in_l2;
   // Blocks only where the whole K does not fit: each block re-reads and re-writes C.
   if (best.pressure > 1.0 && kc < problem.k) {
-    const DirectFit blocked{static_cast<double>(kMinDirectKc) /
-                                static_cast<double>(std::max<std::int64_t>(kc, 1)),
+    const double a_block = static_cast<double>(problem.m * kc * elem);
+    const DirectFit blocked{std::max(static_cast<double>(kMinDirectKc) /
+                                         static_cast<double>(std::max<std::int64_t>(kc, 1)),
+                                     a_block / a_room),
                             static_cast<int>(std::min<std::int64_t>(kc, 1 << 16))};
     if (blocked.pressure < best.pressure) best = blocked;
   }

@@ -307,7 +307,7 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
   EXPECT_LE(config(zen4, Trans::kNo, 16).mr, 8);
   for (const Machine& machine : {zen4, two_pipes}) {
     const KernelConfig long_rows = DefaultConfig(
-        Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 64, 64, 1024, 1},
+        Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 32, 64, 1024, 1},
         machine);
     ASSERT_EQ(long_rows.family, KernelFamily::kDirect) << long_rows.ToString();
     EXPECT_LE(long_rows.mr, 8) << long_rows.ToString();
@@ -420,6 +420,27 @@ TEST(DefaultConfigTest, ThreadsSplitTheLongerSideOfAPackedProblem) {
   EXPECT_EQ(loop(3072, 128, 768, 2), ParallelLoop::kIc);
   EXPECT_EQ(loop(2048, 2048, 2048, 2), ParallelLoop::kIc);
   EXPECT_EQ(loop(2048, 2048, 2048, 1), ParallelLoop::kJc);
+}
+
+// With two 512-bit FMA pipes the four-vector packed tile beats direct where A reaches a fifth
+// of L2 (f32 512^3 1.22x, f64 256^3 1.15x on the Xeon), unless that tile would compute many
+// columns past N (127x257x509 f64: 288 for 257, 0.85x of direct). Zen 4 keeps A up to all of L2.
+TEST(DefaultConfigTest, DirectAStaysInAFifthOfL2OnTwoPipeCores) {
+  const Machine xeon = testing::SyntheticXeonMachine();
+  const Machine zen4 = testing::SyntheticZen4Machine();
+  auto family = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
+                   std::int64_t k) {
+    return DefaultConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
+                         machine)
+        .family;
+  };
+  EXPECT_EQ(family(xeon, DType::kF32, 512, 512, 512), KernelFamily::kPacked);
+  EXPECT_EQ(family(xeon, DType::kF64, 256, 256, 256), KernelFamily::kPacked);
+  EXPECT_EQ(family(xeon, DType::kF64, 128, 768, 768), KernelFamily::kPacked);
+  EXPECT_EQ(family(xeon, DType::kF32, 256, 256, 256), KernelFamily::kDirect);
+  EXPECT_EQ(family(xeon, DType::kF32, 128, 768, 768), KernelFamily::kDirect);
+  EXPECT_EQ(family(xeon, DType::kF64, 127, 257, 509), KernelFamily::kDirect);
+  EXPECT_EQ(family(zen4, DType::kF32, 512, 512, 512), KernelFamily::kDirect);
 }
 
 // Small problems on an AVX-512 machine take an AVX2 tile where it covers N exactly and the
@@ -593,7 +614,10 @@ TEST(DefaultConfigTest, DirectBPanelKeepsItsL2SetsOnTwoPipeCores) {
   const KernelConfig whole = config(DType::kF32, 128, 768, 768);
   EXPECT_EQ(whole.family, KernelFamily::kDirect) << whole.ToString();
   EXPECT_EQ(whole.kc, 0) << whole.ToString();
-  const KernelConfig blocked = config(DType::kF32, 128, 768, 3072);
+  // With M = 128 the A block of 1024 rows (512 KiB) passes a fifth of L2: packed, which ran
+  // 1.04x there (DirectAShareOfL2); M = 64 keeps the blocks.
+  EXPECT_EQ(config(DType::kF32, 128, 768, 3072).family, KernelFamily::kPacked);
+  const KernelConfig blocked = config(DType::kF32, 64, 768, 3072);
   ASSERT_EQ(blocked.family, KernelFamily::kDirect) << blocked.ToString();
   EXPECT_GE(blocked.kc, 384) << blocked.ToString();
   EXPECT_LE(blocked.kc, 1024) << blocked.ToString();
