@@ -6,7 +6,13 @@
 //
 //   ./build/bench/gemm_bench [--mmtune_threads=1,2] [--mmtune_dtypes=f32,f64]
 //       [--mmtune_shapes=anchors|small|large|transformer|MxNxK,...] [--mmtune_sweep=quick|none]
-//       [--mmtune_keep_openblas_core] [Google Benchmark flags]
+//       [--mmtune_keep_openblas_core] [--mmtune_configs='CONFIG;CONFIG...']
+//       [Google Benchmark flags]
+//
+// --mmtune_configs adds one series per named config (`mmtune_config1`, ...; the text form of
+// KernelConfig::ToString, e.g. 'packed avx2 6x16 ku1 mc132 kc512 nc2048 pf0/0/c jc t1'), run on
+// every shape where it is valid with its threads set to each --mmtune_threads value: an A/B of
+// configs interleaved with the default and the peers on the same buffers.
 //
 // Interleaving: run with --benchmark_enable_random_interleaving=true and
 // --benchmark_repetitions=N so that implementations alternate (the default here: 3).
@@ -43,6 +49,7 @@ struct Options {
   std::vector<DType> dtypes = {DType::kF32};
   std::string shapes = "anchors";
   bool sweep = true;
+  std::vector<KernelConfig> configs;  // --mmtune_configs, in the order given
 };
 
 const std::map<std::string, std::vector<Shape>>& ShapeSets() {
@@ -83,6 +90,22 @@ std::vector<Shape> ShapesFor(const std::string& name) {
   return shapes;
 }
 
+// Appends the items of `list`, `separator`-separated, each through `parse`, to `out`; the first
+// item that does not parse ends the program with its error (exit status 2, a command-line error).
+template <typename T, typename Parse>
+void ParseEach(const std::string& list, char separator, Parse parse, std::vector<T>& out) {
+  for (std::string text = list; !text.empty();) {
+    const std::size_t end = text.find(separator);
+    auto item = parse(text.substr(0, end));
+    if (!item) {
+      std::fprintf(stderr, "gemm_bench: error: %s\n", item.error().message.c_str());
+      std::exit(2);
+    }
+    out.push_back(*item);
+    text = end == std::string::npos ? "" : text.substr(end + 1);
+  }
+}
+
 // Removes the --mmtune_* flags from argv (Google Benchmark rejects flags it does not know).
 Options ParseOptions(int* argc, char** argv) {
   Options options;
@@ -103,20 +126,13 @@ Options ParseOptions(int* argc, char** argv) {
       }
     } else if (const char* dtypes = value("--mmtune_dtypes=")) {
       options.dtypes.clear();
-      for (std::string text = dtypes; !text.empty();) {
-        const std::size_t comma = text.find(',');
-        auto dtype = ParseDType(text.substr(0, comma));
-        if (!dtype) {
-          std::fprintf(stderr, "gemm_bench: error: %s\n", dtype.error().message.c_str());
-          std::exit(2);
-        }
-        options.dtypes.push_back(*dtype);
-        text = comma == std::string::npos ? "" : text.substr(comma + 1);
-      }
+      ParseEach<DType>(dtypes, ',', ParseDType, options.dtypes);
     } else if (const char* shapes = value("--mmtune_shapes=")) {
       options.shapes = shapes;
     } else if (const char* sweep = value("--mmtune_sweep=")) {
       options.sweep = std::string(sweep) != "none";
+    } else if (const char* configs = value("--mmtune_configs=")) {
+      ParseEach<KernelConfig>(configs, ';', ParseKernelConfig, options.configs);
     } else if (arg == "--mmtune_keep_openblas_core") {
       // Handled before re-execution; nothing to do here.
     } else {
@@ -292,21 +308,12 @@ void SetCounters(benchmark::State& state, const Shape& s, DType dtype, int threa
 // libxsmm's kernel is dispatched once and then called with pointers.
 enum class CallPath { kPlan, kBound };
 
+// Times `config` on `s`: checked against a sampled reference first (also through the bound
+// plan where `path` is kBound), then the timed loop; the label names the config.
 template <typename T>
-void RunMmtune(benchmark::State& state, Shape s, int threads, bool best,
+void RunConfig(benchmark::State& state, Shape s, int threads, const KernelConfig& config,
                CallPath path = CallPath::kPlan) {
   const DType dtype = sizeof(T) == 4 ? DType::kF32 : DType::kF64;
-  const Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, threads};
-  // The default runs as the runtime runs an untuned shape with `threads` to spend
-  // (UntunedConfig: a 16^3 stays on one thread). The sweep searches configs of exactly
-  // `threads` from that default, which it keeps where none beats it (as the tuner does).
-  static std::map<std::string, KernelConfig> chosen;
-  const std::string key = problem.ToString() + (best ? " best" : " default");
-  if (!chosen.count(key)) {
-    chosen[key] = best ? SweepBest<T>(problem, Global().machine, s)
-                       : UntunedConfig(problem, Global().machine);
-  }
-  const KernelConfig& config = chosen[key];
   Buffers<T>& buf = BuffersFor<T>(s);
   GemmArgs<T> args = ArgsFor(s, buf);
   auto plan = GemmPlan<T>::Create(config);
@@ -342,6 +349,23 @@ void RunMmtune(benchmark::State& state, Shape s, int threads, bool best,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   state.SetLabel(config.ToString());
   SetCounters(state, s, dtype, threads, seconds);
+}
+
+template <typename T>
+void RunMmtune(benchmark::State& state, Shape s, int threads, bool best,
+               CallPath path = CallPath::kPlan) {
+  const DType dtype = sizeof(T) == 4 ? DType::kF32 : DType::kF64;
+  const Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, threads};
+  // The default runs as the runtime runs an untuned shape with `threads` to spend
+  // (UntunedConfig: a 16^3 stays on one thread). The sweep searches configs of exactly
+  // `threads` from that default, which it keeps where none beats it (as the tuner does).
+  static std::map<std::string, KernelConfig> chosen;
+  const std::string key = problem.ToString() + (best ? " best" : " default");
+  if (!chosen.count(key)) {
+    chosen[key] = best ? SweepBest<T>(problem, Global().machine, s)
+                       : UntunedConfig(problem, Global().machine);
+  }
+  RunConfig<T>(state, s, threads, chosen[key], path);
 }
 
 template <typename T>
@@ -391,6 +415,19 @@ void Register(const Options& options, DType dtype) {
       if (options.sweep) {
         benchmark::RegisterBenchmark((prefix + "mmtune_best").c_str(),
                                      [=](benchmark::State& st) { RunMmtune<T>(st, s, threads, true); })
+            ->UseRealTime();
+      }
+      for (std::size_t i = 0; i < options.configs.size(); ++i) {
+        KernelConfig config = options.configs[i];
+        config.threads = threads;
+        if (const Status valid = config.Validate(problem, Global().machine); !valid) {
+          Log(LogLevel::kWarning, "mmtune_config" + std::to_string(i + 1) + " skipped on " +
+                                      problem.ToString() + ": " + valid.error().message);
+          continue;
+        }
+        benchmark::RegisterBenchmark(
+            (prefix + "mmtune_config" + std::to_string(i + 1)).c_str(),
+            [=](benchmark::State& st) { RunConfig<T>(st, s, threads, config); })
             ->UseRealTime();
       }
       for (const Peer& peer : Global().peers) {

@@ -288,17 +288,18 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   // the prefetch loop runs once per tile, every few dozen k steps (Zen 3, 8^3..100^3, 4 tiles
   // each, interleaved: 1-6% faster without it in 23 of 24 pairs).
   c.prefetch_c = false;
-  // AVX-512 machines: not unrolled, but for long k loops on two 512-bit pipes (below). On Zen
-  // 4, interleaved, ku1 was 1-10% faster than ku4 with the same tile in 21 of 24 pairs and
-  // within 3% in the others (8x16, 8x32 and 8x48 f32 on 16^3..512^3, 128x768x768,
-  // 127x257x509, 128x3072x768), every direct winner of a search on
-  // 64^3..200^3 was ku1, and its AVX2 tiles ran ku1 1-7% faster too (8x8 on 8^3..56^3).
-  // AVX2 and generic machines: unrolled by 4. Interleaved A/Bs on the Zen 3 VM disagreed with
-  // the host's load: when it was quiet ku1 was 2-10% faster for every tile on 8^3..100^3; when
-  // the host was busy ku4 was 2-24% faster on 32^3..128^3 (4x16, 5x16, 6x16), and a tune's
-  // confirm round then put the ku4 winner 1.2x ahead of the ku1 default with the same 5x16
-  // tile at 100^3. The smaller loss decides; the search space has both. Every registered tile
-  // has a ku4 kernel. With two 512-bit FMA pipes, k loops of 256 or more are unrolled by 4:
+  // Not unrolled, but for long k loops on two 512-bit pipes (below), and on generic machines.
+  // AVX-512 on Zen 4, interleaved: ku1 was 1-10% faster than ku4 with the same tile in 21 of 24
+  // pairs and within 3% in the others (8x16, 8x32 and 8x48 f32 on 16^3..512^3, 128x768x768,
+  // 127x257x509, 128x3072x768), every direct winner of a search on 64^3..200^3 was ku1, and its
+  // AVX2 tiles ran ku1 1-7% faster too (8x8 on 8^3..56^3). AVX2 on Zen 3 (gemm_bench
+  // --mmtune_configs, the fastest of 9 interleaved repetitions, which the host's load moves
+  // least): ku1 was faster in 29 of 32 f32 pairs (6x16, 4x16, 4x24, 5x16 on 16^3..128^3,
+  // 100^3, 80x300x120; 2-16%, 48^3 4x24 1.20x) and in all 15 f64 pairs (6x8, 4x8, 4x12 on
+  // 16^3..100^3; 2-17%); long loops were level or mixed (32x32x512, 16x64x768, 8x32x1024,
+  // 64x64x256). An earlier Zen 3 session had taken ku4, which won 2-24% while its host was
+  // busy; medians of a loaded host say little about the kernel. Generic kernels keep 4 (not
+  // measured off x86). With two 512-bit FMA pipes, k loops of 256 or more are unrolled by 4:
   // on the Xeon, interleaved, ku4 against ku1 with the default tile ran 16x768x768 1.16x,
   // 64x768x768 1.14x, 128x768x768 1.13x, 64x64x256 1.12x, 127x257x509 1.01x, 256^3 1.00-1.05x;
   // shorter loops lost (48^3 0.95x, 64^3 0.97x, 96^3 0.97x, 128x128x64 0.97x, 33x4096x17 0.94x)
@@ -307,7 +308,7 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   const std::int64_t k_loop = kc > 0 ? std::min<std::int64_t>(kc, problem.k) : problem.k;
   const bool two_zmm_pipes = machine.kernel_isa == IsaLevel::kAvx512 &&
                              VectorFmasPerCycle(machine, machine.kernel_isa) >= 2.0;
-  c.k_unroll = machine.kernel_isa != IsaLevel::kAvx512 ||
+  c.k_unroll = machine.kernel_isa == IsaLevel::kGeneric ||
                        (two_zmm_pipes && k_loop >= kMinUnrolledTwoPipeK)
                    ? 4
                    : 1;

@@ -1,6 +1,10 @@
 #include "kernels/kernel_config.h"
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -186,6 +190,92 @@ std::string KernelConfig::ToString() const {
           (prefetch_c ? "/c" : "") + " " + mmtune::ToString(parallel_loop) + " t" +
           std::to_string(threads);
   return text;
+}
+
+namespace {
+
+// `text` as a non-negative int below 2^30, or nothing: no sign, no spaces, no trailing junk.
+std::optional<int> ParseCount(std::string_view text) {
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  int value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+Result<KernelConfig> ParseKernelConfig(std::string_view text) {
+  std::vector<std::string_view> words;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t space = text.find(' ', start);
+    const std::size_t end = space == std::string_view::npos ? text.size() : space;
+    if (end > start) words.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  auto bad = [&](std::string_view word, const std::string& why) -> Error {
+    return MakeError(ErrorCode::kInvalidArgument, "kernel config '" + std::string(text) +
+                                                      "': " + why + " '" + std::string(word) +
+                                                      "'");
+  };
+  if (words.size() < 3) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "kernel config '" + std::string(text) +
+                         "': expected 'family isa MRxNR' and then fields, e.g. 'packed avx2 6x16 "
+                         "ku1 mc132 kc512 nc2048 pf0/0/c jc t1'");
+  }
+  KernelConfig c;
+  auto family = ParseKernelFamily(words[0]);
+  if (!family) return family.error();
+  c.family = *family;
+  auto isa = ParseIsaLevel(words[1]);
+  if (!isa) return isa.error();
+  c.isa = *isa;
+  const std::size_t x = words[2].find('x');
+  const auto mr = ParseCount(words[2].substr(0, x));
+  const auto nr = x == std::string_view::npos ? std::nullopt : ParseCount(words[2].substr(x + 1));
+  if (!mr || !nr) return bad(words[2], "expected the tile as MRxNR, not");
+  c.mr = *mr;
+  c.nr = *nr;
+  std::vector<std::string_view> seen;
+  for (std::size_t w = 3; w < words.size(); ++w) {
+    const std::string_view word = words[w];
+    std::string_view key = word.substr(0, word.find_first_of("0123456789"));
+    if (auto loop = ParseParallelLoop(word)) {
+      key = "loop";
+      c.parallel_loop = *loop;
+    } else if (key == "pf") {
+      const std::string_view rest = word.substr(2);
+      const std::size_t slash = rest.find('/');
+      const std::string_view tail = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+      const std::size_t second_slash = tail.find('/');
+      const auto a = ParseCount(rest.substr(0, slash));
+      const auto b = ParseCount(tail.substr(0, second_slash));
+      const std::string_view flag =
+          second_slash == std::string_view::npos ? "" : tail.substr(second_slash + 1);
+      if (!a || !b || (second_slash != std::string_view::npos && flag != "c")) {
+        return bad(word, "expected the prefetch as pfA/B or pfA/B/c, not");
+      }
+      c.prefetch_a = *a;
+      c.prefetch_b = *b;
+      c.prefetch_c = flag == "c";
+    } else {
+      int* field = key == "ku"   ? &c.k_unroll
+                   : key == "mc" ? &c.mc
+                   : key == "kc" ? &c.kc
+                   : key == "nc" ? &c.nc
+                   : key == "t"  ? &c.threads
+                                 : nullptr;
+      const auto value = field == nullptr ? std::nullopt : ParseCount(word.substr(key.size()));
+      if (!value) return bad(word, "unknown field");
+      *field = *value;
+    }
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      return bad(word, "repeated field");
+    }
+    seen.push_back(key);
+  }
+  return c;
 }
 
 void to_json(nlohmann::json& json, const KernelConfig& c) {

@@ -74,4 +74,10 @@ void to_json(nlohmann::json& json, const KernelConfig& config);
 // Never throws: missing fields, wrong types and unknown names become an error.
 Result<KernelConfig> KernelConfigFromJson(const nlohmann::json& json);
 
+// The inverse of KernelConfig::ToString, for configs named on a command line: "family isa MRxNR"
+// first, then in any order `kuN`, `mcN`, `kcN`, `ncN`, `pfA/B` or `pfA/B/c`, `jc|ic|jr` and `tN`;
+// a field left out keeps KernelConfig's default. Unknown or repeated words are an error that
+// names the word. The result is not validated (KernelConfig::Validate does that per problem).
+Result<KernelConfig> ParseKernelConfig(std::string_view text);
+
 }  // namespace mmtune

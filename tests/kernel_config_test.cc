@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -111,6 +114,72 @@ TEST(KernelConfigTest, JsonRoundTrip) {
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, config);
   EXPECT_EQ(config.ToString(), "packed generic 6x8 ku4 mc60 kc128 nc256 pf3/0/c jr t2");
+}
+
+TEST(KernelConfigTest, TextRoundTrip) {
+  KernelConfig packed = GenericPacked();
+  packed.prefetch_a = 3;
+  packed.prefetch_b = 12;
+  packed.prefetch_c = true;
+  packed.parallel_loop = ParallelLoop::kIc;
+  packed.threads = 2;
+  KernelConfig direct = GenericPacked();
+  direct.family = KernelFamily::kDirect;
+  direct.mc = 0;
+  direct.nc = 0;
+  direct.kc = 384;
+  direct.k_unroll = 1;
+  KernelConfig gemv;
+  gemv.family = KernelFamily::kGemv;
+  gemv.isa = IsaLevel::kAvx2;
+  gemv.mr = 8;
+  gemv.nr = 16;
+  for (const KernelConfig& config : {packed, direct, gemv}) {
+    auto back = ParseKernelConfig(config.ToString());
+    ASSERT_TRUE(back.ok()) << config.ToString() << ": " << back.error().message;
+    EXPECT_EQ(*back, config) << config.ToString() << " came back as " << back->ToString();
+  }
+  // Fields in another order, extra spaces, and fields left at their defaults.
+  auto reordered = ParseKernelConfig("packed  generic 6x8 t2 jr kc128 pf3/0/c nc256 mc60 ku4");
+  ASSERT_TRUE(reordered.ok()) << reordered.error().message;
+  KernelConfig expected = GenericPacked();
+  expected.prefetch_a = 3;
+  expected.prefetch_c = true;
+  expected.parallel_loop = ParallelLoop::kJr;
+  expected.threads = 2;
+  EXPECT_EQ(*reordered, expected) << reordered->ToString();
+  auto short_form = ParseKernelConfig("direct avx2 4x24");
+  ASSERT_TRUE(short_form.ok()) << short_form.error().message;
+  EXPECT_EQ(short_form->k_unroll, 1);
+  EXPECT_EQ(short_form->kc, 0);
+  EXPECT_EQ(short_form->threads, 1);
+}
+
+TEST(KernelConfigTest, MalformedTextNamesTheWord) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "family isa MRxNR"},
+      {"packed avx2", "family isa MRxNR"},
+      {"tiled avx2 6x16", "tiled"},
+      {"packed avx1024 6x16", "avx1024"},
+      {"packed avx2 6by16", "6by16"},
+      {"packed avx2 6x", "6x"},
+      {"packed avx2 -6x16", "-6x16"},
+      {"packed avx2 6x16 mc", "'mc'"},
+      {"packed avx2 6x16 mc12a", "mc12a"},
+      {"packed avx2 6x16 zz3", "zz3"},
+      {"packed avx2 6x16 kc-5", "kc-5"},
+      {"packed avx2 6x16 kc99999999999", "kc99999999999"},
+      {"packed avx2 6x16 pf1", "pf1"},
+      {"packed avx2 6x16 pf1/2/x", "pf1/2/x"},
+      {"packed avx2 6x16 kc256 kc512", "repeated field 'kc512'"},
+      {"packed avx2 6x16 jc ic", "repeated field 'ic'"},
+  };
+  for (const auto& [text, needle] : cases) {
+    auto config = ParseKernelConfig(text);
+    ASSERT_FALSE(config.ok()) << "'" << text << "' parsed as " << config->ToString();
+    EXPECT_NE(config.error().message.find(needle), std::string::npos)
+        << "'" << text << "': " << config.error().message;
+  }
 }
 
 TEST(KernelConfigTest, HostileJsonIsAnErrorNotACrash) {
