@@ -66,12 +66,18 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
   // Nearest: closest shape first (the fastest among equally close ones) whose config still
   // validates for this shape (a gemv winner cannot run a matrix shape, for one). A vector shape
   // only borrows from vector shapes: a matrix shape's packed winner would run M = 1 many times
-  // slower than the default's gemv (60x for s8 at 1x4096x4096 on the AVX2 VM).
+  // slower than the default's gemv (60x for s8 at 1x4096x4096 on the AVX2 VM). And only a
+  // winner of the family the analytical default takes for this shape: the family boundary is
+  // where a borrowed config goes most wrong. A DB holding only 8^3's direct 8x8 winner ran
+  // 1024^3 at 0.28x and 128x768x3072 at 0.29x of the packed default (Zen 3, f32, 1 thread);
+  // within a family a borrowed tile costs less (8x8 on 64^3: 0.83x of 4x16).
+  const KernelConfig untuned = UntunedConfig(problem, machine_);
   const Entry* nearest = nullptr;
   double nearest_distance = std::numeric_limits<double>::infinity();
   for (const Entry& entry : entries_) {
     if (!SameKind(entry.problem, problem) || entry.config.threads > max_threads ||
-        IsVectorShape(entry.problem) != IsVectorShape(problem)) {
+        IsVectorShape(entry.problem) != IsVectorShape(problem) ||
+        entry.config.family != untuned.family) {
       continue;
     }
     const double distance = LogDistance(entry.problem, problem);
@@ -88,7 +94,7 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
     return Lookup{LookupTier::kNearest, nearest->config, nearest->problem, nearest->gflops};
   }
 
-  return Lookup{LookupTier::kDefault, UntunedConfig(problem, machine_), Problem{}, 0.0};
+  return Lookup{LookupTier::kDefault, untuned, Problem{}, 0.0};
 }
 
 }  // namespace mmtune

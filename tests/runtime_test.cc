@@ -95,6 +95,36 @@ TEST(WinnerIndexTest, NearestPicksTheClosestShapeInLogSpace) {
   EXPECT_EQ(index.Find(MakeProblem(700, 900, 1100)).tuned, large);
 }
 
+TEST(WinnerIndexTest, NearestBorrowsOnlyFromTheDefaultsFamily) {
+  const Machine machine = testing::SyntheticZen3Machine();
+  const Problem tiny = MakeProblem(8, 8, 8);
+  const KernelConfig direct = MarkedConfig(tiny, machine);
+  ASSERT_EQ(direct.family, KernelFamily::kDirect);
+  const WinnerIndex index =
+      WinnerIndex::Build({Winner(tiny, direct, 20.0, machine.fingerprint)}, machine, nullptr);
+  // A small problem, direct by default too, borrows the direct winner.
+  const Lookup small = index.Find(MakeProblem(12, 10, 16));
+  EXPECT_EQ(small.tier, LookupTier::kNearest);
+  EXPECT_EQ(small.config, direct);
+  // Large problems, packed by default, keep the default: the direct 8x8 ran 1024^3 at 0.28x.
+  for (const Problem& large : {MakeProblem(1024, 1024, 1024), MakeProblem(128, 768, 3072),
+                               MakeProblem(2048, 2048, 2048, 2)}) {
+    ASSERT_TRUE(direct.Validate(large, machine)) << large.ToString();  // it could run them
+    const Lookup lookup = index.Find(large);
+    EXPECT_EQ(lookup.tier, LookupTier::kDefault) << large.ToString();
+    EXPECT_EQ(lookup.config, UntunedConfig(large, machine)) << large.ToString();
+    EXPECT_EQ(lookup.config.family, KernelFamily::kPacked) << large.ToString();
+  }
+  // And the other way round: a packed winner is not lent to a direct problem.
+  const Problem big = MakeProblem(1024, 1024, 1024);
+  const KernelConfig packed = MarkedConfig(big, machine);
+  ASSERT_EQ(packed.family, KernelFamily::kPacked);
+  const WinnerIndex packed_only =
+      WinnerIndex::Build({Winner(big, packed, 80.0, machine.fingerprint)}, machine, nullptr);
+  EXPECT_EQ(packed_only.Find(MakeProblem(700, 900, 1100)).config, packed);
+  EXPECT_EQ(packed_only.Find(MakeProblem(32, 32, 32)).tier, LookupTier::kDefault);
+}
+
 TEST(WinnerIndexTest, ExactPrefersTheFastestWinnerWithinTheThreadBudget) {
   const Machine machine = testing::SyntheticZen3Machine();
   const Problem one = MakeProblem(512, 512, 512, 1);
@@ -298,7 +328,7 @@ void ExpectMatchesReference(Runtime& runtime, const Problem& p, T alpha, T beta)
 }
 
 TEST_F(RuntimeTest, TiersOnARealDbAndCorrectResultsInEach) {
-  const Problem tuned = MakeProblem(96, 160, 200);
+  const Problem tuned = MakeProblem(48, 80, 100);
   const KernelConfig config = MarkedConfig(tuned, machine_);
   auto runtime = Open(MakeDb("tiers.db", {Winner(tuned, config, 42.0, machine_.fingerprint)}));
   ASSERT_NE(runtime, nullptr);
@@ -309,10 +339,10 @@ TEST_F(RuntimeTest, TiersOnARealDbAndCorrectResultsInEach) {
   EXPECT_EQ(exact.tier, LookupTier::kExact);
   EXPECT_EQ(exact.config_text, config.ToString());
   EXPECT_EQ(exact.gflops, 42.0);
-  EXPECT_EQ(runtime->Lookup(MakeProblem(90, 170, 190)).tier, LookupTier::kNearest);
-  EXPECT_EQ(runtime->Lookup(MakeProblem(96, 160, 200, 1, DType::kF64)).tier, LookupTier::kDefault);
+  EXPECT_EQ(runtime->Lookup(MakeProblem(40, 90, 110)).tier, LookupTier::kNearest);
+  EXPECT_EQ(runtime->Lookup(MakeProblem(48, 80, 100, 1, DType::kF64)).tier, LookupTier::kDefault);
 
-  for (const Problem& p : {tuned, MakeProblem(90, 170, 190), MakeProblem(13, 7, 29),
+  for (const Problem& p : {tuned, MakeProblem(40, 90, 110), MakeProblem(13, 7, 29),
                            MakeProblem(1, 300, 77), MakeProblem(77, 1, 300)}) {
     ExpectMatchesReference<float>(*runtime, p, 1.0f, 0.0f);
     ExpectMatchesReference<float>(*runtime, p, -1.5f, 0.5f);
@@ -535,7 +565,7 @@ TEST_F(RuntimeTest, WinnersOfOtherMachinesNeedAllowCompatible) {
   ASSERT_TRUE(lenient);
   EXPECT_EQ((*lenient)->winners_loaded(), 1u);  // the sibling's, not the other L2's
   EXPECT_EQ((*lenient)->Lookup(p).tier, LookupTier::kExact);
-  EXPECT_EQ((*lenient)->Lookup(MakeProblem(200, 200, 200)).tier, LookupTier::kNearest);
+  EXPECT_EQ((*lenient)->Lookup(MakeProblem(120, 120, 120)).tier, LookupTier::kNearest);
 }
 
 TEST_F(RuntimeTest, NumThreadsEnvironmentCapsTheRuntime) {
@@ -589,7 +619,7 @@ void ExpectFixedMatchesGemm(Runtime& runtime, const Problem& p, T alpha, T beta,
 }
 
 TEST_F(RuntimeTest, FixedGemmsRunWhatGemmRunsInEveryTier) {
-  const Problem tuned = MakeProblem(96, 160, 200);
+  const Problem tuned = MakeProblem(48, 80, 100);
   const Problem tuned_f64 = MakeProblem(40, 24, 56, 1, DType::kF64, Layout::kColMajor,
                                         Trans::kYes, Trans::kNo);
   auto runtime = Open(MakeDb("fixed.db", {Winner(tuned, MarkedConfig(tuned, machine_), 42.0,
@@ -603,7 +633,7 @@ TEST_F(RuntimeTest, FixedGemmsRunWhatGemmRunsInEveryTier) {
   };
   const std::vector<Case> cases = {
       {tuned, LookupTier::kExact},
-      {MakeProblem(90, 170, 190), LookupTier::kNearest},
+      {MakeProblem(40, 90, 110), LookupTier::kNearest},
       {MakeProblem(16, 16, 16), LookupTier::kNearest},
       {MakeProblem(13, 7, 29), LookupTier::kNearest},
       {MakeProblem(1, 300, 77), LookupTier::kDefault},  // a vector shape borrows no matrix winner
