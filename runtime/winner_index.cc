@@ -70,14 +70,17 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
   // winner of the family the analytical default takes for this shape: the family boundary is
   // where a borrowed config goes most wrong. A DB holding only 8^3's direct 8x8 winner ran
   // 1024^3 at 0.28x and 128x768x3072 at 0.29x of the packed default (Zen 3, f32, 1 thread);
-  // within a family a borrowed tile costs less (8x8 on 64^3: 0.83x of 4x16).
+  // within a family a borrowed tile costs less (8x8 on 64^3: 0.83x of 4x16). Nor a winner on
+  // fewer threads than the default would run this shape on: a 1-thread winner lent to a large
+  // problem would leave the second core idle (the default on 2 threads ran 1.7x at 64^3 and
+  // 1.86x at 128^3 on Zen 4).
   const KernelConfig untuned = UntunedConfig(problem, machine_);
   const Entry* nearest = nullptr;
   double nearest_distance = std::numeric_limits<double>::infinity();
   for (const Entry& entry : entries_) {
     if (!SameKind(entry.problem, problem) || entry.config.threads > max_threads ||
         IsVectorShape(entry.problem) != IsVectorShape(problem) ||
-        entry.config.family != untuned.family) {
+        entry.config.family != untuned.family || entry.config.threads < untuned.threads) {
       continue;
     }
     const double distance = LogDistance(entry.problem, problem);

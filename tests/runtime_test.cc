@@ -123,6 +123,17 @@ TEST(WinnerIndexTest, NearestBorrowsOnlyFromTheDefaultsFamily) {
       WinnerIndex::Build({Winner(big, packed, 80.0, machine.fingerprint)}, machine, nullptr);
   EXPECT_EQ(packed_only.Find(MakeProblem(700, 900, 1100)).config, packed);
   EXPECT_EQ(packed_only.Find(MakeProblem(32, 32, 32)).tier, LookupTier::kDefault);
+  // Nor is a one-thread winner lent where the default would run on two.
+  const Problem two_threads = MakeProblem(700, 900, 1100, 2);
+  ASSERT_EQ(UntunedConfig(two_threads, machine).threads, 2);
+  const Lookup on_two = packed_only.Find(two_threads);
+  EXPECT_EQ(on_two.tier, LookupTier::kDefault);
+  EXPECT_EQ(on_two.config.threads, 2);
+  // A problem small enough for one thread still borrows it with two to spend.
+  const Problem small_packed = MakeProblem(4, 2048, 30, 2);
+  ASSERT_EQ(UntunedConfig(small_packed, machine).threads, 1);
+  ASSERT_EQ(UntunedConfig(small_packed, machine).family, KernelFamily::kPacked);
+  EXPECT_EQ(packed_only.Find(small_packed).tier, LookupTier::kNearest);
 }
 
 TEST(WinnerIndexTest, ExactPrefersTheFastestWinnerWithinTheThreadBudget) {
