@@ -52,6 +52,13 @@ WinnerRecord Winner(const Problem& problem, const KernelConfig& config, double g
 
 // ---- WinnerIndex on a synthetic machine: the tiers themselves. ----
 
+// The index of a DB holding one winner, `config` for `problem`, of `machine`.
+WinnerIndex OneWinnerIndex(const Machine& machine, const Problem& problem,
+                           const KernelConfig& config, double gflops) {
+  return WinnerIndex::Build({Winner(problem, config, gflops, machine.fingerprint)}, machine,
+                            nullptr);
+}
+
 TEST(WinnerIndexTest, ExactThenNearestThenDefault) {
   const Machine machine = testing::SyntheticZen3Machine();
   const Problem tuned = MakeProblem(128, 768, 768);
@@ -100,8 +107,7 @@ TEST(WinnerIndexTest, NearestBorrowsOnlyFromTheDefaultsFamily) {
   const Problem tiny = MakeProblem(8, 8, 8);
   const KernelConfig direct = MarkedConfig(tiny, machine);
   ASSERT_EQ(direct.family, KernelFamily::kDirect);
-  const WinnerIndex index =
-      WinnerIndex::Build({Winner(tiny, direct, 20.0, machine.fingerprint)}, machine, nullptr);
+  const WinnerIndex index = OneWinnerIndex(machine, tiny, direct, 20.0);
   // A small problem, direct by default too, borrows the direct winner.
   const Lookup small = index.Find(MakeProblem(12, 10, 16));
   EXPECT_EQ(small.tier, LookupTier::kNearest);
@@ -119,8 +125,7 @@ TEST(WinnerIndexTest, NearestBorrowsOnlyFromTheDefaultsFamily) {
   const Problem big = MakeProblem(1024, 1024, 1024);
   const KernelConfig packed = MarkedConfig(big, machine);
   ASSERT_EQ(packed.family, KernelFamily::kPacked);
-  const WinnerIndex packed_only =
-      WinnerIndex::Build({Winner(big, packed, 80.0, machine.fingerprint)}, machine, nullptr);
+  const WinnerIndex packed_only = OneWinnerIndex(machine, big, packed, 80.0);
   EXPECT_EQ(packed_only.Find(MakeProblem(700, 900, 1100)).config, packed);
   EXPECT_EQ(packed_only.Find(MakeProblem(32, 32, 32)).tier, LookupTier::kDefault);
   // Nor is a one-thread winner lent where the default would run on two.
@@ -158,8 +163,7 @@ TEST(WinnerIndexTest, NearestSkipsConfigsThatDoNotFitTheNewShape) {
   const Problem decode = MakeProblem(1, 4096, 4096);
   const KernelConfig gemv = DefaultConfig(decode, machine);
   ASSERT_EQ(gemv.family, KernelFamily::kGemv);
-  const WinnerIndex index =
-      WinnerIndex::Build({Winner(decode, gemv, 11.0, machine.fingerprint)}, machine, nullptr);
+  const WinnerIndex index = OneWinnerIndex(machine, decode, gemv, 11.0);
   // 2x4096x4096 is closest to the decode shape, but a gemv config cannot run M = 2.
   const Problem two_rows = MakeProblem(2, 4096, 4096);
   const Lookup lookup = index.Find(two_rows);
@@ -185,8 +189,7 @@ TEST(WinnerIndexTest, VectorShapesBorrowOnlyFromVectorShapes) {
   EXPECT_EQ(decode.tuned, other_decode);
   EXPECT_EQ(decode.config.family, KernelFamily::kGemv);
   // With no vector shape tuned, a vector shape gets the default (gemv), not the packed winner.
-  const WinnerIndex matrix_only = WinnerIndex::Build(
-      {Winner(two_rows, packed, 30.0, machine.fingerprint)}, machine, nullptr);
+  const WinnerIndex matrix_only = OneWinnerIndex(machine, two_rows, packed, 30.0);
   const Lookup fallback = matrix_only.Find(MakeProblem(4096, 1, 4096));
   EXPECT_EQ(fallback.tier, LookupTier::kDefault);
   EXPECT_EQ(fallback.config.family, KernelFamily::kGemv);
