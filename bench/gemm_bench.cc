@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -31,10 +32,12 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "comparison/peer_libraries.h"
 #include "common/log.h"
+#include "common/text.h"
 #include "kernels/default_config.h"
 #include "kernels/gemm.h"
 #include "machine/machine.h"
@@ -91,19 +94,33 @@ std::vector<Shape> ShapesFor(const std::string& name) {
 }
 
 // Appends the items of `list`, `separator`-separated, each through `parse`, to `out`; the first
-// item that does not parse ends the program with its error (exit status 2, a command-line error).
+// item that does not parse (an empty one included: "", "1,,2", "1,") ends the program with its
+// error (exit status 2, a command-line error).
 template <typename T, typename Parse>
-void ParseEach(const std::string& list, char separator, Parse parse, std::vector<T>& out) {
-  for (std::string text = list; !text.empty();) {
-    const std::size_t end = text.find(separator);
-    auto item = parse(text.substr(0, end));
+void ParseEach(std::string_view list, char separator, Parse parse, std::vector<T>& out) {
+  for (std::string_view text : Split(list, separator)) {
+    auto item = parse(text);
     if (!item) {
       std::fprintf(stderr, "gemm_bench: error: %s\n", item.error().message.c_str());
       std::exit(2);
     }
     out.push_back(*item);
-    text = end == std::string::npos ? "" : text.substr(end + 1);
   }
+}
+
+// One --mmtune_threads item: a whole number of threads from 1 to kMaxThreads. (More threads
+// than cores is allowed: an oversubscription experiment is a benchmark's business.)
+Result<int> ParseThreadCount(std::string_view text) {
+  constexpr int kMaxThreads = 1024;
+  int value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 1 ||
+      value > kMaxThreads) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "--mmtune_threads takes numbers from 1 to " + std::to_string(kMaxThreads) +
+                         " separated by commas, not '" + std::string(text) + "'");
+  }
+  return value;
 }
 
 // Removes the --mmtune_* flags from argv (Google Benchmark rejects flags it does not know).
@@ -118,12 +135,7 @@ Options ParseOptions(int* argc, char** argv) {
     };
     if (const char* list = value("--mmtune_threads=")) {
       options.threads.clear();
-      for (const char* p = list; *p != '\0';) {
-        options.threads.push_back(std::max(1, std::atoi(p)));
-        p = std::strchr(p, ',');
-        if (p == nullptr) break;
-        ++p;
-      }
+      ParseEach<int>(list, ',', ParseThreadCount, options.threads);
     } else if (const char* dtypes = value("--mmtune_dtypes=")) {
       options.dtypes.clear();
       ParseEach<DType>(dtypes, ',', ParseDType, options.dtypes);
