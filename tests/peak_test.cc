@@ -101,5 +101,27 @@ TEST(PeakTest, RejectsMeaninglessOptions) {
   EXPECT_FALSE(MeasurePeaks(*machine, options).ok());
 }
 
+// The bandwidth buffer outgrows the caches (8x the last level) yet stays bounded: a VM that
+// reports two 508 MiB L3s got 8 GiB a process before the 1 GiB cap.
+TEST(PeakTest, BandwidthBufferOutgrowsTheCachesWithinBounds) {
+  auto with_l3 = [](std::uint64_t bytes, int instances) {
+    Topology topology;
+    topology.caches = {CacheLevel{1, CacheKind::kData, 48u << 10, 64, 12, {{0}, {1}}},
+                       CacheLevel{2, CacheKind::kUnified, 1u << 20, 64, 8, {{0}, {1}}}};
+    std::vector<std::vector<int>> sharing;
+    for (int i = 0; i < instances; ++i) sharing.push_back({i});
+    topology.caches.push_back(CacheLevel{3, CacheKind::kUnified, bytes, 64, 16, sharing});
+    return topology;
+  };
+  constexpr std::uint64_t kGiB = 1ull << 30;
+  constexpr std::uint64_t kMiB = 1ull << 20;
+  EXPECT_EQ(DefaultBandwidthBytes(with_l3(16 * kMiB, 1), 24 * kGiB), 256 * kMiB);
+  EXPECT_EQ(DefaultBandwidthBytes(with_l3(32 * kMiB, 2), 24 * kGiB), 512 * kMiB);
+  EXPECT_EQ(DefaultBandwidthBytes(with_l3(508 * kMiB, 2), 24 * kGiB), kGiB);
+  EXPECT_EQ(DefaultBandwidthBytes(with_l3(508 * kMiB, 2), 0), kGiB);
+  EXPECT_EQ(DefaultBandwidthBytes(with_l3(32 * kMiB, 2), 2 * kGiB), 256 * kMiB);
+  EXPECT_EQ(DefaultBandwidthBytes(Topology{}, 0), 256 * kMiB);
+}
+
 }  // namespace
 }  // namespace mmtune

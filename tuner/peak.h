@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -20,7 +21,7 @@ struct PeakOptions {
   double sample_seconds = 0.02;  // length of one timed sample
   int warmup_samples = 2;        // untimed samples first: clocks ramp up, pages get mapped
   int samples = 7;               // the median of these is reported
-  std::size_t bandwidth_bytes = 0;  // read buffer size; 0 = 8x the last-level cache, >= 256 MiB
+  std::size_t bandwidth_bytes = 0;  // read buffer size; 0 = DefaultBandwidthBytes
 };
 
 struct Throughput {
@@ -40,6 +41,11 @@ struct PeakReport {
 
 // Called before each measurement with a short description, e.g. "f32 FMA, 2 cores".
 using PeakProgress = std::function<void(std::string_view)>;
+
+// The read buffer of the bandwidth loop: 8x the last-level caches together (at least 256 MiB),
+// so that the loop reads memory, but at most 1 GiB and an eighth of `physical_memory_bytes`
+// (0: unknown), so that it never crowds the machine.
+std::size_t DefaultBandwidthBytes(const Topology& topology, std::uint64_t physical_memory_bytes);
 
 Result<PeakReport> MeasurePeaks(const Machine& machine, const PeakOptions& options,
                                 const PeakProgress& progress = {});
