@@ -449,31 +449,39 @@ double PanelSetPressure(const Machine& machine, const CacheBudget& cache, std::i
   return lines / std::max(1.0, std::floor(cache.l2_ways / 2.0));
 }
 
-// The share of L2 that the A a direct problem reads in place (whole, or an m x kc block) may
-// take: all of it on Zen 4 and AVX2 cores, a fifth with two 512-bit FMA pipes. There the
-// four-vector packed tile (FewestLoadsPackedTile) beat direct wherever A reached a quarter of
-// the Xeon's 2 MiB L2 (f32, 1 thread, interleaved, packed against the direct default:
-// 512^3 1.22x, 512x512x256 1.20x, 256x512x512 1.18x, 320x512x512 1.17x, 256x512x384 1.14x,
-// 512x256x512 1.11x, 448^3 1.05x, 384^3 1.02x, 256x384x512 1.00x, 128x768x3072 in k blocks
-// 1.04x), while below it direct held or lost little (128^3 0.90x, 127x257x509 0.85x,
-// 64x768x768 0.95x, 128x768x768 1.02x, 128x512x512 and 192x512x512 1.06x); f64 256^3 1.15x,
-// 128x768x768 1.08x. Not where the packed tile wastes columns at N's edge: at 127x257x509
-// (f64 A 517 KiB) 6x32 computes 288 columns for 257 and ran at 0.85x of direct 8x24.
-constexpr double kTwoPipeDirectAShare = 5.0;
+// The bytes of A a direct problem may read in place (whole, or an m x kc block): all of L2 on
+// Zen 4 and AVX2 cores; with two 512-bit FMA pipes, 410 KiB (a fifth of the Xeon's 2 MiB L2)
+// or half of L2 where that is less. There the four-vector packed tile (FewestLoadsPackedTile)
+// beat direct wherever A reached a quarter of the Xeon's L2 (f32, 1 thread, interleaved, packed
+// against the direct default: 512^3 1.22x, 512x512x256 1.20x, 256x512x512 1.18x, 320x512x512
+// 1.17x, 256x512x384 1.14x, 512x256x512 1.11x, 448^3 1.05x, 384^3 1.02x, 256x384x512 1.00x,
+// 128x768x3072 in k blocks of 1024 rows 1.04x), while below it direct held or lost little
+// (128^3 0.90x, 127x257x509 0.85x, 64x768x768 0.95x, 128x768x768 1.02x, 128x512x512 and
+// 192x512x512 1.06x); f64 256^3 1.15x, 128x768x768 1.08x. The bound is in bytes, not a share:
+// on Zen 5 (1 MiB L2, two zmm FMA pipes) a fifth of L2 (205 KiB) sent 128x768x768 (A 384 KiB)
+// and 256^3 to packed, and direct ran faster there (f32, 1 thread, interleaved, fastest of 9,
+// this rule's direct default against the packed one: 128x768x768 1.11x, 256^3 1.09x,
+// 128x768x3072 1.06x, 192x768x768 1.04x, 256x768x768 1.03x, the last three in k blocks of
+// 384-512). Read whole, A of 576 KiB and more lost there (192x768x768 level, 256x768x768
+// 0.94-0.97x); so did 128x3072x768, whose set pressure keeps it packed. Not where the packed
+// tile wastes columns at N's edge: at 127x257x509 (f64 A 517 KiB) 6x32 computes 288 columns for
+// 257 and ran at 0.85x of direct 8x24.
+constexpr double kTwoPipeDirectABytes = static_cast<double>(std::int64_t{2} << 20) / 5;
 constexpr double kMaxPackedColumnWaste = 1.1;
 
 template <typename T>
-double DirectAShareOfL2(const Machine& machine, std::int64_t n) {
+double DirectARoom(const Machine& machine, const CacheBudget& cache, std::int64_t n) {
   const IsaLevel isa = machine.kernel_isa;
   const double fma_pipes = VectorFmasPerCycle(machine, isa);
-  if (isa != IsaLevel::kAvx512 || fma_pipes < 2.0) return 1.0;
+  const double l2 = static_cast<double>(cache.l2);
+  if (isa != IsaLevel::kAvx512 || fma_pipes < 2.0) return l2;
   const Tile packed = FewestLoadsPackedTile(MicroKernels<T>(isa), VectorLanes(isa, sizeof(T)),
                                             fma_pipes);
-  if (packed.nr == 0) return 1.0;
+  if (packed.nr == 0) return l2;
   const double computed = static_cast<double>((n + packed.nr - 1) / packed.nr * packed.nr);
   return computed <= kMaxPackedColumnWaste * static_cast<double>(std::max<std::int64_t>(n, 1))
-             ? kTwoPipeDirectAShare
-             : 1.0;
+             ? std::min(l2 / 2, kTwoPipeDirectABytes)
+             : l2;
 }
 
 // Any of three conditions keeps `problem` direct:
@@ -515,7 +523,7 @@ DirectFit FitDirect(const Problem& problem, const Machine& machine, const CacheB
   if (VectorLanes(machine.kernel_isa, sizeof(T)) * elem < kCacheLineBytes) return fits_whole;
   const double b_panel = static_cast<double>(problem.k * tile.nr * elem);
   const double a_bytes = static_cast<double>(problem.m * problem.k * elem);
-  const double a_room = l2 / DirectAShareOfL2<T>(machine, problem.n);
+  const double a_room = DirectARoom<T>(machine, cache, problem.n);
   const DirectFit panel_in_l2{
       std::max({b_panel / (l2 / 4), a_bytes / a_room,
                 static_cast<double>(problem.k) / static_cast<double>(kMaxWholeDirectK),

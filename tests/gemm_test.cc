@@ -659,6 +659,33 @@ TEST(DefaultConfigTest, DirectBPanelKeepsItsL2SetsOnTwoPipeCores) {
             KernelFamily::kDirect);
 }
 
+// The A a direct problem reads in place is bounded in bytes on two-pipe cores (410 KiB, or half
+// of L2 where less), not as a fifth of L2: on Zen 5's 1 MiB L2 a fifth (205 KiB) had sent
+// 128x768x768 and 256^3 to packed, which ran at 0.90 and 0.92 of direct there; 128x768x3072
+// runs direct in k blocks (A block 256 KiB; 1.06-1.11x). Past the bound packed stays: 512^3
+// (A 1 MiB), 384^3 (576 KiB), and 128x3072x768, whose B rows 12 KiB apart crowd their L2 sets.
+TEST(DefaultConfigTest, DirectABoundIsInBytesOnTwoPipeCores) {
+  const Machine zen5 = testing::SyntheticZen5Machine();
+  ASSERT_EQ(zen5.kernel_isa, IsaLevel::kAvx512);
+  auto config = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return DefaultConfig(
+        Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1}, zen5);
+  };
+  for (const auto& [m, n, k] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+           {128, 768, 768}, {256, 256, 256}, {128, 768, 3072}}) {
+    const KernelConfig direct = config(m, n, k);
+    EXPECT_EQ(direct.family, KernelFamily::kDirect) << direct.ToString();
+    EXPECT_LE(m * (direct.kc > 0 ? direct.kc : k) * 4, std::int64_t{410} << 10)
+        << direct.ToString();
+  }
+  EXPECT_GT(config(128, 768, 3072).kc, 0);
+  for (const auto& [m, n, k] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+           {512, 512, 512}, {384, 384, 384}, {128, 3072, 768}, {1024, 1024, 1024}}) {
+    const KernelConfig packed = config(m, n, k);
+    EXPECT_EQ(packed.family, KernelFamily::kPacked) << packed.ToString();
+  }
+}
+
 // GEMV rows in flight (docs/analytical-model.md, step 1): the axpy form (the matrix's rows along
 // the output) streams eight rows where a row is longer than a 4 KiB page or the matrix exceeds
 // the core's L3 share (16 MiB on the synthetic machines), four otherwise; the dot form keeps

@@ -2,6 +2,7 @@
 // L1d, 512 KiB L2 per core, 32 MiB shared L3; `model` changes the fingerprint. Zen 4: the same
 // with AVX-512 and a 1 MiB L2. Xeon: an Intel server core with two 512-bit FMA pipes, 48 KiB
 // 12-way L1d, 2 MiB 16-way L2, 480 MiB shared L3 (as a KVM guest of a recent Xeon reports).
+// Zen 5: two 512-bit FMA pipes like the Xeon, with a 1 MiB 8-way L2 (family 26).
 #pragma once
 
 #include <optional>
@@ -52,6 +53,19 @@ inline Machine SyntheticXeonMachine() {
   cpu.brand = "Intel Xeon (synthetic)";
   cpu.family = 6;
   cpu.model = 167;
+  return DescribeMachine(cpu, topology, std::nullopt);
+}
+
+inline Machine SyntheticZen5Machine() {
+  const Machine xeon = SyntheticXeonMachine();
+  Topology topology = xeon.topology;
+  topology.caches[1].size_bytes = 1 << 20;
+  topology.caches[1].associativity = 8;
+  CpuFeatures cpu = xeon.cpu;
+  cpu.vendor = "AuthenticAMD";
+  cpu.brand = "AMD EPYC (synthetic)";
+  cpu.family = 26;
+  cpu.model = 2;
   return DescribeMachine(cpu, topology, std::nullopt);
 }
 
