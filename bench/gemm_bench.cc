@@ -141,6 +141,7 @@ Options ParseOptions(int* argc, char** argv) {
       ParseEach<DType>(dtypes, ',', ParseDType, options.dtypes);
     } else if (const char* shapes = value("--mmtune_shapes=")) {
       options.shapes = shapes;
+      static_cast<void>(ShapesFor(options.shapes));  // a malformed list exits here
     } else if (const char* sweep = value("--mmtune_sweep=")) {
       options.sweep = std::string(sweep) != "none";
     } else if (const char* configs = value("--mmtune_configs=")) {
@@ -460,8 +461,11 @@ int main(int argc, char** argv) {
   using namespace mmtune::bench;
   bool keep_core = false;
   for (int i = 1; i < argc; ++i) keep_core |= std::strcmp(argv[i], "--mmtune_keep_openblas_core") == 0;
-  ReexecWithoutForcedOpenBlasCore("gemm_bench", keep_core, argv);
+  // Options are checked before the re-execution, so that a bad command line is one error line
+  // wherever OPENBLAS_CORETYPE is set; ParseOptions compacts argv, so the re-execution gets a copy.
+  std::vector<char*> original_argv(argv, argv + argc + 1);
   const Options options = ParseOptions(&argc, argv);
+  ReexecWithoutForcedOpenBlasCore("gemm_bench", keep_core, original_argv.data());
   // Interleave implementations and repeat by default; explicit flags override these.
   std::vector<char*> args(argv, argv + argc);
   std::string interleave = "--benchmark_enable_random_interleaving=true";

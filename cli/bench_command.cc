@@ -92,6 +92,12 @@ void RunBench(const BenchOptions& options, Context& context) {
     return context.Fail(kExitUsage, status.error().message);
   }
 
+  // The DB is checked before the re-execution below, so that a missing or foreign file is one
+  // error line wherever OPENBLAS_CORETYPE is set.
+  if (auto checked = TuningStore::Open(options.db, DbOpenMode::kReadOnly); !checked) {
+    return context.Fail(kExitFailure, checked.error().message);
+  }
+
   // OpenBLAS picks its kernels when it loads; a forced core would be compared, not OpenBLAS.
   const bool with_openblas =
       std::find(peers->begin(), peers->end(), "openblas") != peers->end();
