@@ -47,14 +47,6 @@
 namespace mmtune::bench {
 namespace {
 
-struct Options {
-  std::vector<int> threads = {1};
-  std::vector<DType> dtypes = {DType::kF32};
-  std::string shapes = "anchors";
-  bool sweep = true;
-  std::vector<KernelConfig> configs;  // --mmtune_configs, in the order given
-};
-
 const std::map<std::string, std::vector<Shape>>& ShapeSets() {
   static const std::map<std::string, std::vector<Shape>> sets = {
       {"small", {{8, 8, 8}, {16, 16, 16}, {24, 24, 24}, {32, 32, 32}, {48, 48, 48}, {64, 64, 64}}},
@@ -92,6 +84,14 @@ std::vector<Shape> ShapesFor(const std::string& name) {
   }
   return shapes;
 }
+
+struct Options {
+  std::vector<int> threads = {1};
+  std::vector<DType> dtypes = {DType::kF32};
+  std::vector<Shape> shapes = ShapesFor("anchors");
+  bool sweep = true;
+  std::vector<KernelConfig> configs;  // --mmtune_configs, in the order given
+};
 
 // Appends the items of `list`, `separator`-separated, each through `parse`, to `out`; the first
 // item that does not parse (an empty one included: "", "1,,2", "1,") ends the program with its
@@ -140,8 +140,7 @@ Options ParseOptions(int* argc, char** argv) {
       options.dtypes.clear();
       ParseEach<DType>(dtypes, ',', ParseDType, options.dtypes);
     } else if (const char* shapes = value("--mmtune_shapes=")) {
-      options.shapes = shapes;
-      static_cast<void>(ShapesFor(options.shapes));  // a malformed list exits here
+      options.shapes = ShapesFor(shapes);  // a malformed list exits here
     } else if (const char* sweep = value("--mmtune_sweep=")) {
       options.sweep = std::string(sweep) != "none";
     } else if (const char* configs = value("--mmtune_configs=")) {
@@ -409,7 +408,7 @@ void RunPeer(benchmark::State& state, Shape s, int threads, const Peer& peer) {
 template <typename T>
 void Register(const Options& options, DType dtype) {
   for (int threads : options.threads) {
-    for (const Shape& s : ShapesFor(options.shapes)) {
+    for (const Shape& s : options.shapes) {
       const std::string prefix = std::string(ToString(dtype)) + "/t" + std::to_string(threads) +
                                  "/" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
                                  std::to_string(s.k) + "/";

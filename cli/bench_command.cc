@@ -92,10 +92,16 @@ void RunBench(const BenchOptions& options, Context& context) {
     return context.Fail(kExitUsage, status.error().message);
   }
 
-  // The DB is checked before the re-execution below, so that a missing or foreign file is one
-  // error line wherever OPENBLAS_CORETYPE is set.
-  if (auto checked = TuningStore::Open(options.db, DbOpenMode::kReadOnly); !checked) {
-    return context.Fail(kExitFailure, checked.error().message);
+  // Peaks for "% of peak": the ones tuning stored, else measured below (not stored: the DB is
+  // only read here). Read before the re-execution, so that a missing or foreign DB is one error
+  // line wherever OPENBLAS_CORETYPE is set; the store is closed before it.
+  nlohmann::json peaks;
+  {
+    auto store = TuningStore::Open(options.db, DbOpenMode::kReadOnly);
+    if (!store) return context.Fail(kExitFailure, store.error().message);
+    auto known = store->FindMachine(machine->fingerprint);
+    if (!known) return context.Fail(kExitFailure, known.error().message);
+    peaks = *known ? (*known)->peaks : nlohmann::json(nullptr);
   }
 
   // OpenBLAS picks its kernels when it loads; a forced core would be compared, not OpenBLAS.
@@ -110,13 +116,6 @@ void RunBench(const BenchOptions& options, Context& context) {
     ReexecWithoutForcedOpenBlasCore("mmtune bench", options.keep_openblas_core, argv.data());
   }
 
-  // Peaks for "% of peak": the ones tuning stored, else measured now (not stored: the DB is
-  // only read here).
-  auto store = TuningStore::Open(options.db, DbOpenMode::kReadOnly);
-  if (!store) return context.Fail(kExitFailure, store.error().message);
-  auto known = store->FindMachine(machine->fingerprint);
-  if (!known) return context.Fail(kExitFailure, known.error().message);
-  nlohmann::json peaks = *known ? (*known)->peaks : nlohmann::json(nullptr);
   if (peaks.is_null()) {
     *context.err << "measuring this machine's peaks (" << options.db
                  << " has none for it) ...\n";
