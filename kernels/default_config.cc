@@ -117,6 +117,18 @@ double VectorFmasPerCycle(const Machine& machine, IsaLevel isa) {
   return zen4 && isa == IsaLevel::kAvx512 ? 1.0 : 2.0;
 }
 
+// AVX-512 kernels on a core with two 512-bit FMA pipes (Zen 5, Skylake-X-class Xeons).
+bool TwoZmmPipes(const Machine& machine) {
+  return machine.kernel_isa == IsaLevel::kAvx512 &&
+         VectorFmasPerCycle(machine, machine.kernel_isa) >= 2.0;
+}
+
+// Zen 5: AMD's two-pipe AVX-512 core. Where its measurements and the Xeon's (the other two-pipe
+// core the model was fitted on) disagree, the rules say which applies.
+bool IsZen5(const Machine& machine) {
+  return machine.cpu.vendor == "AuthenticAMD" && TwoZmmPipes(machine);
+}
+
 // FMA latency in cycles (current x86 cores), and how many times the accumulators that latency
 // needs (kFmaLatency * vector FMAs per cycle) a tile may hold before its FMAs slow down: on
 // Zen 4 (4 needed) the 24-accumulator direct tiles 8x48 and 12x32 ran their k loops at
@@ -235,7 +247,8 @@ bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int m
 // ran slower than two loads per cycle would allow (Zen 3, in-L1 kernel loop: 8x8 and 12x8 at
 // 0.77 and 0.71 of 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles that
 // TallInPlaceTileFits rejects are left out where A is read by rows, tiles narrower than
-// `min_vectors` vectors always, and with `whole_panels_only` tiles that do not divide N. The model
+// `min_vectors` vectors or `min_rows` rows always, and with `whole_panels_only` tiles that do not
+// divide N. The model
 // ranks tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3,
 // 100^3, 200^3 and 127x257x509, 16x16 for 32^3..256^3, 80x300x120, 128x768x768 and 128x3072x768,
 // 8x32 for 512^3 (docs/analytical-model.md has the measured ratios); at 24^3 PlanDirect takes
@@ -247,7 +260,8 @@ struct TileChoice {
 
 template <typename T>
 TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Problem& problem,
-                      IsaLevel isa, int min_vectors = 1, bool whole_panels_only = false) {
+                      IsaLevel isa, int min_vectors = 1, bool whole_panels_only = false,
+                      int min_rows = 1) {
   const double fma_pipes = VectorFmasPerCycle(machine, isa);
   constexpr double kLoadsPerCycle = 1.5;
   constexpr double kTileCallCycles = 40.0;
@@ -259,7 +273,7 @@ TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Pr
   TileChoice best;
   for (const auto& entry : MicroKernels<T>(isa)) {
     const int nv = entry.nr / lanes;
-    if (entry.k_unroll != 1 || nv < min_vectors) continue;
+    if (entry.k_unroll != 1 || nv < min_vectors || entry.mr < min_rows) continue;
     if (whole_panels_only && problem.n % entry.nr != 0) continue;
     if (a_by_rows && !TallInPlaceTileFits(problem, cache, entry.mr, sizeof(T))) continue;
     const int accumulators = entry.mr * nv;
@@ -303,13 +317,16 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   // on the Xeon, interleaved, ku4 against ku1 with the default tile ran 16x768x768 1.16x,
   // 64x768x768 1.14x, 128x768x768 1.13x, 64x64x256 1.12x, 127x257x509 1.01x, 256^3 1.00-1.05x;
   // shorter loops lost (48^3 0.95x, 64^3 0.97x, 96^3 0.97x, 128x128x64 0.97x, 33x4096x17 0.94x)
-  // or were mixed (128^3 1.07x, 200^3 1.00x).
+  // or were mixed (128^3 1.07x, 200^3 1.00x). Zen 5 keeps ku1: against ku4 with the same tile
+  // and blocks (f32, 1 thread, interleaved, fastest of 9) it ran the direct defaults level or a
+  // little faster (128x768x3072, 128x768x768, 192x768x768, 256x768x768, 127x257x509, 256^3,
+  // 64x64x256: 0.98-1.03x; 100x100x2000 1.05x), and B panels that crowd their L2 sets (k blocks
+  // of 256-384, N = 3072 or 4096, M = 64..512) 1.13-1.40x faster.
   constexpr std::int64_t kMinUnrolledTwoPipeK = 256;
   const std::int64_t k_loop = kc > 0 ? std::min<std::int64_t>(kc, problem.k) : problem.k;
-  const bool two_zmm_pipes = machine.kernel_isa == IsaLevel::kAvx512 &&
-                             VectorFmasPerCycle(machine, machine.kernel_isa) >= 2.0;
   c.k_unroll = machine.kernel_isa == IsaLevel::kGeneric ||
-                       (two_zmm_pipes && k_loop >= kMinUnrolledTwoPipeK)
+                       (TwoZmmPipes(machine) && !IsZen5(machine) &&
+                        k_loop >= kMinUnrolledTwoPipeK)
                    ? 4
                    : 1;
   // One thread has no loop to split; jc is the space's canonical choice then.
@@ -401,6 +418,7 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
 struct DirectFit {
   double pressure = 0.0;
   int kc = 0;
+  bool crowded_panel = false;  // the k block's B panel crowds its L2 sets (StreamsCrowdedPanels)
 };
 
 // The longest K a direct problem reads in one pass where it does not fit in half of L2. At
@@ -449,6 +467,26 @@ double PanelSetPressure(const Machine& machine, const CacheBudget& cache, std::i
   return lines / std::max(1.0, std::floor(cache.l2_ways / 2.0));
 }
 
+// Whether a direct problem in k blocks may keep a B panel that crowds its L2 sets (more than
+// PanelSetPressure allows) rather than shortening the blocks until it fits: on Zen 5, where M
+// is at most kMaxCrowdedPanelRows. There such panels stream from L3 fast enough, and packing B,
+// whose cost only M rows share, costs more. Zen 5, f32, 1 thread, interleaved, 8x48 ku1 in k
+// blocks of 256 or 512 against the packed default (which the set rule had chosen, its blocks
+// cut to 128 rows): 32x4096x4096 1.4x, 64x4096x4096 1.16-1.22x, 64x3072x768 1.19-1.23x,
+// 96x3072x768 1.13-1.22x, 128x3072x3072 1.11-1.22x, 128x3072x768 1.08-1.11x, 128x4096x4096
+// 1.07-1.15x, 128x2048x2048 0.97-1.04x; past 128 rows packing paid: 160x3072x768 0.93-0.98x,
+// 200x3072x768 1.03-1.06x, 256x3072x768 0.91-0.96x, 256x1024x4096 0.92x, 512x4096x4096 0.88x.
+// Blocks of 704 rows (DirectKcModel at M = 128) ran 0.95-0.98x of 512, so the blocks stop there
+// (kMaxCrowdedPanelKc); 256 and 512 were level. The Xeon's slower L3 did not keep up
+// (PanelSetPressure), nor do long blocks here: the whole K of 128x3072x768 ran 0.96-1.08x of
+// packed, so the whole-K rules still check the sets.
+constexpr std::int64_t kMaxCrowdedPanelRows = 128;
+constexpr std::int64_t kMaxCrowdedPanelKc = 512;
+
+bool StreamsCrowdedPanels(const Machine& machine, const Problem& problem) {
+  return IsZen5(machine) && problem.m <= kMaxCrowdedPanelRows;
+}
+
 // The bytes of A a direct problem may read in place (whole, or an m x kc block): all of L2 on
 // Zen 4 and AVX2 cores; with two 512-bit FMA pipes, 410 KiB (a fifth of the Xeon's 2 MiB L2)
 // or half of L2 where that is less. There the four-vector packed tile (FewestLoadsPackedTile)
@@ -463,9 +501,9 @@ double PanelSetPressure(const Machine& machine, const CacheBudget& cache, std::i
 // this rule's direct default against the packed one: 128x768x768 1.11x, 256^3 1.09x,
 // 128x768x3072 1.06x, 192x768x768 1.04x, 256x768x768 1.03x, the last three in k blocks of
 // 384-512). Read whole, A of 576 KiB and more lost there (192x768x768 level, 256x768x768
-// 0.94-0.97x); so did 128x3072x768, whose set pressure keeps it packed. Not where the packed
-// tile wastes columns at N's edge: at 127x257x509 (f64 A 517 KiB) 6x32 computes 288 columns for
-// 257 and ran at 0.85x of direct 8x24.
+// 0.94-0.97x); 128x3072x768 read whole ran 0.96-1.08x (in k blocks: StreamsCrowdedPanels).
+// Not where the packed tile wastes columns at N's edge: at 127x257x509 (f64 A 517 KiB) 6x32
+// computes 288 columns for 257 and ran at 0.85x of direct 8x24.
 constexpr double kTwoPipeDirectABytes = static_cast<double>(std::int64_t{2} << 20) / 5;
 constexpr double kMaxPackedColumnWaste = 1.1;
 
@@ -530,8 +568,14 @@ DirectFit FitDirect(const Problem& problem, const Machine& machine, const CacheB
                 whole_panel_sets}),
       0};
   std::int64_t kc = DirectKcModel(cache, problem.m, tile.nr, elem);
-  while (kc > 64 && PanelSetPressure(machine, cache, kc, tile.nr, elem, problem.n) > 1.0) {
-    kc -= 64;
+  auto crowded = [&](std::int64_t rows) {
+    return PanelSetPressure(machine, cache, rows, tile.nr, elem, problem.n) > 1.0;
+  };
+  const bool keeps_crowded_panel = crowded(kc) && StreamsCrowdedPanels(machine, problem);
+  if (keeps_crowded_panel) {
+    kc = std::min(kc, kMaxCrowdedPanelKc);
+  } else {
+    while (kc > 64 && crowded(kc)) kc -= 64;
   }
   DirectFit best = fits_whole.pressure <= panel_in_l2.pressure ? fits_whole : panel_in_l2;
   // Blocks only where the whole K does not fit: each block re-reads and re-writes C.
@@ -540,7 +584,8 @@ DirectFit FitDirect(const Problem& problem, const Machine& machine, const CacheB
     const DirectFit blocked{std::max(static_cast<double>(kMinDirectKc) /
                                          static_cast<double>(std::max<std::int64_t>(kc, 1)),
                                      a_block / a_room),
-                            static_cast<int>(std::min<std::int64_t>(kc, 1 << 16))};
+                            static_cast<int>(std::min<std::int64_t>(kc, 1 << 16)),
+                            keeps_crowded_panel};
     if (blocked.pressure < best.pressure) best = blocked;
   }
   return best;
@@ -557,6 +602,11 @@ struct DirectPlan {
   DirectFit fit;
 };
 constexpr int kMinBlockedTileVectors = 3;
+// A crowded panel (StreamsCrowdedPanels) streams from L3 into every row tile: tiles with more
+// rows read it fewer times. Zen 5, f32, 1 thread, k blocks of 512, interleaved: 8x48 against
+// the 4x64 that the model ranks level with it (0.4% apart) ran 128x4096x4096 1.25x, 64x4096x4096
+// 1.21x, 32x4096x4096 1.15x.
+constexpr std::int64_t kMinCrowdedPanelTileRows = 8;
 constexpr double kBlockedWideTileSlack = 1.05;  // model cycles a wide tile may cost over the best
 
 // Small problems on an AVX-512 machine may take an AVX2 tile (which the AVX-512 CPU runs just
@@ -577,7 +627,12 @@ DirectPlan PlanDirect(const Problem& problem, const Machine& machine) {
   const TileChoice model = DirectTile<T>(machine, cache, problem, isa);
   DirectPlan plan{model.tile, FitDirect<T>(problem, machine, cache, model.tile)};
   if (plan.fit.kc > 0) {
-    const TileChoice wide = DirectTile<T>(machine, cache, problem, isa, kMinBlockedTileVectors);
+    const int min_rows = plan.fit.crowded_panel
+                             ? static_cast<int>(std::min<std::int64_t>(
+                                   kMinCrowdedPanelTileRows, std::max<std::int64_t>(problem.m, 1)))
+                             : 1;
+    const TileChoice wide =
+        DirectTile<T>(machine, cache, problem, isa, kMinBlockedTileVectors, false, min_rows);
     if (wide.tile.mr > 0 && wide.cycles <= kBlockedWideTileSlack * model.cycles) {
       plan = {wide.tile, FitDirect<T>(problem, machine, cache, wide.tile)};
     }

@@ -450,7 +450,7 @@ TEST(DefaultConfigTest, DirectAStaysInAFifthOfL2OnTwoPipeCores) {
 }
 
 // Direct k loops of 256 or more are unrolled by 4 with two 512-bit FMA pipes (128x768x768
-// 1.13x on the Xeon), not shorter ones (64^3 0.97x) and not on Zen 4.
+// 1.13x on the Xeon), not shorter ones (64^3 0.97x) and not on Zen 4 or Zen 5.
 TEST(DefaultConfigTest, LongDirectKLoopsUnrollOnTwoPipeCores) {
   auto config = [](const Machine& machine, std::int64_t m, std::int64_t n, std::int64_t k) {
     return DefaultConfig(
@@ -467,6 +467,11 @@ TEST(DefaultConfigTest, LongDirectKLoopsUnrollOnTwoPipeCores) {
   const KernelConfig zen4_long_k = config(zen4, 128, 768, 768);
   ASSERT_EQ(zen4_long_k.family, KernelFamily::kDirect) << zen4_long_k.ToString();
   EXPECT_EQ(zen4_long_k.k_unroll, 1) << zen4_long_k.ToString();
+  // Zen 5 has two 512-bit pipes too, but ran ku1 level or faster (0.98-1.05x, up to 1.4x where
+  // B's panel crowds its L2 sets).
+  const KernelConfig zen5_long_k = config(testing::SyntheticZen5Machine(), 128, 768, 768);
+  ASSERT_EQ(zen5_long_k.family, KernelFamily::kDirect) << zen5_long_k.ToString();
+  EXPECT_EQ(zen5_long_k.k_unroll, 1) << zen5_long_k.ToString();
 }
 
 // Small problems on an AVX-512 machine take an AVX2 tile where it covers N exactly and the
@@ -663,7 +668,7 @@ TEST(DefaultConfigTest, DirectBPanelKeepsItsL2SetsOnTwoPipeCores) {
 // of L2 where less), not as a fifth of L2: on Zen 5's 1 MiB L2 a fifth (205 KiB) had sent
 // 128x768x768 and 256^3 to packed, which ran at 0.90 and 0.92 of direct there; 128x768x3072
 // runs direct in k blocks (A block 256 KiB; 1.06-1.11x). Past the bound packed stays: 512^3
-// (A 1 MiB), 384^3 (576 KiB), and 128x3072x768, whose B rows 12 KiB apart crowd their L2 sets.
+// (A 1 MiB), 384^3 (576 KiB), 1024^3.
 TEST(DefaultConfigTest, DirectABoundIsInBytesOnTwoPipeCores) {
   const Machine zen5 = testing::SyntheticZen5Machine();
   ASSERT_EQ(zen5.kernel_isa, IsaLevel::kAvx512);
@@ -680,10 +685,53 @@ TEST(DefaultConfigTest, DirectABoundIsInBytesOnTwoPipeCores) {
   }
   EXPECT_GT(config(128, 768, 3072).kc, 0);
   for (const auto& [m, n, k] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
-           {512, 512, 512}, {384, 384, 384}, {128, 3072, 768}, {1024, 1024, 1024}}) {
+           {512, 512, 512}, {384, 384, 384}, {1024, 1024, 1024}}) {
     const KernelConfig packed = config(m, n, k);
     EXPECT_EQ(packed.family, KernelFamily::kPacked) << packed.ToString();
   }
+}
+
+// On Zen 5 a direct B panel that crowds its L2 sets (B's rows 12 or 16 KiB apart) streams from
+// L3 fast enough where M <= 128, so the k blocks stay long (at most 512 rows) instead of being cut
+// until the panel fits, which had sent these shapes to packed (direct 1.08-1.33x on 1 thread,
+// 1.23-1.88x on 2): with 8 rows, which read the streamed panel least often (8x48 against 4x64:
+// 1.15-1.25x), and not unrolled (ku4 ran 0.75x). Past 128 rows packing B pays (256x3072x768
+// packed 1.04-1.10x), and the Xeon, whose L3 did not keep up, still shortens the blocks.
+TEST(DefaultConfigTest, SmallMKeepsCrowdedBPanelsDirectOnZen5) {
+  const Machine zen5 = testing::SyntheticZen5Machine();
+  ASSERT_EQ(zen5.kernel_isa, IsaLevel::kAvx512);
+  auto config = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
+                   std::int64_t k, int threads) {
+    return DefaultConfig(
+        Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, threads}, machine);
+  };
+  for (const auto& [m, n, k] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+           {128, 3072, 768}, {128, 4096, 4096}, {64, 4096, 4096}, {32, 4096, 4096},
+           {96, 3072, 768}, {128, 11008, 4096}}) {
+    for (const DType dtype : {DType::kF32, DType::kF64}) {
+      for (const int threads : {1, 2}) {
+        const KernelConfig direct = config(zen5, dtype, m, n, k, threads);
+        EXPECT_EQ(direct.family, KernelFamily::kDirect) << m << "x" << n << "x" << k << " "
+                                                        << direct.ToString();
+        EXPECT_GT(direct.kc, 0) << direct.ToString();
+        EXPECT_LE(direct.kc, 512) << direct.ToString();
+        EXPECT_GE(direct.mr, 8) << direct.ToString();
+        EXPECT_EQ(direct.k_unroll, 1) << direct.ToString();
+        EXPECT_TRUE(direct.Validate(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m,
+                                            n, k, threads},
+                                    zen5))
+            << direct.ToString();
+      }
+    }
+  }
+  for (const auto& [m, n, k] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+           {256, 3072, 768}, {512, 4096, 4096}}) {
+    EXPECT_EQ(config(zen5, DType::kF32, m, n, k, 1).family, KernelFamily::kPacked)
+        << m << "x" << n << "x" << k;
+  }
+  const Machine xeon = testing::SyntheticXeonMachine();
+  EXPECT_EQ(config(xeon, DType::kF32, 128, 3072, 768, 1).family, KernelFamily::kPacked);
+  EXPECT_EQ(config(xeon, DType::kF32, 128, 4096, 4096, 1).family, KernelFamily::kPacked);
 }
 
 // GEMV rows in flight (docs/analytical-model.md, step 1): the axpy form (the matrix's rows along
