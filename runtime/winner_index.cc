@@ -20,6 +20,11 @@ double LogDistance(const Problem& a, const Problem& b) {
 // M = 1 or N = 1: a matrix-vector product, which the gemv family streams at memory bandwidth.
 bool IsVectorShape(const Problem& p) { return p.m == 1 || p.n == 1; }
 
+// Whether `config` runs `problem` in the direct family's k blocks (kc shorter than K).
+bool SplitsK(const KernelConfig& config, const Problem& problem) {
+  return config.family == KernelFamily::kDirect && config.kc > 0 && config.kc < problem.k;
+}
+
 }  // namespace
 
 bool WinnerIndex::SameKind(const Problem& a, const Problem& b) {
@@ -73,14 +78,18 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
   // within a family a borrowed tile costs less (8x8 on 64^3: 0.83x of 4x16). Nor a winner on
   // fewer threads than the default would run this shape on: a 1-thread winner lent to a large
   // problem would leave the second core idle (the default on 2 threads ran 1.7x at 64^3 and
-  // 1.86x at 128^3 on Zen 4).
+  // 1.86x at 128^3 on Zen 4). Within the direct family, only a winner that splits K into blocks
+  // where the default does and reads it whole where the default does: a small problem's
+  // whole-K winner ran the default's blocked problems at 0.28-0.55x (Zen 5, f32, 1 thread:
+  // 32^3-sized tiles 8x16, 8x32, 12x32 on 128x4096x4096, 128x3072x768 in k blocks of 512).
   const KernelConfig untuned = UntunedConfig(problem, machine_);
   const Entry* nearest = nullptr;
   double nearest_distance = std::numeric_limits<double>::infinity();
   for (const Entry& entry : entries_) {
     if (!SameKind(entry.problem, problem) || entry.config.threads > max_threads ||
         IsVectorShape(entry.problem) != IsVectorShape(problem) ||
-        entry.config.family != untuned.family || entry.config.threads < untuned.threads) {
+        entry.config.family != untuned.family || entry.config.threads < untuned.threads ||
+        SplitsK(entry.config, problem) != SplitsK(untuned, problem)) {
       continue;
     }
     const double distance = LogDistance(entry.problem, problem);

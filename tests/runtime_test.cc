@@ -141,6 +141,42 @@ TEST(WinnerIndexTest, NearestBorrowsOnlyFromTheDefaultsFamily) {
   EXPECT_EQ(packed_only.Find(small_packed).tier, LookupTier::kNearest);
 }
 
+// Within the direct family a winner is lent only where it splits K as the default does: on
+// Zen 5 a small problem's whole-K tile ran 128x4096x4096 and 128x3072x768, which the default
+// reads in k blocks, at 0.28-0.55x; a blocked winner is lent there, the whole-K one to small
+// problems.
+TEST(WinnerIndexTest, NearestDirectWinnerSplitsKAsTheDefaultDoes) {
+  const Machine zen5 = testing::SyntheticZen5Machine();
+  const Problem small = MakeProblem(32, 32, 32);
+  const KernelConfig whole = MarkedConfig(small, zen5);
+  ASSERT_EQ(whole.family, KernelFamily::kDirect);
+  ASSERT_EQ(whole.kc, 0);
+  const Problem wide = MakeProblem(128, 3072, 768);
+  const KernelConfig blocked = MarkedConfig(wide, zen5);
+  ASSERT_EQ(blocked.family, KernelFamily::kDirect);
+  ASSERT_GT(blocked.kc, 0);
+  ASSERT_LT(blocked.kc, wide.k);
+
+  const Problem target = MakeProblem(128, 4096, 4096);
+  const KernelConfig target_default = UntunedConfig(target, zen5);
+  ASSERT_EQ(target_default.family, KernelFamily::kDirect);
+  ASSERT_GT(target_default.kc, 0);
+  const WinnerIndex whole_only = OneWinnerIndex(zen5, small, whole, 150.0);
+  ASSERT_TRUE(whole.Validate(target, zen5));  // it could run it, slowly
+  const Lookup fallback = whole_only.Find(target);
+  EXPECT_EQ(fallback.tier, LookupTier::kDefault);
+  EXPECT_EQ(fallback.config, target_default);
+  EXPECT_EQ(whole_only.Find(MakeProblem(48, 48, 48)).config, whole);
+
+  const WinnerIndex both = WinnerIndex::Build(
+      {Winner(small, whole, 150.0, zen5.fingerprint), Winner(wide, blocked, 170.0, zen5.fingerprint)},
+      zen5, nullptr);
+  const Lookup lent = both.Find(target);
+  EXPECT_EQ(lent.tier, LookupTier::kNearest);
+  EXPECT_EQ(lent.config, blocked);
+  EXPECT_EQ(both.Find(MakeProblem(40, 40, 40)).config, whole);
+}
+
 TEST(WinnerIndexTest, ExactPrefersTheFastestWinnerWithinTheThreadBudget) {
   const Machine machine = testing::SyntheticZen3Machine();
   const Problem one = MakeProblem(512, 512, 512, 1);
