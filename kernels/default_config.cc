@@ -208,15 +208,18 @@ constexpr int kMaxInPlaceRowsOfA = 2 * kRowsPerAPointer;
 // where that stride is a multiple of a large power of two, the rows share few L1 sets and evict
 // each other before their lines are used up: on Zen 4 (8 ways), f32 128x768x3072 in k blocks ran
 // 16x16 at 0.5x of 8x48 (lda = 3072: all 16 rows in one set). Taken where no set holds more
-// than half its ways of those rows. And only where M is two or more whole row panels: at 16^3,
-// one 16x16 tile ran at 0.95 of two 8x16 tiles (through GemmPlan::Run, interleaved), though
-// the bare kernel calls were level; a partial panel runs the edge kernel, which addresses its
-// rows through a table (33x4096x17: 12x32 at 0.90 of 6x64).
+// than half its ways of those rows. And only where M is two or more whole row panels, unless
+// half the tile's accumulators (`half_tile_accumulators`) would leave the FMA pipes no slack (no
+// more than the latency needs): on Zen 4 (one zmm FMA a cycle, 4 accumulators needed) one 16x16
+// tile at 16^3 ran at 0.95 of two 8x16 tiles (through GemmPlan::Run, interleaved), though the
+// bare kernel calls were level; on Zen 5 (two pipes, 8 needed, as many as 8x16 has) it ran
+// 1.13-1.16x (three runs, interleaved, fastest of 9). A partial panel runs the edge kernel,
+// which addresses its rows through a table (33x4096x17: 12x32 at 0.90 of 6x64).
 bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int mr,
-                         std::int64_t elem) {
+                         std::int64_t elem, bool one_panel_suffices) {
   if (mr <= kRowsPerAPointer) return true;
-  if (mr > kMaxInPlaceRowsOfA || problem.m < 2 * static_cast<std::int64_t>(mr) ||
-      problem.m % mr != 0) {
+  if (mr > kMaxInPlaceRowsOfA || problem.m % mr != 0 ||
+      (problem.m < 2 * static_cast<std::int64_t>(mr) && !one_panel_suffices)) {
     return false;
   }
   const std::int64_t ways = std::max(1, cache.l1_ways);
@@ -275,8 +278,11 @@ TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Pr
     const int nv = entry.nr / lanes;
     if (entry.k_unroll != 1 || nv < min_vectors || entry.mr < min_rows) continue;
     if (whole_panels_only && problem.n % entry.nr != 0) continue;
-    if (a_by_rows && !TallInPlaceTileFits(problem, cache, entry.mr, sizeof(T))) continue;
     const int accumulators = entry.mr * nv;
+    if (a_by_rows && !TallInPlaceTileFits(problem, cache, entry.mr, sizeof(T),
+                                          accumulators / 2 <= kFmaLatency * fma_pipes)) {
+      continue;
+    }
     const double fma_cost = accumulators > ample_accumulators ? kCrowdedTileFmaCost : 1.0;
     const double per_k = std::max({accumulators * fma_cost / fma_pipes, kFmaLatency,
                                    (entry.mr + nv) / kLoadsPerCycle});
