@@ -29,8 +29,12 @@ CacheBudget CacheBudgetOf(const Topology& topology) {
   const CacheLevel* l3 = topology.DataCache(3);
   if (l3 != nullptr && l3->size_bytes > 0) {
     budget.l3_per_core = per_core(*l3);
+    budget.llc_cores = l3->CoresPerInstance();
   } else {
     budget.l3_per_core = std::max<std::uint64_t>(budget.l2, budget.l3_per_core);
+    if (const CacheLevel* l2 = topology.DataCache(2); l2 != nullptr) {
+      budget.llc_cores = l2->CoresPerInstance();
+    }
   }
   return budget;
 }
@@ -383,12 +387,23 @@ void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64
 // its half, while A's packing is repeated by every thread: so ic pays where N > M. On the Xeon,
 // 2 threads, f32 6x64, interleaved, jc against ic: 64x4096x4096 1.49x, 128x3072x768 1.24x (f64
 // 1.23x), 200x2048x2048 1.13x, 256x3072x768 1.10x, 512x4096x4096 1.05x, 512x1024x4096 1.02x;
-// 1024^3 0.98x, 2048^3 0.99x, 4096x512x4096 0.94x, 3072x128x768 0.74x.
-ParallelLoop PackedParallelLoop(const Problem& problem, int mr) {
-  return problem.threads > 1 && problem.m >= problem.n &&
+// 1024^3 0.98x, 2048^3 0.99x, 4096x512x4096 0.94x, 3072x128x768 0.74x. Where the threads'
+// cores share no cache (`share_llc` false: the Zen 5 VM reports a private L3 per core), the
+// shared block crosses between them, and only clearly tall problems (M >= 2N) keep ic: there
+// jc against ic ran 512^3 1.04-1.08x (three runs), 1000^3 1.04x, 1024^3 1.02x, 768^3 and
+// 2048^3 1.01x, 1536x1024x1024 1.00x; 2048x1024x1024 0.99x, 1024x256x1024 0.97x,
+// 4096x512x4096 0.94x, 3072x128x768 0.81x.
+ParallelLoop PackedParallelLoop(const Problem& problem, int mr, bool share_llc) {
+  const bool tall = problem.m >= 2 * problem.n;
+  return problem.threads > 1 && (tall || (share_llc && problem.m >= problem.n)) &&
                  problem.m >= static_cast<std::int64_t>(problem.threads) * mr * 4
              ? ParallelLoop::kIc
              : ParallelLoop::kJc;
+}
+
+// Whether `threads` threads, on as many cores, share a last-level cache (or may: unknown).
+bool ThreadsShareLlc(const CacheBudget& cache, int threads) {
+  return cache.llc_cores == 0 || cache.llc_cores >= threads;
 }
 
 // The model config of the packed 5-loop family: blocks sized for L1, L2 and the L3 share.
@@ -415,7 +430,8 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   // micro-panel) faster than the 256 that PackedKcModel's 64 KiB gives them: f32 6x64 1024^3
   // 1.02-1.05x, 512x4096x4096 1.04x, 128x3072x768 1.01x; f64 6x32 1024^3 1.02x.
   SetCacheBlocks(cache, problem, elem, elem, 8, 1, std::min(c.nr, 2 * lanes), c);
-  c.parallel_loop = PackedParallelLoop(problem, c.mr);
+  c.parallel_loop =
+      PackedParallelLoop(problem, c.mr, ThreadsShareLlc(cache, problem.threads));
   return c;
 }
 
@@ -733,7 +749,9 @@ KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
   c.prefetch_c = true;
   SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B), 16, G, c.nr,
                  c);
-  c.parallel_loop = PackedParallelLoop(problem, c.mr);
+  // As if the cores shared their last-level cache: the low-precision split was not measured
+  // on cores that do not (PackedParallelLoop).
+  c.parallel_loop = PackedParallelLoop(problem, c.mr, true);
   return c;
 }
 

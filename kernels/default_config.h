@@ -41,6 +41,7 @@ struct CacheBudget {
   std::uint64_t l3_per_core = 2 << 20;   // the core's share of the last-level cache
   int l1_ways = 8;
   int l2_ways = 8;
+  int llc_cores = 0;  // cores that share one instance of the last-level cache (0: unknown)
 };
 CacheBudget CacheBudgetOf(const Topology& topology);
 

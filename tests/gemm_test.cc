@@ -433,6 +433,27 @@ TEST(DefaultConfigTest, ThreadsSplitTheLongerSideOfAPackedProblem) {
   EXPECT_EQ(loop(2048, 2048, 2048, 1), ParallelLoop::kJc);
 }
 
+// Two threads split the columns of a square packed problem where their cores share no cache
+// (Zen 5's VM: a private L3 each; jc ran 512^3 1.04-1.08x and 1000^3 1.04x of ic), the rows
+// where they share one (the Xeon: 1024^3 level) or where the problem is clearly tall (M >= 2N).
+TEST(DefaultConfigTest, SquareProblemsSplitColumnsWhereCoresShareNoCache) {
+  auto loop = [](const Machine& machine, std::int64_t m, std::int64_t n, std::int64_t k) {
+    const KernelConfig c = DefaultConfig(
+        Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 2}, machine);
+    EXPECT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
+    return c.parallel_loop;
+  };
+  const Machine zen5 = testing::SyntheticZen5Machine();
+  const Machine xeon = testing::SyntheticXeonMachine();
+  EXPECT_EQ(loop(zen5, 512, 512, 512), ParallelLoop::kJc);
+  EXPECT_EQ(loop(zen5, 1024, 1024, 1024), ParallelLoop::kJc);
+  EXPECT_EQ(loop(zen5, 1536, 1024, 1024), ParallelLoop::kJc);
+  EXPECT_EQ(loop(zen5, 2048, 1024, 1024), ParallelLoop::kIc);
+  EXPECT_EQ(loop(zen5, 3072, 128, 768), ParallelLoop::kIc);
+  EXPECT_EQ(loop(xeon, 1024, 1024, 1024), ParallelLoop::kIc);
+  EXPECT_EQ(loop(xeon, 1536, 1024, 1024), ParallelLoop::kIc);
+}
+
 // With two 512-bit FMA pipes the four-vector packed tile beats direct where A reaches a fifth
 // of L2 (f32 512^3 1.22x, f64 256^3 1.15x on the Xeon), unless that tile would compute many
 // columns past N (127x257x509 f64: 288 for 257, 0.85x of direct). Zen 4 keeps A up to all of L2.

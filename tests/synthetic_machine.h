@@ -2,7 +2,8 @@
 // L1d, 512 KiB L2 per core, 32 MiB shared L3; `model` changes the fingerprint. Zen 4: the same
 // with AVX-512 and a 1 MiB L2. Xeon: an Intel server core with two 512-bit FMA pipes, 48 KiB
 // 12-way L1d, 2 MiB 16-way L2, 480 MiB shared L3 (as a KVM guest of a recent Xeon reports).
-// Zen 5: two 512-bit FMA pipes like the Xeon, with a 1 MiB 8-way L2 (family 26).
+// Zen 5: two 512-bit FMA pipes like the Xeon, with a 1 MiB 8-way L2 and a private 508 MiB L3 per
+// core (family 26; what the project's KVM guest reports).
 #pragma once
 
 #include <optional>
@@ -61,6 +62,7 @@ inline Machine SyntheticZen5Machine() {
   Topology topology = xeon.topology;
   topology.caches[1].size_bytes = 1 << 20;
   topology.caches[1].associativity = 8;
+  topology.caches[2] = CacheLevel{3, CacheKind::kUnified, 532676608, 64, 0, {{0}, {1}}};
   CpuFeatures cpu = xeon.cpu;
   cpu.vendor = "AuthenticAMD";
   cpu.brand = "AMD EPYC (synthetic)";
