@@ -127,8 +127,9 @@ bool TwoZmmPipes(const Machine& machine) {
          VectorFmasPerCycle(machine, machine.kernel_isa) >= 2.0;
 }
 
-// Zen 5: AMD's two-pipe AVX-512 core. Where its measurements and the Xeon's (the other two-pipe
-// core the model was fitted on) disagree, the rules say which applies.
+// Zen 5: AMD's two-pipe AVX-512 core (later AMD cores with two pipes count as Zen 5 until
+// measured). Where its measurements and the Xeon's (the other two-pipe core the model was
+// fitted on) disagree, the rules say which applies.
 bool IsZen5(const Machine& machine) {
   return machine.cpu.vendor == "AuthenticAMD" && TwoZmmPipes(machine);
 }
@@ -213,8 +214,8 @@ constexpr int kMaxInPlaceRowsOfA = 2 * kRowsPerAPointer;
 // each other before their lines are used up: on Zen 4 (8 ways), f32 128x768x3072 in k blocks ran
 // 16x16 at 0.5x of 8x48 (lda = 3072: all 16 rows in one set). Taken where no set holds more
 // than half its ways of those rows. And only where M is two or more whole row panels, unless
-// half the tile's accumulators (`half_tile_accumulators`) would leave the FMA pipes no slack (no
-// more than the latency needs): on Zen 4 (one zmm FMA a cycle, 4 accumulators needed) one 16x16
+// half the tile's accumulators would leave the FMA pipes no slack, no more than the latency
+// needs (`one_panel_suffices`, DirectTile's call): on Zen 4 (one zmm FMA a cycle, 4 accumulators needed) one 16x16
 // tile at 16^3 ran at 0.95 of two 8x16 tiles (through GemmPlan::Run, interleaved), though the
 // bare kernel calls were level; on Zen 5 (two pipes, 8 needed, as many as 8x16 has) it ran
 // 1.13-1.16x (three runs, interleaved, fastest of 9). A partial panel runs the edge kernel,
@@ -255,8 +256,7 @@ bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int m
 // 0.77 and 0.71 of 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles that
 // TallInPlaceTileFits rejects are left out where A is read by rows, tiles narrower than
 // `min_vectors` vectors or `min_rows` rows always, and with `whole_panels_only` tiles that do not
-// divide N. The model
-// ranks tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3,
+// divide N. The model ranks tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3,
 // 100^3, 200^3 and 127x257x509, 16x16 for 32^3..256^3, 80x300x120, 128x768x768 and 128x3072x768,
 // 8x32 for 512^3 (docs/analytical-model.md has the measured ratios); at 24^3 PlanDirect takes
 // an AVX2 tile.
@@ -330,8 +330,8 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   // or were mixed (128^3 1.07x, 200^3 1.00x). Zen 5 keeps ku1: against ku4 with the same tile
   // and blocks (f32, 1 thread, interleaved, fastest of 9) it ran the direct defaults level or a
   // little faster (128x768x3072, 128x768x768, 192x768x768, 256x768x768, 127x257x509, 256^3,
-  // 64x64x256: 0.98-1.03x; 100x100x2000 1.05x), and B panels that crowd their L2 sets (k blocks
-  // of 256-384, N = 3072 or 4096, M = 64..512) 1.13-1.40x faster.
+  // 64x64x256: 0.98-1.03x; 100x100x2000 1.05x), and B panels that crowd their L2 sets (8x48 in
+  // k blocks of 256-384, N = 1024..4096, M = 64..512) 1.14-1.34x faster.
   constexpr std::int64_t kMinUnrolledTwoPipeK = 256;
   const std::int64_t k_loop = kc > 0 ? std::min<std::int64_t>(kc, problem.k) : problem.k;
   c.k_unroll = machine.kernel_isa == IsaLevel::kGeneric ||

@@ -721,7 +721,7 @@ TEST(DefaultConfigTest, DirectABoundIsInBytesOnTwoPipeCores) {
 // L3 fast enough where M <= 128, so the k blocks stay long (at most 512 rows) instead of being cut
 // until the panel fits, which had sent these shapes to packed (direct 1.08-1.33x on 1 thread,
 // 1.23-1.88x on 2): with 8 rows, which read the streamed panel least often (8x48 against 4x64:
-// 1.15-1.25x), and not unrolled (ku4 ran 0.75x). Past 128 rows packing B pays (256x3072x768
+// 1.15-1.25x), and not unrolled (ku4 ran 0.75-0.88x). Past 128 rows packing B pays (256x3072x768
 // packed 1.04-1.10x), and the Xeon, whose L3 did not keep up, still shortens the blocks.
 TEST(DefaultConfigTest, SmallMKeepsCrowdedBPanelsDirectOnZen5) {
   const Machine zen5 = testing::SyntheticZen5Machine();
