@@ -25,6 +25,21 @@ bool SplitsK(const KernelConfig& config, const Problem& problem) {
   return config.family == KernelFamily::kDirect && config.kc > 0 && config.kc < problem.k;
 }
 
+// The most a direct winner's problem may differ from the borrowing one, as a ratio of M, of N
+// and of K each: a direct tile is chosen for how it covers its own shape, and lent to shapes
+// 4x and more away it ran far below their default (Zen 5, f32, 1 thread, at 32^3, 64^3 and
+// 256^3: a 2x2x2 winner's 2x16 0.22-0.37x, 8^3's AVX2 8x8 0.37-0.40x, 8x16 0.70-0.79x).
+constexpr double kMaxDirectLendRatio = 2.0;
+
+bool WithinDirectLendRatio(const Problem& a, const Problem& b) {
+  auto close = [](std::int64_t x, std::int64_t y) {
+    const double lo = static_cast<double>(std::max<std::int64_t>(1, std::min(x, y)));
+    const double hi = static_cast<double>(std::max<std::int64_t>(1, std::max(x, y)));
+    return hi <= kMaxDirectLendRatio * lo;
+  };
+  return close(a.m, b.m) && close(a.n, b.n) && close(a.k, b.k);
+}
+
 }  // namespace
 
 bool WinnerIndex::SameKind(const Problem& a, const Problem& b) {
@@ -81,7 +96,8 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
   // 1.86x at 128^3 on Zen 4). Within the direct family, only a winner that splits K into blocks
   // where the default does and reads it whole where the default does: a small problem's
   // whole-K winner ran the default's blocked problems at 0.28-0.55x (Zen 5, f32, 1 thread:
-  // 32^3-sized tiles 8x16, 8x32, 12x32 on 128x4096x4096, 128x3072x768 in k blocks of 512).
+  // 32^3-sized tiles 8x16, 8x32, 12x32 on 128x4096x4096, 128x3072x768 in k blocks of 512);
+  // and only from a problem within kMaxDirectLendRatio of this one in each dimension.
   const KernelConfig untuned = UntunedConfig(problem, machine_);
   const Entry* nearest = nullptr;
   double nearest_distance = std::numeric_limits<double>::infinity();
@@ -89,7 +105,9 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
     if (!SameKind(entry.problem, problem) || entry.config.threads > max_threads ||
         IsVectorShape(entry.problem) != IsVectorShape(problem) ||
         entry.config.family != untuned.family || entry.config.threads < untuned.threads ||
-        SplitsK(entry.config, problem) != SplitsK(untuned, problem)) {
+        SplitsK(entry.config, problem) != SplitsK(untuned, problem) ||
+        (untuned.family == KernelFamily::kDirect &&
+         !WithinDirectLendRatio(entry.problem, problem))) {
       continue;
     }
     const double distance = LogDistance(entry.problem, problem);

@@ -142,39 +142,61 @@ TEST(WinnerIndexTest, NearestBorrowsOnlyFromTheDefaultsFamily) {
 }
 
 // Within the direct family a winner is lent only where it splits K as the default does: on
-// Zen 5 a small problem's whole-K tile ran 128x4096x4096 and 128x3072x768, which the default
-// reads in k blocks, at 0.28-0.55x; a blocked winner is lent there, the whole-K one to small
-// problems.
+// Zen 5 a whole-K tile ran 128x4096x4096 and 128x3072x768, which the default reads in k blocks,
+// at 0.28-0.55x. A blocked winner is lent there, a whole-K one to whole-K problems.
 TEST(WinnerIndexTest, NearestDirectWinnerSplitsKAsTheDefaultDoes) {
   const Machine zen5 = testing::SyntheticZen5Machine();
-  const Problem small = MakeProblem(32, 32, 32);
-  const KernelConfig whole = MarkedConfig(small, zen5);
-  ASSERT_EQ(whole.family, KernelFamily::kDirect);
-  ASSERT_EQ(whole.kc, 0);
   const Problem wide = MakeProblem(128, 3072, 768);
   const KernelConfig blocked = MarkedConfig(wide, zen5);
   ASSERT_EQ(blocked.family, KernelFamily::kDirect);
   ASSERT_GT(blocked.kc, 0);
   ASSERT_LT(blocked.kc, wide.k);
+  KernelConfig whole = blocked;
+  whole.kc = 0;
 
-  const Problem target = MakeProblem(128, 4096, 4096);
+  const Problem target = MakeProblem(128, 4096, 1536);  // within 2x of `wide` in M, N and K
   const KernelConfig target_default = UntunedConfig(target, zen5);
   ASSERT_EQ(target_default.family, KernelFamily::kDirect);
   ASSERT_GT(target_default.kc, 0);
-  const WinnerIndex whole_only = OneWinnerIndex(zen5, small, whole, 150.0);
+  ASSERT_LT(target_default.kc, target.k);
+  const WinnerIndex whole_only = OneWinnerIndex(zen5, wide, whole, 150.0);
   ASSERT_TRUE(whole.Validate(target, zen5));  // it could run it, slowly
   const Lookup fallback = whole_only.Find(target);
   EXPECT_EQ(fallback.tier, LookupTier::kDefault);
   EXPECT_EQ(fallback.config, target_default);
-  EXPECT_EQ(whole_only.Find(MakeProblem(48, 48, 48)).config, whole);
 
-  const WinnerIndex both = WinnerIndex::Build(
-      {Winner(small, whole, 150.0, zen5.fingerprint), Winner(wide, blocked, 170.0, zen5.fingerprint)},
-      zen5, nullptr);
-  const Lookup lent = both.Find(target);
+  const WinnerIndex blocked_only = OneWinnerIndex(zen5, wide, blocked, 170.0);
+  const Lookup lent = blocked_only.Find(target);
   EXPECT_EQ(lent.tier, LookupTier::kNearest);
   EXPECT_EQ(lent.config, blocked);
-  EXPECT_EQ(both.Find(MakeProblem(40, 40, 40)).config, whole);
+
+  // Small problems read K whole: a whole-K winner is lent among them.
+  const Problem small = MakeProblem(32, 32, 32);
+  const KernelConfig small_whole = MarkedConfig(small, zen5);
+  ASSERT_EQ(small_whole.kc, 0);
+  EXPECT_EQ(OneWinnerIndex(zen5, small, small_whole, 150.0).Find(MakeProblem(48, 40, 48)).config,
+            small_whole);
+}
+
+// A direct winner is lent only to problems within 2x of its own in each of M, N and K: a tile
+// chosen for a small shape ran larger ones far below their default (Zen 5, f32: a 2x2x2
+// winner's 2x16 at 0.22-0.37x on 32^3..256^3, 8^3's 8x8 at 0.37-0.40x).
+TEST(WinnerIndexTest, NearestDirectWinnerComesFromWithinTwiceTheShape) {
+  const Machine zen5 = testing::SyntheticZen5Machine();
+  const Problem tiny = MakeProblem(8, 8, 8);
+  const KernelConfig tiny_winner = MarkedConfig(tiny, zen5);
+  ASSERT_EQ(tiny_winner.family, KernelFamily::kDirect);
+  const WinnerIndex index = OneWinnerIndex(zen5, tiny, tiny_winner, 30.0);
+  EXPECT_EQ(index.Find(MakeProblem(12, 16, 9)).tier, LookupTier::kNearest);
+  EXPECT_EQ(index.Find(MakeProblem(4, 8, 16)).tier, LookupTier::kNearest);
+  for (const Problem& far : {MakeProblem(17, 8, 8), MakeProblem(8, 8, 3), MakeProblem(32, 32, 32),
+                             MakeProblem(64, 64, 64), MakeProblem(256, 256, 256)}) {
+    ASSERT_TRUE(tiny_winner.Validate(far, zen5)) << far.ToString();
+    ASSERT_EQ(UntunedConfig(far, zen5).family, KernelFamily::kDirect) << far.ToString();
+    const Lookup lookup = index.Find(far);
+    EXPECT_EQ(lookup.tier, LookupTier::kDefault) << far.ToString();
+    EXPECT_EQ(lookup.config, UntunedConfig(far, zen5)) << far.ToString();
+  }
 }
 
 TEST(WinnerIndexTest, ExactPrefersTheFastestWinnerWithinTheThreadBudget) {
@@ -670,12 +692,17 @@ void ExpectFixedMatchesGemm(Runtime& runtime, const Problem& p, T alpha, T beta,
 
 TEST_F(RuntimeTest, FixedGemmsRunWhatGemmRunsInEveryTier) {
   const Problem tuned = MakeProblem(48, 80, 100);
+  // Small problems borrow from small ones (direct winners are lent within 2x of their shape).
+  const Problem tuned_small = MakeProblem(12, 10, 20);
+  const Problem tuned_no_k = MakeProblem(8, 8, 1);
   const Problem tuned_f64 = MakeProblem(40, 24, 56, 1, DType::kF64, Layout::kColMajor,
                                         Trans::kYes, Trans::kNo);
-  auto runtime = Open(MakeDb("fixed.db", {Winner(tuned, MarkedConfig(tuned, machine_), 42.0,
-                                                 machine_.fingerprint),
-                                          Winner(tuned_f64, MarkedConfig(tuned_f64, machine_),
-                                                 21.0, machine_.fingerprint)}));
+  auto runtime = Open(MakeDb(
+      "fixed.db",
+      {Winner(tuned, MarkedConfig(tuned, machine_), 42.0, machine_.fingerprint),
+       Winner(tuned_small, MarkedConfig(tuned_small, machine_), 30.0, machine_.fingerprint),
+       Winner(tuned_no_k, MarkedConfig(tuned_no_k, machine_), 5.0, machine_.fingerprint),
+       Winner(tuned_f64, MarkedConfig(tuned_f64, machine_), 21.0, machine_.fingerprint)}));
   ASSERT_NE(runtime, nullptr);
   struct Case {
     Problem problem;
@@ -712,8 +739,8 @@ TEST_F(RuntimeTest, FixedGemmsRunWhatGemmRunsInEveryTier) {
   for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
     for (Trans ta : {Trans::kNo, Trans::kYes}) {
       for (Trans tb : {Trans::kNo, Trans::kYes}) {
-        const Problem f32 = MakeProblem(37, 53, 41, 1, DType::kF32, layout, ta, tb);
-        const Problem f64 = MakeProblem(17, 33, 9, 1, DType::kF64, layout, ta, tb);
+        const Problem f32 = MakeProblem(37, 53, 61, 1, DType::kF32, layout, ta, tb);
+        const Problem f64 = MakeProblem(23, 33, 29, 1, DType::kF64, layout, ta, tb);
         ExpectFixedMatchesGemm<float>(*runtime, f32, 0.75f, 0.0f, tier_of(f32));
         ExpectFixedMatchesGemm<double>(*runtime, f64, 1.0, -1.0, tier_of(f64));
       }
