@@ -215,11 +215,12 @@ constexpr int kMaxInPlaceRowsOfA = 2 * kRowsPerAPointer;
 // 16x16 at 0.5x of 8x48 (lda = 3072: all 16 rows in one set). Taken where no set holds more
 // than half its ways of those rows. And only where M is two or more whole row panels, unless
 // half the tile's accumulators would leave the FMA pipes no slack, no more than the latency
-// needs (`one_panel_suffices`, DirectTile's call): on Zen 4 (one zmm FMA a cycle, 4 accumulators needed) one 16x16
-// tile at 16^3 ran at 0.95 of two 8x16 tiles (through GemmPlan::Run, interleaved), though the
-// bare kernel calls were level; on Zen 5 (two pipes, 8 needed, as many as 8x16 has) it ran
-// 1.13-1.16x (three runs, interleaved, fastest of 9). A partial panel runs the edge kernel,
-// which addresses its rows through a table (33x4096x17: 12x32 at 0.90 of 6x64).
+// needs (`one_panel_suffices`, DirectTile's call): on Zen 4 (one zmm FMA a cycle, 4
+// accumulators needed) one 16x16 tile at 16^3 ran at 0.95 of two 8x16 tiles (through
+// GemmPlan::Run, interleaved), though the bare kernel calls were level; on Zen 5 (two pipes, 8
+// needed, as many as 8x16 has) it ran 1.13-1.16x (three runs, interleaved, fastest of 9). A
+// partial panel runs the edge kernel, which addresses its rows through a table (33x4096x17:
+// 12x32 at 0.90 of 6x64).
 bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int mr,
                          std::int64_t elem, bool one_panel_suffices) {
   if (mr <= kRowsPerAPointer) return true;
@@ -256,10 +257,10 @@ bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int m
 // 0.77 and 0.71 of 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles that
 // TallInPlaceTileFits rejects are left out where A is read by rows, tiles narrower than
 // `min_vectors` vectors or `min_rows` rows always, and with `whole_panels_only` tiles that do not
-// divide N. The model ranks tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle) it picks 8x16 for 16^3,
-// 100^3, 200^3 and 127x257x509, 16x16 for 32^3..256^3, 80x300x120, 128x768x768 and 128x3072x768,
-// 8x32 for 512^3 (docs/analytical-model.md has the measured ratios); at 24^3 PlanDirect takes
-// an AVX2 tile.
+// divide N. The model ranks tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle)
+// it picks 8x16 for 16^3, 100^3, 200^3 and 127x257x509, 16x16 for 32^3..256^3, 80x300x120,
+// 128x768x768 and 128x3072x768, 8x32 for 512^3 (docs/analytical-model.md has the measured
+// ratios); at 24^3 PlanDirect takes an AVX2 tile.
 struct TileChoice {
   Tile tile;
   double cycles = 0.0;  // the model's estimate for the whole problem
@@ -414,7 +415,7 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   const CacheBudget cache = CacheBudgetOf(machine.topology);
   const double fma_pipes = VectorFmasPerCycle(machine, isa);
   const int lanes = VectorLanes(isa, sizeof(T));
-  const Tile best = isa == IsaLevel::kAvx512 && fma_pipes >= 2.0
+  const Tile best = TwoZmmPipes(machine)
                         ? FewestLoadsPackedTile(MicroKernels<T>(isa), lanes, fma_pipes)
                         : PackedTile(MicroKernels<T>(isa), lanes, fma_pipes);
   KernelConfig c;
@@ -534,7 +535,7 @@ double DirectARoom(const Machine& machine, const CacheBudget& cache, std::int64_
   const IsaLevel isa = machine.kernel_isa;
   const double fma_pipes = VectorFmasPerCycle(machine, isa);
   const double l2 = static_cast<double>(cache.l2);
-  if (isa != IsaLevel::kAvx512 || fma_pipes < 2.0) return l2;
+  if (!TwoZmmPipes(machine)) return l2;
   const Tile packed = FewestLoadsPackedTile(MicroKernels<T>(isa), VectorLanes(isa, sizeof(T)),
                                             fma_pipes);
   if (packed.nr == 0) return l2;
@@ -628,7 +629,7 @@ constexpr int kMinBlockedTileVectors = 3;
 // rows read it fewer times. Zen 5, f32, 1 thread, k blocks of 512, interleaved: 8x48 against
 // the 4x64 that the model ranks level with it (0.4% apart) ran 128x4096x4096 1.25x, 64x4096x4096
 // 1.21x, 32x4096x4096 1.15x.
-constexpr std::int64_t kMinCrowdedPanelTileRows = 8;
+constexpr int kMinCrowdedPanelTileRows = 8;
 constexpr double kBlockedWideTileSlack = 1.05;  // model cycles a wide tile may cost over the best
 
 // Small problems on an AVX-512 machine may take an AVX2 tile (which the AVX-512 CPU runs just
@@ -649,10 +650,10 @@ DirectPlan PlanDirect(const Problem& problem, const Machine& machine) {
   const TileChoice model = DirectTile<T>(machine, cache, problem, isa);
   DirectPlan plan{model.tile, FitDirect<T>(problem, machine, cache, model.tile)};
   if (plan.fit.kc > 0) {
-    const int min_rows = plan.fit.crowded_panel
-                             ? static_cast<int>(std::min<std::int64_t>(
-                                   kMinCrowdedPanelTileRows, std::max<std::int64_t>(problem.m, 1)))
-                             : 1;
+    const int min_rows =
+        plan.fit.crowded_panel
+            ? static_cast<int>(std::clamp<std::int64_t>(problem.m, 1, kMinCrowdedPanelTileRows))
+            : 1;
     const TileChoice wide =
         DirectTile<T>(machine, cache, problem, isa, kMinBlockedTileVectors, false, min_rows);
     if (wide.tile.mr > 0 && wide.cycles <= kBlockedWideTileSlack * model.cycles) {
