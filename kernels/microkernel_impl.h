@@ -24,23 +24,29 @@ using simd::Unroll;
 // k loop in registers, then writes the m x n corner of the tile; partial vectors use masked
 // loads/stores so nothing outside the tile is read or written.
 //
-// kEdge (in-place modes only) is the variant for a tile with fewer than MR rows (m < MR) read
-// where it lies: rows past m re-read row m - 1, so only op(A)'s m rows are touched. It costs a
-// full tile's FMAs but no copy; the full-tile variant keeps fixed row offsets. Where the ISA has
-// cheap masked loads (Vec::kCheapMaskedLoads), the edge variant also reads only the n columns of
-// B of a tile with n < NR, each B vector under a mask set once before the k loop, so the direct
-// driver reads partial column panels in place. Elsewhere B is read NR columns wide and the
-// driver gives partial column panels a zero-padded copy (AVX2's vmaskmov loads were not
+// kEdge (in-place modes only) is the variant for a tile of fewer than MR rows or NR columns read
+// where it lies. Where the ISA has cheap masked loads (Vec::kCheapMaskedLoads), it reads only the
+// n columns of B of a tile with n < NR, each B vector under a mask set once before the k loop, so
+// the direct driver reads partial column panels in place. Elsewhere B is read NR columns wide and
+// the driver gives partial column panels a zero-padded copy (AVX2's vmaskmov loads were not
 // measured against it; a per-step `lanes == L ? Load : LoadPartial` made GCC 12 store every
-// accumulator to memory on every k step).
-template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false>
-[[gnu::flatten]] void MicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
+// accumulator to memory on every k step). With !kAllRows (m < MR), rows past m re-read row m - 1,
+// so only op(A)'s m rows are touched: a full tile's FMAs but no copy, each row at an offset of
+// its own. Tiles of all MR rows keep fixed row offsets (see EdgeMicroKernel).
+//
+// noinline: the kernels are called through the registry's pointers, and EdgeMicroKernel must
+// call its two variants rather than merge their loops (see there).
+template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
+          bool kAllRows = !kEdge>
+[[gnu::flatten, gnu::noinline]] void MicroKernel(
+    const MicroKernelArgs<typename Vec::Element>& args) {
   using T = typename Vec::Element;
   using V = typename Vec::V;
   constexpr int L = Vec::kLanes;
   constexpr int NR = NV * L;
   static_assert(MR * NV + NV + 1 <= Vec::kRegisters, "register tile does not fit");
   static_assert(!kEdge || kMode != AMode::kPacked, "packed tiles are zero-padded: no edge variant");
+  static_assert(kEdge || kAllRows, "only the edge variant reads fewer than MR rows");
 
   V acc[MR][NV];
   Unroll<MR>([&](auto i) { Unroll<NV>([&](auto v) { acc[i][v] = Vec::Zero(); }); });
@@ -66,23 +72,23 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false>
   const std::int64_t a_ahead = args.prefetch_a * a_step;
   const std::int64_t b_ahead = args.prefetch_b * b_step;
 
-  // Edge tiles: where row i of op(A) starts (row m - 1 for the rows past m).
+  // Tiles of fewer than MR rows: where row i of op(A) starts (row m - 1 for the rows past m).
   std::int64_t edge_row_offset[MR] = {};
-  if constexpr (kEdge) {
+  if constexpr (!kAllRows) {
     for (int i = 0; i < MR; ++i) {
       const std::int64_t row = i < m ? i : m - 1;
       edge_row_offset[i] = kMode == AMode::kRows ? row * lda : row;
     }
   }
 
-  // Full tiles read by rows address rows 8 and up from a second pointer, `ap_high` (row 8 at
-  // k): from one pointer, a tile of more than 8 rows needs MR - 1 row-offset registers and GCC 12
-  // spilled them inside the k loop (16x16 ran 11% slower than 8x16 at 16^3); with two, the
+  // Tiles of all MR rows read by rows address rows 8 and up from a second pointer, `ap_high` (row
+  // 8 at k): from one pointer, a tile of more than 8 rows needs MR - 1 row-offset registers and
+  // GCC 12 spilled them inside the k loop (16x16 ran 11% slower than 8x16 at 16^3); with two, the
   // offsets 1..7 * lda serve both halves. Elsewhere `ap_high` stays at `ap`, unused.
   constexpr int kLowRows = 8;
-  constexpr bool kHighRows = kMode == AMode::kRows && !kEdge && MR > kLowRows;
+  constexpr bool kHighRows = kMode == AMode::kRows && kAllRows && MR > kLowRows;
   auto a_elem = [&](const T* ap, const T* ap_high, int i) -> T {
-    if constexpr (kEdge) {
+    if constexpr (!kAllRows) {
       return ap[edge_row_offset[i]];
     } else if constexpr (kMode == AMode::kRows) {
       return i < kLowRows ? ap[i * lda] : ap_high[(i - kLowRows) * lda];
@@ -173,6 +179,20 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false>
     store_tile.template operator()<true>();
   } else {
     store_tile.template operator()<false>();
+  }
+}
+
+// The edge entry of the registry: a tile of all MR rows (only its columns partial) keeps the
+// full tile's fixed row offsets; per-row offsets, one register each, spilled in the k loop of
+// the larger tiles (a 12x32 tile of 24 columns at k = 24 took 93 ns with them, 85 without).
+// Two instances, not one kernel with both loops: GCC 12 kept the accumulators of such a kernel
+// in memory (3x slower).
+template <class Vec, int MR, int NV, int KU, AMode kMode>
+void EdgeMicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
+  if (args.m == MR) {
+    MicroKernel<Vec, MR, NV, KU, kMode, true, true>(args);
+  } else {
+    MicroKernel<Vec, MR, NV, KU, kMode, true, false>(args);
   }
 }
 
@@ -276,8 +296,8 @@ constexpr MicroKernelEntry<typename Vec::Element> Entry() {
           &MicroKernel<Vec, MR, NV, KU, AMode::kPacked>,
           &MicroKernel<Vec, MR, NV, KU, AMode::kRows>,
           &MicroKernel<Vec, MR, NV, KU, AMode::kCols>,
-          &MicroKernel<Vec, MR, NV, KU, AMode::kRows, true>,
-          &MicroKernel<Vec, MR, NV, KU, AMode::kCols, true>,
+          &EdgeMicroKernel<Vec, MR, NV, KU, AMode::kRows>,
+          &EdgeMicroKernel<Vec, MR, NV, KU, AMode::kCols>,
           Vec::kCheapMaskedLoads};
 }
 
