@@ -77,6 +77,7 @@ Result<GemmPlan<T>> GemmPlan<T>::Create(const KernelConfig& config) {
     plan.gemv_kernel_ = FindGemvKernel<T>(config.isa, config.mr, config.nr);
   } else {
     plan.micro_kernel_ = FindMicroKernel<T>(config.isa, config.mr, config.nr, config.k_unroll);
+    plan.snug_tiles_ = &SnugTiles<T>::Of(*plan.micro_kernel_);
   }
   return plan;
 }
@@ -95,7 +96,8 @@ Status GemmPlan<T>::Run(const GemmArgs<T>& args, ThreadPool& pool) const {
       detail::RunGemv(config_, *gemv_kernel_, g, pool);
       break;
     case KernelFamily::kDirect:
-      detail::RunDirect(config_, *micro_kernel_, g, g.a.data, g.b.data, g.c, pool);
+      detail::RunDirect(config_, *micro_kernel_, *snug_tiles_, g, g.a.data, g.b.data, g.c,
+                        pool);
       break;
     case KernelFamily::kPacked:
       detail::RunPacked(config_, *micro_kernel_, g, pool);
@@ -125,8 +127,8 @@ void BoundGemm<T>::Run(const T* a, const T* b, T* c, ThreadPool& pool) const {
   if (runs_direct_) [[likely]] {
     // Column-major problems swap A and B in row-major terms (see RowMajorGemm).
     const bool row_major = shape_.layout == Layout::kRowMajor;
-    detail::RunDirect(plan_.config_, *plan_.micro_kernel_, problem_, row_major ? a : b,
-                      row_major ? b : a, c, pool);
+    detail::RunDirect(plan_.config_, *plan_.micro_kernel_, *plan_.snug_tiles_, problem_,
+                      row_major ? a : b, row_major ? b : a, c, pool);
     return;
   }
   GemmArgs<T> args = shape_;

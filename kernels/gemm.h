@@ -58,6 +58,7 @@ class GemmPlan {
   friend class BoundGemm<T>;
   KernelConfig config_;
   const MicroKernelEntry<T>* micro_kernel_ = nullptr;
+  const SnugTiles<T>* snug_tiles_ = nullptr;  // direct family: the kernels of partial tiles
   const GemvKernelEntry<T>* gemv_kernel_ = nullptr;
 };
 

@@ -5,6 +5,8 @@
 // panel runs the edge variant too: where that masks B (AVX-512) it reads the panel in place,
 // elsewhere (B read a whole tile wide) from a zero-padded copy (k x nr, made once per panel and
 // k block); a transposed B is copied to row-major once, since the kernels read op(B) by rows.
+// Partial tiles run the snug kernel of their size (SnugTiles: a 12x32 kernel's last 8 rows run
+// 8x32), so they cost the FMAs of the registered tile that covers them, not a whole tile's.
 // With kc > 0 the k loop is split into blocks of kc, outermost, so that the m x kc block of A and
 // each kc x nr panel of B stay in L2 when the whole A or panel would not: every block after the
 // first adds its product to C (beta = 1), so C is read only where the caller's beta says so.
@@ -55,8 +57,8 @@ struct DirectWork {
   T* c;
   std::int64_t ldb;
   std::int64_t k_block;
+  const SnugTiles<T>* snug;  // the kernels of partial tiles
   MicroKernelFn<T> full_tile;
-  MicroKernelFn<T> edge_tile;
   int mr;
   int nr;
   int prefetch_a;
@@ -66,6 +68,18 @@ struct DirectWork {
   bool masks_b;  // the edge kernel reads a partial panel of B in place
   bool may_align;  // a first narrow panel may line B's panels up (see kMinBytesOfBToAlign)
 };
+
+// The kernel of a tile of m <= mr rows and n <= nr columns: the full-tile variant where the
+// snug kernel's rows are all there and it reads its columns of B whole (they exist, or the
+// driver padded the panel), else its edge variant.
+template <typename T>
+[[gnu::always_inline]] inline MicroKernelFn<T> TileKernel(const DirectWork<T>& w, int m, int n) {
+  if (m == w.mr && n == w.nr) return w.full_tile;
+  const MicroKernelEntry<T>& kernel = w.snug->For(m, n);
+  const bool full = m == kernel.mr && (n == kernel.nr || !w.masks_b);
+  if (w.a_by_rows) return full ? kernel.rows : kernel.rows_edge;
+  return full ? kernel.cols : kernel.cols_edge;
+}
 
 // A tile call's arguments, those that every tile of this GEMM shares set. Built in place by
 // each caller (this inlines): copying a prepared struct made the copy's wide loads wait on the
@@ -95,6 +109,8 @@ template <typename T>
   const std::int64_t lead =
       w.may_align ? AligningLead(MatrixView<T>{w.b, w.ldb}, col_begin, col_end, w.nr) : 0;
   MicroKernelArgs<T> args = SharedTileArgs(w);
+  // Rows of the last, partial row panel (or a whole panel's, where there is none).
+  const int bottom_rows = static_cast<int>((row_end - row_begin - 1) % w.mr + 1);
   for (std::int64_t p = 0; p < k; p += w.k_block) {
     args.k = std::min(w.k_block, k - p);
     if (p > 0) args.beta = T(1);
@@ -116,11 +132,13 @@ template <typename T>
         args.b = padded;
         args.ldb = w.nr;
       }
+      const MicroKernelFn<T> tile = TileKernel(w, w.mr, args.n);
+      const MicroKernelFn<T> bottom_tile = TileKernel(w, bottom_rows, args.n);
       for (std::int64_t i = row_begin; i < row_end; i += w.mr) {
         args.m = static_cast<int>(std::min<std::int64_t>(w.mr, row_end - i));
         args.a = w.a_by_rows ? a_block + i * g.a.ld : a_block + i;
         args.c = w.c + i * g.ldc + j;
-        (args.m == w.mr && !masked_b ? w.full_tile : w.edge_tile)(args);
+        (args.m == w.mr ? tile : bottom_tile)(args);
       }
     }
   }
@@ -133,8 +151,13 @@ template <typename T>
 template <typename T>
 [[gnu::always_inline]] inline void RunDirectSmall(const DirectWork<T> w) {
   const RowMajorGemm<T>& g = *w.g;
+  // The kernels are looked up once a column panel, not once a tile: at f64 20^3 (4x24, five
+  // tiles of 20 columns) a lookup per tile cost ~15%.
+  const int bottom_rows = static_cast<int>((g.m - 1) % w.mr + 1);
   for (std::int64_t j = 0; j < g.n; j += w.nr) {
     const int width = static_cast<int>(std::min<std::int64_t>(w.nr, g.n - j));
+    const MicroKernelFn<T> tile = TileKernel(w, w.mr, width);
+    const MicroKernelFn<T> bottom_tile = TileKernel(w, bottom_rows, width);
     for (std::int64_t i = 0; i < g.m; i += w.mr) {
       MicroKernelArgs<T> args = SharedTileArgs(w);
       args.a = w.a_by_rows ? w.a + i * g.a.ld : w.a + i;
@@ -142,14 +165,15 @@ template <typename T>
       args.c = w.c + i * g.ldc + j;
       args.m = static_cast<int>(std::min<std::int64_t>(w.mr, g.m - i));
       args.n = width;
-      (args.m == w.mr && width == w.nr ? w.full_tile : w.edge_tile)(args);
+      (args.m == w.mr ? tile : bottom_tile)(args);
     }
   }
 }
 
 template <typename T>
 void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
-               const RowMajorGemm<T>& g, const T* a, const T* b, T* c, ThreadPool& pool) {
+               const SnugTiles<T>& snug, const RowMajorGemm<T>& g, const T* a, const T* b, T* c,
+               ThreadPool& pool) {
   const std::int64_t k = g.k;
   DirectWork<T> work;
   work.g = &g;
@@ -169,8 +193,8 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
   }
   work.k_block = config.kc > 0 ? std::min<std::int64_t>(config.kc, k) : k;
   work.a_by_rows = g.a.trans == Trans::kNo;
+  work.snug = &snug;
   work.full_tile = work.a_by_rows ? kernel.rows : kernel.cols;
-  work.edge_tile = work.a_by_rows ? kernel.rows_edge : kernel.cols_edge;
   work.mr = config.mr;
   work.nr = config.nr;
   work.prefetch_a = config.prefetch_a;
@@ -209,10 +233,10 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
 }
 
 template void RunDirect<float>(const KernelConfig&, const MicroKernelEntry<float>&,
-                               const RowMajorGemm<float>&, const float*, const float*, float*,
-                               ThreadPool&);
+                               const SnugTiles<float>&, const RowMajorGemm<float>&, const float*,
+                               const float*, float*, ThreadPool&);
 template void RunDirect<double>(const KernelConfig&, const MicroKernelEntry<double>&,
-                                const RowMajorGemm<double>&, const double*, const double*,
-                                double*, ThreadPool&);
+                                const SnugTiles<double>&, const RowMajorGemm<double>&,
+                                const double*, const double*, double*, ThreadPool&);
 
 }  // namespace mmtune::detail

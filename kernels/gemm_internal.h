@@ -51,7 +51,8 @@ void RunPacked(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
 // problem is made once and only the pointers come with each call (see BoundGemm).
 template <typename T>
 void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
-               const RowMajorGemm<T>& g, const T* a, const T* b, T* c, ThreadPool& pool);
+               const SnugTiles<T>& snug, const RowMajorGemm<T>& g, const T* a, const T* b, T* c,
+               ThreadPool& pool);
 template <typename T>
 void RunGemv(const KernelConfig& config, const GemvKernelEntry<T>& kernel,
              const RowMajorGemm<T>& g, ThreadPool& pool);

@@ -1,5 +1,7 @@
 // Looks kernels up in the per-ISA tables. Which tables exist is decided at build time: the x86
 // ISA translation units are compiled only for x86-64 targets.
+#include <map>
+
 #include "kernels/kernel_tables.h"
 
 namespace mmtune {
@@ -80,6 +82,45 @@ template const MicroKernelEntry<float>* FindMicroKernel<float>(IsaLevel, int, in
 template const MicroKernelEntry<double>* FindMicroKernel<double>(IsaLevel, int, int, int);
 template const GemvKernelEntry<float>* FindGemvKernel<float>(IsaLevel, int, int);
 template const GemvKernelEntry<double>* FindGemvKernel<double>(IsaLevel, int, int);
+
+template <typename T>
+const SnugTiles<T>& SnugTiles<T>::Of(const MicroKernelEntry<T>& kernel) {
+  // One table per registered kernel, all built at the first call: a few thousand pointers.
+  static const std::map<const MicroKernelEntry<T>*, SnugTiles> tables = [] {
+    std::map<const MicroKernelEntry<T>*, SnugTiles> built;
+    for (IsaLevel isa : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+      const auto kernels = MicroKernels<T>(isa);
+      const int lanes = VectorLanes(isa, sizeof(T));
+      for (const auto& outer : kernels) {
+        SnugTiles& table = built[&outer];
+        table.lanes_ = lanes;
+        table.vectors_ = outer.nr / lanes;
+        for (int m = 1; m <= outer.mr; ++m) {
+          for (int v = 1; v <= table.vectors_; ++v) {
+            const MicroKernelEntry<T>* snug = &outer;
+            for (const auto& inner : kernels) {
+              if (inner.k_unroll != outer.k_unroll || inner.mr < m || inner.mr > outer.mr ||
+                  inner.nr < v * lanes || inner.nr > outer.nr) {
+                continue;
+              }
+              const int accumulators = inner.mr * inner.nr;
+              const int best = snug->mr * snug->nr;
+              if (accumulators < best || (accumulators == best && inner.mr < snug->mr)) {
+                snug = &inner;
+              }
+            }
+            table.by_shape_.push_back(snug);
+          }
+        }
+      }
+    }
+    return built;
+  }();
+  return tables.at(&kernel);
+}
+
+template class SnugTiles<float>;
+template class SnugTiles<double>;
 
 int VectorLanes(IsaLevel isa, std::size_t element_size) {
   switch (isa) {

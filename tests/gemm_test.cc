@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -76,6 +77,21 @@ KernelConfig RandomConfig(KernelFamily family, IsaLevel isa, std::int64_t m, std
   return c;
 }
 
+// The direct config of a registered kernel, split by columns.
+template <typename T>
+KernelConfig DirectConfigFor(const MicroKernelEntry<T>& kernel, int threads, int kc) {
+  KernelConfig config;
+  config.family = KernelFamily::kDirect;
+  config.isa = kernel.isa;
+  config.mr = kernel.mr;
+  config.nr = kernel.nr;
+  config.k_unroll = kernel.k_unroll;
+  config.threads = threads;
+  config.kc = kc;
+  config.parallel_loop = ParallelLoop::kJc;
+  return config;
+}
+
 template <typename T>
 void RunCases(KernelFamily family, const std::vector<std::array<std::int64_t, 3>>& shapes,
               int configs_per_shape, std::uint64_t seed) {
@@ -140,6 +156,85 @@ TYPED_TEST(GemmTest, GemvFamilyMatchesTheReference) {
                       6, 3);
 }
 
+// Partial direct tiles run the snug kernel (SnugTiles): the registered kernel of the same ISA
+// and k unroll, no larger than the config's, with the fewest accumulators that covers them.
+TYPED_TEST(GemmTest, SnugTilesCoverPartialTilesWithTheFewestAccumulators) {
+  using T = TypeParam;
+  for (IsaLevel isa : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    const auto kernels = MicroKernels<T>(isa);
+    const int lanes = VectorLanes(isa, sizeof(T));
+    for (const auto& kernel : kernels) {
+      const SnugTiles<T>& snug = SnugTiles<T>::Of(kernel);
+      EXPECT_EQ(&snug.For(kernel.mr, kernel.nr), &kernel);
+      for (int m = 1; m <= kernel.mr; ++m) {
+        for (int n = 1; n <= kernel.nr; ++n) {
+          const MicroKernelEntry<T>& tile = snug.For(m, n);
+          const std::string where = std::string(ToString(isa)) + " " +
+                                    std::to_string(kernel.mr) + "x" + std::to_string(kernel.nr) +
+                                    " at " + std::to_string(m) + "x" + std::to_string(n);
+          ASSERT_EQ(tile.isa, isa) << where;
+          ASSERT_EQ(tile.k_unroll, kernel.k_unroll) << where;
+          ASSERT_TRUE(tile.mr >= m && tile.mr <= kernel.mr) << where;
+          ASSERT_TRUE(tile.nr >= n && tile.nr <= kernel.nr) << where;
+          for (const auto& other : kernels) {
+            const bool fits = other.k_unroll == kernel.k_unroll && other.mr >= m &&
+                              other.nr >= n && other.mr <= kernel.mr && other.nr <= kernel.nr;
+            EXPECT_FALSE(fits && other.mr * other.nr < tile.mr * tile.nr)
+                << where << ": " << other.mr << "x" << other.nr << " is smaller than "
+                << tile.mr << "x" << tile.nr;
+          }
+          // Vectors of columns, not columns, pick the tile.
+          EXPECT_EQ(&tile, &snug.For(m, (n + lanes - 1) / lanes * lanes)) << where;
+        }
+      }
+    }
+  }
+}
+
+// Every remainder of rows and of vector columns, with every kernel as the config's, so each
+// snug kernel runs as a bottom, right and corner tile: in place (A by rows and transposed), B in
+// place or transposed (copied), one k block and several, against the reference with canaries
+// around C. A and B are copies of exactly their extent followed by an inaccessible page, so a
+// kernel reading past the last row's columns faults.
+TYPED_TEST(GemmTest, DirectPartialTilesMatchTheReferenceWithEveryKernel) {
+  using T = TypeParam;
+  std::mt19937_64 rng(21);
+  int cases = 0;
+  for (IsaLevel isa : RunnableLevels()) {
+    const int lanes = VectorLanes(isa, sizeof(T));
+    for (const auto& kernel : MicroKernels<T>(isa)) {
+      if (kernel.k_unroll != 1) continue;
+      const int vectors = kernel.nr / lanes;
+      for (int rows_left : {kernel.mr - 1, (kernel.mr + 1) / 2, 1}) {
+        for (int vectors_left = 0; vectors_left < vectors; ++vectors_left) {
+          if (rows_left < 1) continue;
+          const std::int64_t m = 2 * kernel.mr + rows_left;
+          // A partial last vector too, where the ISA has more than one lane.
+          const std::int64_t n = kernel.nr + vectors_left * lanes + (lanes > 1 ? lanes / 2 : 1);
+          const std::int64_t k = 3 + cases % 11;
+          const Trans ta = cases % 2 == 0 ? Trans::kNo : Trans::kYes;
+          const Trans tb = cases % 3 == 0 ? Trans::kYes : Trans::kNo;
+          const T beta = cases % 2 == 0 ? T(0) : T(0.5);
+          GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, tb, m, n, k, T(1), beta,
+                                       cases % 5 == 0 ? 3 : 0, beta == T(0), rng);
+          const KernelConfig config = DirectConfigFor(kernel, 1, cases % 4 == 0 ? 2 : 0);
+          const GuardedCopy<T> a(gc.a.data(),
+                                 StoredExtent(Layout::kRowMajor, ta, m, k, gc.a.ld));
+          const GuardedCopy<T> b(gc.b.data(),
+                                 StoredExtent(Layout::kRowMajor, tb, k, n, gc.b.ld));
+          GemmArgs<T> args{Layout::kRowMajor, ta, tb, m, n, k, T(1), a.data(), gc.a.ld,
+                           b.data(), gc.b.ld, beta, gc.c.data(), gc.c.ld};
+          const Status status = Gemm(config, args);
+          ASSERT_TRUE(status.ok()) << config.ToString() << ": " << status.error().message;
+          ++cases;
+          if (CheckResult(gc, config.ToString()) > 0) return;
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
+}
+
 TYPED_TEST(GemmTest, BlocksLargerThanTheCaches) {
   // One shape that needs several default-sized kc/mc/nc blocks in every dimension.
   using T = TypeParam;
@@ -194,14 +289,8 @@ TYPED_TEST(GemmTest, DirectPanelsAlignedToAMisalignedB) {
                                StoredExtent(Layout::kRowMajor, Trans::kNo, k, n, gc.b.ld));
         ASSERT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % kCacheLineBytes,
                   static_cast<std::uintptr_t>(offset) * sizeof(T));
-        KernelConfig config;
-        config.family = KernelFamily::kDirect;
-        config.isa = isa;
-        config.mr = kernel.mr;
-        config.nr = kernel.nr;
-        config.k_unroll = 1;
-        config.threads = 1 + static_cast<int>(offset % 2);
-        config.kc = offset == 0 ? 0 : 300;
+        const KernelConfig config =
+            DirectConfigFor(kernel, 1 + static_cast<int>(offset % 2), offset == 0 ? 0 : 300);
         GemmArgs<T> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, gc.alpha,
                          gc.a.data(), gc.a.ld, b.data(), gc.b.ld, gc.beta, gc.c.data(), gc.c.ld};
         ASSERT_TRUE(Gemm(config, args).ok()) << config.ToString();
