@@ -372,10 +372,15 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
         machine);
   };
   const Machine zen4 = testing::SyntheticZen4Machine();
+  // One zmm FMA a cycle (Zen 4): no more accumulators than 16, and no more columns computed for
+  // N = 100 than 8x16 computes (112). The whole-tile 4x64 edge (128 columns) had run 0.90x of
+  // 8x16; its snug edge now computes 112 too (4x48 for the last 36), with fewer tile calls.
   const KernelConfig zen4_100 = config(zen4, Trans::kNo, 100);
   ASSERT_EQ(zen4_100.family, KernelFamily::kDirect);
-  EXPECT_EQ(zen4_100.mr, 8) << zen4_100.ToString();
-  EXPECT_EQ(zen4_100.nr, 16) << zen4_100.ToString();
+  EXPECT_LE(zen4_100.mr * (zen4_100.nr / 16), 16) << zen4_100.ToString();
+  const int snug_last_panel = static_cast<int>(100 % zen4_100.nr + 15) / 16 * 16;
+  EXPECT_LE(100 / zen4_100.nr * zen4_100.nr + (100 % zen4_100.nr > 0 ? snug_last_panel : 0), 112)
+      << zen4_100.ToString();
   EXPECT_EQ(zen4_100.k_unroll, 1);
 
   CpuFeatures intel_cpu = zen4.cpu;
