@@ -219,7 +219,7 @@ constexpr int kMaxInPlaceRowsOfA = 2 * kRowsPerAPointer;
 // accumulators needed) one 16x16 tile at 16^3 ran at 0.95 of two 8x16 tiles (through
 // GemmPlan::Run, interleaved), though the bare kernel calls were level; on Zen 5 (two pipes, 8
 // needed, as many as 8x16 has) it ran 1.13-1.16x (three runs, interleaved, fastest of 9). A
-// partial panel runs the edge kernel, which addresses its rows through a table (33x4096x17:
+// partial row panel runs the edge kernel, which addresses its rows through a table (33x4096x17:
 // 12x32 at 0.90 of 6x64).
 bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int mr,
                          std::int64_t elem, bool one_panel_suffices) {
@@ -242,9 +242,14 @@ bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int m
 
 // The register tile of a direct (unpacked) problem (`problem` in its row-major view): the
 // registered tile with the fewest estimated cycles for the whole problem. Small problems are
-// where a poor fit costs most: every partial tile at the bottom or right edge costs a full tile
-// (24^3 f32 on Zen 3: 6x16, whose 8-column edge tiles compute 16 columns, ran at 26 GFLOP/s;
-// 3x24 and 4x24, which fit, at 63). Per k step a tile is bound by the slowest of
+// where a poor fit costs most: a partial tile at the bottom or right edge costs the whole tile
+// of the snug kernel that runs it (SnugTiles: 24^3 f32 on Zen 3, 6x16, whose 8-column edge
+// tiles then computed 16 columns, ran at 26 GFLOP/s; 3x24 and 4x24, which fit, at 63). Costing
+// those tiles as their snug kernels rather than as whole tiles moved Zen 5 to wider tiles
+// (f32 20^3 8x32 for 4x32 1.16-1.33x, 64x100x64 6x64 for 8x32 1.07x; f64 20^3 8x24 for 4x24
+// 1.16x, 100^3 8x24 for 6x16 1.09x; f64 32^3 6x32 for 8x16 0.93x, the one loss past 3%, f32
+// and f64 on 36^3..256^3 0.97-1.02x; 1 thread, interleaved). Per k step a tile is bound by the
+// slowest of
 //   - FMA throughput: mr * nv FMAs on `fma_pipes` (VectorFmasPerCycle for `isa`);
 //   - FMA latency: each accumulator is one chain of k FMAs, kFmaLatency cycles apart, so fewer than
 //     fma_pipes * kFmaLatency accumulators leave the pipes idle;
@@ -258,9 +263,11 @@ bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int m
 // TallInPlaceTileFits rejects are left out where A is read by rows, tiles narrower than
 // `min_vectors` vectors or `min_rows` rows always, and with `whole_panels_only` tiles that do not
 // divide N. The model ranks tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle)
-// it picks 8x16 for 16^3, 100^3, 200^3 and 127x257x509, 16x16 for 32^3..256^3, 80x300x120,
+// it picked 8x16 for 16^3, 100^3, 200^3 and 127x257x509, 16x16 for 32^3..256^3, 80x300x120,
 // 128x768x768 and 128x3072x768, 8x32 for 512^3 (docs/analytical-model.md has the measured
-// ratios); at 24^3 PlanDirect takes an AVX2 tile.
+// ratios) while partial tiles cost a whole tile; at 24^3 PlanDirect takes an AVX2 tile. With
+// snug partial tiles it takes 4x64 for 100^3 (not measured on Zen 4: the 4x64 that ran 0.90x of
+// 8x16 there computed 128 columns for 100, 8x16 and now 4x64 compute 112).
 struct TileChoice {
   Tile tile;
   double cycles = 0.0;  // the model's estimate for the whole problem
