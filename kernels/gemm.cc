@@ -119,6 +119,9 @@ Result<BoundGemm<T>> GemmPlan<T>::Bind(const GemmArgs<T>& shape) const {
   const detail::RowMajorGemm<T>& g = bound.problem_;
   bound.runs_direct_ = config_.family == KernelFamily::kDirect && g.m > 0 && g.n > 0 &&
                        g.k > 0 && g.alpha != T(0);
+  if (bound.runs_direct_) {
+    bound.tiles_ = detail::PlanDirectTiles(config_, *micro_kernel_, *snug_tiles_, g);
+  }
   return bound;
 }
 
@@ -127,6 +130,10 @@ void BoundGemm<T>::Run(const T* a, const T* b, T* c, ThreadPool& pool) const {
   if (runs_direct_) [[likely]] {
     // Column-major problems swap A and B in row-major terms (see RowMajorGemm).
     const bool row_major = shape_.layout == Layout::kRowMajor;
+    if (tiles_.count > 0) {
+      detail::RunDirectTilePlan(tiles_, row_major ? a : b, row_major ? b : a, c);
+      return;
+    }
     detail::RunDirect(plan_.config_, *plan_.micro_kernel_, *plan_.snug_tiles_, problem_,
                       row_major ? a : b, row_major ? b : a, c, pool);
     return;

@@ -77,6 +77,8 @@ class BoundGemm {
   void Run(const T* a, const T* b, T* c) const { Run(a, b, c, DefaultThreadPool()); }
 
   const GemmArgs<T>& shape() const { return shape_; }
+  // Tile calls planned at Bind (0: each call runs the direct driver or GemmPlan::Run).
+  int planned_tile_calls() const { return tiles_.count; }
   const KernelConfig& config() const { return plan_.config(); }
 
  private:
@@ -86,6 +88,7 @@ class BoundGemm {
   GemmArgs<T> shape_;              // pointers null
   detail::RowMajorGemm<T> problem_;  // pointers null; used where `runs_direct_`
   bool runs_direct_ = false;
+  detail::DirectTilePlan<T> tiles_;  // where `runs_direct_` and the problem is small
 };
 
 // One-shot convenience: plan and run.

@@ -144,12 +144,13 @@ template <typename T>
   }
 }
 
-// The common case of a small problem on one thread, in one k block, every column panel read in
-// place: only the tile loops. Through RunDirectTiles the same two 8x16 tiles of a 16^3 call
-// took ~9 ns longer (87 vs 78 ns, interleaved); its k blocks, aligning lead and padded panels
-// cost more than their branches suggest.
-template <typename T>
-[[gnu::always_inline]] inline void RunDirectSmall(const DirectWork<T> w) {
+// The tiles of the common case of a small problem on one thread, in one k block, every column
+// panel read in place: visit(i, j, m, n, kernel) for the tile at row i and column j. Through
+// RunDirectTiles the same two 8x16 tiles of a 16^3 call took ~9 ns longer (87 vs 78 ns,
+// interleaved); its k blocks, aligning lead and padded panels cost more than their branches
+// suggest.
+template <typename T, typename Visit>
+[[gnu::always_inline]] inline void ForEachSmallTile(const DirectWork<T>& w, Visit&& visit) {
   const RowMajorGemm<T>& g = *w.g;
   // The kernels are looked up once a column panel, not once a tile: at f64 20^3 (4x24, five
   // tiles of 20 columns) a lookup per tile cost ~15%.
@@ -159,38 +160,24 @@ template <typename T>
     const MicroKernelFn<T> tile = TileKernel(w, w.mr, width);
     const MicroKernelFn<T> bottom_tile = TileKernel(w, bottom_rows, width);
     for (std::int64_t i = 0; i < g.m; i += w.mr) {
-      MicroKernelArgs<T> args = SharedTileArgs(w);
-      args.a = w.a_by_rows ? w.a + i * g.a.ld : w.a + i;
-      args.b = w.b + j;
-      args.c = w.c + i * g.ldc + j;
-      args.m = static_cast<int>(std::min<std::int64_t>(w.mr, g.m - i));
-      args.n = width;
-      (args.m == w.mr ? tile : bottom_tile)(args);
+      const int rows = static_cast<int>(std::min<std::int64_t>(w.mr, g.m - i));
+      visit(i, j, rows, width, rows == w.mr ? tile : bottom_tile);
     }
   }
 }
 
+// What every call of a direct GEMM needs, but for a transposed B's copy (RunDirect makes it).
 template <typename T>
-void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
-               const SnugTiles<T>& snug, const RowMajorGemm<T>& g, const T* a, const T* b, T* c,
-               ThreadPool& pool) {
+DirectWork<T> MakeDirectWork(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
+                             const SnugTiles<T>& snug, const RowMajorGemm<T>& g, const T* a,
+                             const T* b, T* c) {
   const std::int64_t k = g.k;
   DirectWork<T> work;
   work.g = &g;
   work.a = a;
   work.b = b;
   work.c = c;
-  work.ldb = g.b.ld;
-  // The in-place kernels read op(B) row by row; a transposed B is copied to row-major once.
-  if (g.b.trans == Trans::kYes) {
-    const MatrixView<T> view{b, g.b.ld, Trans::kYes};
-    T* copy = ThreadWorkspaceOf<T>(WorkspaceSlot::kVector, static_cast<std::size_t>(k * g.n));
-    for (std::int64_t p = 0; p < k; ++p) {
-      for (std::int64_t j = 0; j < g.n; ++j) copy[p * g.n + j] = view.At(p, j);
-    }
-    work.b = copy;
-    work.ldb = g.n;
-  }
+  work.ldb = g.b.trans == Trans::kYes ? g.n : g.b.ld;
   work.k_block = config.kc > 0 ? std::min<std::int64_t>(config.kc, k) : k;
   work.a_by_rows = g.a.trans == Trans::kNo;
   work.snug = &snug;
@@ -204,12 +191,44 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
   const auto element_size = static_cast<std::int64_t>(sizeof(T));
   work.may_align = work.masks_b && k * g.n * element_size >= kMinBytesOfBToAlign &&
                    work.ldb * element_size % kCacheLineBytes == 0;
+  return work;
+}
+
+// Whether one thread runs `w` as ForEachSmallTile's tiles.
+template <typename T>
+bool RunsSmall(const DirectWork<T>& w) {
+  return w.k_block == w.g->k && !w.may_align && (w.masks_b || w.g->n % w.nr == 0);
+}
+
+template <typename T>
+void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
+               const SnugTiles<T>& snug, const RowMajorGemm<T>& g, const T* a, const T* b, T* c,
+               ThreadPool& pool) {
+  DirectWork<T> work = MakeDirectWork(config, kernel, snug, g, a, b, c);
+  // The in-place kernels read op(B) row by row; a transposed B is copied to row-major once.
+  if (g.b.trans == Trans::kYes) {
+    const MatrixView<T> view{b, g.b.ld, Trans::kYes};
+    T* copy = ThreadWorkspaceOf<T>(WorkspaceSlot::kVector, static_cast<std::size_t>(g.k * g.n));
+    for (std::int64_t p = 0; p < g.k; ++p) {
+      for (std::int64_t j = 0; j < g.n; ++j) copy[p * g.n + j] = view.At(p, j);
+    }
+    work.b = copy;
+  }
 
   const int team = std::max(1, std::min(config.threads, pool.size()));
   // One thread runs on the caller's thread: no task indirection (small problems pay per call).
   if (team == 1) {
-    if (work.k_block == k && !work.may_align && (work.masks_b || g.n % work.nr == 0)) {
-      RunDirectSmall(work);
+    if (RunsSmall(work)) {
+      ForEachSmallTile(work, [&](std::int64_t i, std::int64_t j, int rows, int cols,
+                                 MicroKernelFn<T> tile) __attribute__((always_inline)) {
+        MicroKernelArgs<T> args = SharedTileArgs(work);
+        args.a = work.a_by_rows ? work.a + i * g.a.ld : work.a + i;
+        args.b = work.b + j;
+        args.c = work.c + i * g.ldc + j;
+        args.m = rows;
+        args.n = cols;
+        tile(args);
+      });
       return;
     }
     RunDirectTiles(work, 0, g.m, 0, g.n);
@@ -232,11 +251,38 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
   });
 }
 
+template <typename T>
+DirectTilePlan<T> PlanDirectTiles(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
+                                  const SnugTiles<T>& snug, const RowMajorGemm<T>& g) {
+  DirectTilePlan<T> plan;
+  const DirectWork<T> work = MakeDirectWork<T>(config, kernel, snug, g, nullptr, nullptr, nullptr);
+  const std::int64_t tiles = CeilDiv(g.m, config.mr) * CeilDiv(g.n, config.nr);
+  if (config.threads != 1 || g.b.trans == Trans::kYes || !RunsSmall(work) ||
+      tiles > DirectTilePlan<T>::kMaxTiles) {
+    return plan;
+  }
+  plan.shared = SharedTileArgs(work);
+  ForEachSmallTile(work, [&](std::int64_t i, std::int64_t j, int rows, int cols,
+                             MicroKernelFn<T> tile) {
+    plan.tiles[plan.count++] = {work.a_by_rows ? i * g.a.ld : i, j, i * g.ldc + j, rows, cols,
+                                tile};
+  });
+  return plan;
+}
+
 template void RunDirect<float>(const KernelConfig&, const MicroKernelEntry<float>&,
                                const SnugTiles<float>&, const RowMajorGemm<float>&, const float*,
                                const float*, float*, ThreadPool&);
 template void RunDirect<double>(const KernelConfig&, const MicroKernelEntry<double>&,
                                 const SnugTiles<double>&, const RowMajorGemm<double>&,
                                 const double*, const double*, double*, ThreadPool&);
+template DirectTilePlan<float> PlanDirectTiles<float>(const KernelConfig&,
+                                                      const MicroKernelEntry<float>&,
+                                                      const SnugTiles<float>&,
+                                                      const RowMajorGemm<float>&);
+template DirectTilePlan<double> PlanDirectTiles<double>(const KernelConfig&,
+                                                        const MicroKernelEntry<double>&,
+                                                        const SnugTiles<double>&,
+                                                        const RowMajorGemm<double>&);
 
 }  // namespace mmtune::detail

@@ -53,6 +53,45 @@ template <typename T>
 void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
                const SnugTiles<T>& snug, const RowMajorGemm<T>& g, const T* a, const T* b, T* c,
                ThreadPool& pool);
+// The tile calls of a bound direct problem, planned once (BoundGemm) where it is small: one
+// thread, one k block, op(B) read in place (not transposed; every partial panel masked, or
+// none), at most kMaxTiles tiles. A call then only adds the operands' addresses to each tile's
+// offsets, as a kernel that libxsmm dispatched for the shape would.
+template <typename T>
+struct DirectTilePlan {
+  static constexpr int kMaxTiles = 8;
+  struct Tile {
+    std::int64_t a_offset;  // elements from A's (row-major terms) first element
+    std::int64_t b_offset;
+    std::int64_t c_offset;
+    int m;
+    int n;
+    MicroKernelFn<T> kernel;
+  };
+  MicroKernelArgs<T> shared;  // k, leading dimensions, alpha, beta, prefetch
+  Tile tiles[kMaxTiles] = {};
+  int count = 0;  // 0: not planned (RunDirect runs the problem)
+};
+
+// The plan of `g` with `config` (count 0 where the problem is not such a one).
+template <typename T>
+DirectTilePlan<T> PlanDirectTiles(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
+                                  const SnugTiles<T>& snug, const RowMajorGemm<T>& g);
+
+template <typename T>
+inline void RunDirectTilePlan(const DirectTilePlan<T>& plan, const T* a, const T* b, T* c) {
+  MicroKernelArgs<T> args = plan.shared;
+  for (int t = 0; t < plan.count; ++t) {
+    const typename DirectTilePlan<T>::Tile& tile = plan.tiles[t];
+    args.a = a + tile.a_offset;
+    args.b = b + tile.b_offset;
+    args.c = c + tile.c_offset;
+    args.m = tile.m;
+    args.n = tile.n;
+    tile.kernel(args);
+  }
+}
+
 template <typename T>
 void RunGemv(const KernelConfig& config, const GemvKernelEntry<T>& kernel,
              const RowMajorGemm<T>& g, ThreadPool& pool);

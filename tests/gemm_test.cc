@@ -892,6 +892,31 @@ TEST(DefaultConfigTest, GemvRowsFollowRowLengthAndMatrixSize) {
   }
 }
 
+// Runs `shape` on gc's operands through `plan` (into a copy of C) and through `bound` (into
+// gc's C). True where the two agree bit for bit and the bound result meets the reference with
+// its canaries intact; a failure is reported under `name`.
+template <typename T>
+bool BoundRunsAsItsPlan(const GemmPlan<T>& plan, const BoundGemm<T>& bound,
+                        const GemmArgs<T>& shape, GemmCase<T>& gc, const std::string& name) {
+  std::vector<T> through_plan = gc.c.storage;
+  GemmArgs<T> args = shape;
+  args.a = gc.a.data();
+  args.b = gc.b.data();
+  args.c = through_plan.data() + gc.c.pad;
+  if (const Status status = plan.Run(args); !status.ok()) {
+    ADD_FAILURE() << name << ": " << status.error().message;
+    return false;
+  }
+  bound.Run(gc.a.data(), gc.b.data(), gc.c.data());
+  if (CheckResult(gc, name) > 0) return false;
+  if (std::memcmp(through_plan.data(), gc.c.storage.data(), through_plan.size() * sizeof(T)) !=
+      0) {
+    ADD_FAILURE() << gc.name << " " << name << ": differs from GemmPlan::Run";
+    return false;
+  }
+  return true;
+}
+
 // A plan bound to a problem gives what GemmPlan::Run gives for it, bit for bit (same kernels,
 // same order), for every family, layout, transpose and scalar case, and runs again on other
 // operands of the same shape; so it meets the reference and leaves the canaries alone too.
@@ -927,24 +952,60 @@ TYPED_TEST(GemmTest, BoundPlansMatchTheirPlan) {
           GemmCase<T> gc = call == 0 ? std::move(first)
                                      : MakeCase<T>(layout, ta, tb, m, n, k, alpha, beta,
                                                    extra_ld, nan_c, rng);
-          std::vector<T> through_plan = gc.c.storage;
-          GemmArgs<T> args = shape;
-          args.a = gc.a.data();
-          args.b = gc.b.data();
-          args.c = through_plan.data() + gc.c.pad;
-          ASSERT_TRUE(plan->Run(args).ok());
-          bound->Run(gc.a.data(), gc.b.data(), gc.c.data());
           ++cases;
           const std::string name = config.ToString() + " bound, call " + std::to_string(call);
-          if (CheckResult(gc, name) > 0) return;
-          ASSERT_EQ(0, std::memcmp(through_plan.data(), gc.c.storage.data(),
-                                   through_plan.size() * sizeof(T)))
-              << gc.name << " " << name << ": differs from GemmPlan::Run";
+          if (!BoundRunsAsItsPlan(*plan, *bound, shape, gc, name)) return;
         }
       }
     }
   }
   EXPECT_GT(cases, 0);
+}
+
+// A small direct problem bound on one thread runs tile calls planned at Bind: with every
+// kernel as the config's, whole and partial tiles (snug kernels, edge variants), A by rows and
+// transposed, both layouts; bit for bit what GemmPlan::Run gives, and the reference with its
+// canaries. Row-major problems with B not transposed and at most 8 tiles are planned; a
+// transposed B (copied per call) is not.
+TYPED_TEST(GemmTest, BoundSmallDirectProblemsRunTheirPlannedTiles) {
+  using T = TypeParam;
+  std::mt19937_64 rng(23);
+  int planned = 0;
+  for (IsaLevel isa : RunnableLevels()) {
+    const int lanes = VectorLanes(isa, sizeof(T));
+    for (const auto& kernel : MicroKernels<T>(isa)) {
+      if (kernel.k_unroll != 1) continue;
+      // A partial column panel only where the kernel reads one in place (masked B).
+      const std::int64_t n =
+          kernel.edge_reads_n_columns_of_b ? kernel.nr + (lanes > 1 ? lanes / 2 : 1) : kernel.nr;
+      for (const std::int64_t m : {std::int64_t{kernel.mr}, std::int64_t{2 * kernel.mr - 1}}) {
+        const std::int64_t k = 1 + static_cast<std::int64_t>(rng() % 40);
+        for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+          const Trans ta = static_cast<Trans>(rng() % 2);
+          const Trans tb = layout == Layout::kRowMajor ? Trans::kNo : static_cast<Trans>(rng() % 2);
+          const T beta = rng() % 2 == 0 ? T(0) : T(-1.5);
+          const KernelConfig config = DirectConfigFor(kernel, 1, 0);
+          auto plan = GemmPlan<T>::Create(config);
+          ASSERT_TRUE(plan.ok()) << config.ToString();
+          GemmCase<T> gc = MakeCase<T>(layout, ta, tb, m, n, k, T(0.75), beta,
+                                       static_cast<std::int64_t>(rng() % 2) * 3, beta == T(0), rng);
+          const GemmArgs<T> shape{layout, ta, tb, m, n, k, T(0.75), nullptr, gc.a.ld,
+                                  nullptr, gc.b.ld, beta, nullptr, gc.c.ld};
+          auto bound = plan->Bind(shape);
+          ASSERT_TRUE(bound.ok()) << bound.error().message;
+          const std::string name = config.ToString() + " " + gc.name;
+          if (layout == Layout::kRowMajor) {
+            const std::int64_t tiles = (m + kernel.mr - 1) / kernel.mr *
+                                       ((n + kernel.nr - 1) / kernel.nr);
+            EXPECT_EQ(bound->planned_tile_calls(), tiles <= 8 ? tiles : 0) << name;
+          }
+          planned += bound->planned_tile_calls() > 0 ? 1 : 0;
+          if (!BoundRunsAsItsPlan(*plan, *bound, shape, gc, name + " bound")) return;
+        }
+      }
+    }
+  }
+  EXPECT_GT(planned, 0);
 }
 
 TEST(GemmEdgeTest, BindRejectsWhatRunWouldReject) {
