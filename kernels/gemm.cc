@@ -77,7 +77,10 @@ Result<GemmPlan<T>> GemmPlan<T>::Create(const KernelConfig& config) {
     plan.gemv_kernel_ = FindGemvKernel<T>(config.isa, config.mr, config.nr);
   } else {
     plan.micro_kernel_ = FindMicroKernel<T>(config.isa, config.mr, config.nr, config.k_unroll);
-    plan.snug_tiles_ = &SnugTiles<T>::Of(*plan.micro_kernel_);
+    // Only the direct driver runs partial tiles in smaller kernels; packed tiles are padded.
+    if (config.family == KernelFamily::kDirect) {
+      plan.snug_tiles_ = &SnugTiles<T>::Of(*plan.micro_kernel_);
+    }
   }
   return plan;
 }
