@@ -218,9 +218,10 @@ constexpr int kMaxInPlaceRowsOfA = 2 * kRowsPerAPointer;
 // needs (`one_panel_suffices`, DirectTile's call): on Zen 4 (one zmm FMA a cycle, 4
 // accumulators needed) one 16x16 tile at 16^3 ran at 0.95 of two 8x16 tiles (through
 // GemmPlan::Run, interleaved), though the bare kernel calls were level; on Zen 5 (two pipes, 8
-// needed, as many as 8x16 has) it ran 1.13-1.16x (three runs, interleaved, fastest of 9). A
-// partial row panel runs the edge kernel, which addresses its rows through a table (33x4096x17:
-// 12x32 at 0.90 of 6x64).
+// needed, as many as 8x16 has) it ran 1.13-1.16x (three runs, interleaved, fastest of 9), and
+// one 10x32 (20 accumulators) ran 10x20x20 1.11-1.14x faster than a 6x32 and a 4x32, so Zen 5
+// takes any. A partial row panel runs the edge kernel, which addresses its rows through a table
+// (33x4096x17: 12x32 at 0.90 of 6x64).
 bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int mr,
                          std::int64_t elem, bool one_panel_suffices) {
   if (mr <= kRowsPerAPointer) return true;
@@ -291,8 +292,12 @@ TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Pr
     if (entry.k_unroll != 1 || nv < min_vectors || entry.mr < min_rows) continue;
     if (whole_panels_only && problem.n % entry.nr != 0) continue;
     const int accumulators = entry.mr * nv;
-    if (a_by_rows && !TallInPlaceTileFits(problem, cache, entry.mr, sizeof(T),
-                                          accumulators / 2 <= kFmaLatency * fma_pipes)) {
+    // Zen 5 takes a tall tile over a single row panel whatever its accumulators: every such
+    // tile measured there beat two shorter ones (see TallInPlaceTileFits).
+    const bool one_panel_suffices = accumulators / 2 <= kFmaLatency * fma_pipes ||
+                                    (isa == IsaLevel::kAvx512 && IsZen5(machine));
+    if (a_by_rows &&
+        !TallInPlaceTileFits(problem, cache, entry.mr, sizeof(T), one_panel_suffices)) {
       continue;
     }
     // One call of `tile` (the entry or a snug kernel of its partial tiles).
