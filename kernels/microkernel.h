@@ -28,7 +28,7 @@ struct MicroKernelArgs {
   std::int64_t ldb = 0;  // in-place modes only; packed B has row stride NR
   T* c = nullptr;        // row-major tile of C, unit column stride
   std::int64_t ldc = 0;
-  int m = 0;  // rows of the tile to write (1..MR); full-tile in-place kernels read all MR rows
+  int m = 0;  // rows of the tile to write (1..MR); full-tile in-place kernels take only MR
   int n = 0;  // columns to write (1..NR); in-place kernels read all NR columns of B
   T alpha = 1;
   T beta = 0;  // 0: C is only written, never read

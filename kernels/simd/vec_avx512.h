@@ -28,6 +28,7 @@ struct Avx512Vec<float> {
   using MaskType = __mmask16;
   static MaskType LaneMask(int n) { return static_cast<MaskType>((1u << n) - 1u); }
   static V LoadMasked(const float* p, MaskType m) { return _mm512_maskz_loadu_ps(m, p); }
+  static void StoreMasked(float* p, V v, MaskType m) { _mm512_mask_storeu_ps(p, m, v); }
   static V LoadPartial(const float* p, int n) { return _mm512_maskz_loadu_ps(LaneMask(n), p); }
   static void StorePartial(float* p, V v, int n) { _mm512_mask_storeu_ps(p, LaneMask(n), v); }
   static V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
@@ -60,6 +61,7 @@ struct Avx512Vec<double> {
   using MaskType = __mmask8;
   static MaskType LaneMask(int n) { return static_cast<MaskType>((1u << n) - 1u); }
   static V LoadMasked(const double* p, MaskType m) { return _mm512_maskz_loadu_pd(m, p); }
+  static void StoreMasked(double* p, V v, MaskType m) { _mm512_mask_storeu_pd(p, m, v); }
   static V LoadPartial(const double* p, int n) { return _mm512_maskz_loadu_pd(LaneMask(n), p); }
   static void StorePartial(double* p, V v, int n) { _mm512_mask_storeu_pd(p, LaneMask(n), v); }
   static V Fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }

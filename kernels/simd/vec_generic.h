@@ -5,9 +5,9 @@
 //   V, kLanes, kRegisters (vector registers the micro-kernels may plan for), kIsa,
 //   Zero(), Set1(x), Load(p), Store(p, v) (unaligned), LoadPartial(p, n) / StorePartial(p, v, n)
 //   (only the first n < kLanes lanes are read or written), Fma(a, b, c) = a * b + c,
-//   Mul(a, b), ReduceAdd(v); kCheapMaskedLoads and a `MaskType`, with LaneMask(n) and
-//   LoadMasked(p, mask) where kCheapMaskedLoads is true (the edge micro-kernels then read B
-//   masked).
+//   Mul(a, b), ReduceAdd(v); kCheapMaskedLoads and a `MaskType`, with LaneMask(n),
+//   LoadMasked(p, mask) and StoreMasked(p, v, mask) where kCheapMaskedLoads is true (the edge
+//   micro-kernels then read B masked, and every kernel stores a partial tile under masks).
 #pragma once
 
 #include <cstring>
