@@ -122,23 +122,21 @@ template <typename T>
       // A partial panel runs the edge kernel, which reads it in place where it masks B.
       const bool partial = width < w.nr;
       const bool masked_b = partial && w.masks_b;
-      if (!partial || masked_b) {
-        args.b = w.b + p * w.ldb + j;
-        args.ldb = w.ldb;
-      } else {
+      const T* b_panel = w.b + p * w.ldb + j;
+      args.ldb = w.ldb;
+      if (partial && !masked_b) {
         T* padded =
             ThreadWorkspaceOf<T>(WorkspaceSlot::kEdgeB, static_cast<std::size_t>(w.nr * args.k));
         PackB(MatrixView<T>{w.b, w.ldb}, p, args.k, j, args.n, w.nr, padded);
-        args.b = padded;
+        b_panel = padded;
         args.ldb = w.nr;
       }
       const MicroKernelFn<T> tile = TileKernel(w, w.mr, args.n);
       const MicroKernelFn<T> bottom_tile = TileKernel(w, bottom_rows, args.n);
       for (std::int64_t i = row_begin; i < row_end; i += w.mr) {
         args.m = static_cast<int>(std::min<std::int64_t>(w.mr, row_end - i));
-        args.a = w.a_by_rows ? a_block + i * g.a.ld : a_block + i;
-        args.c = w.c + i * g.ldc + j;
-        (args.m == w.mr ? tile : bottom_tile)(args);
+        (args.m == w.mr ? tile : bottom_tile)(w.a_by_rows ? a_block + i * g.a.ld : a_block + i,
+                                              b_panel, w.c + i * g.ldc + j, args);
       }
     }
   }
@@ -219,15 +217,13 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
   // One thread runs on the caller's thread: no task indirection (small problems pay per call).
   if (team == 1) {
     if (RunsSmall(work)) {
+      MicroKernelArgs<T> args = SharedTileArgs(work);
       ForEachSmallTile(work, [&](std::int64_t i, std::int64_t j, int rows, int cols,
                                  MicroKernelFn<T> tile) __attribute__((always_inline)) {
-        MicroKernelArgs<T> args = SharedTileArgs(work);
-        args.a = work.a_by_rows ? work.a + i * g.a.ld : work.a + i;
-        args.b = work.b + j;
-        args.c = work.c + i * g.ldc + j;
         args.m = rows;
         args.n = cols;
-        tile(args);
+        tile(work.a_by_rows ? work.a + i * g.a.ld : work.a + i, work.b + j,
+             work.c + i * g.ldc + j, args);
       });
       return;
     }
@@ -261,11 +257,13 @@ DirectTilePlan<T> PlanDirectTiles(const KernelConfig& config, const MicroKernelE
       tiles > DirectTilePlan<T>::kMaxTiles) {
     return plan;
   }
-  plan.shared = SharedTileArgs(work);
+  const MicroKernelArgs<T> shared = SharedTileArgs(work);
   ForEachSmallTile(work, [&](std::int64_t i, std::int64_t j, int rows, int cols,
                              MicroKernelFn<T> tile) {
-    plan.tiles[plan.count++] = {work.a_by_rows ? i * g.a.ld : i, j, i * g.ldc + j, rows, cols,
-                                tile};
+    typename DirectTilePlan<T>::Tile& planned = plan.tiles[plan.count++];
+    planned = {work.a_by_rows ? i * g.a.ld : i, j, i * g.ldc + j, tile, shared};
+    planned.args.m = rows;
+    planned.args.n = cols;
   });
   return plan;
 }

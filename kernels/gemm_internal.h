@@ -56,7 +56,8 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
 // The tile calls of a bound direct problem, planned once (BoundGemm) where it is small: one
 // thread, one k block, op(B) read in place (not transposed; every partial panel masked, or
 // none), at most kMaxTiles tiles. A call then only adds the operands' addresses to each tile's
-// offsets, as a kernel that libxsmm dispatched for the shape would.
+// offsets, as a kernel that libxsmm dispatched for the shape would, and writes nothing before
+// a kernel call: each tile keeps its whole MicroKernelArgs.
 template <typename T>
 struct DirectTilePlan {
   static constexpr int kMaxTiles = 8;
@@ -64,11 +65,9 @@ struct DirectTilePlan {
     std::int64_t a_offset;  // elements from A's (row-major terms) first element
     std::int64_t b_offset;
     std::int64_t c_offset;
-    int m;
-    int n;
     MicroKernelFn<T> kernel;
+    MicroKernelArgs<T> args;  // the tile's m and n, and what every tile shares
   };
-  MicroKernelArgs<T> shared;  // k, leading dimensions, alpha, beta, prefetch
   Tile tiles[kMaxTiles] = {};
   int count = 0;  // 0: not planned (RunDirect runs the problem)
 };
@@ -80,15 +79,9 @@ DirectTilePlan<T> PlanDirectTiles(const KernelConfig& config, const MicroKernelE
 
 template <typename T>
 inline void RunDirectTilePlan(const DirectTilePlan<T>& plan, const T* a, const T* b, T* c) {
-  MicroKernelArgs<T> args = plan.shared;
   for (int t = 0; t < plan.count; ++t) {
     const typename DirectTilePlan<T>::Tile& tile = plan.tiles[t];
-    args.a = a + tile.a_offset;
-    args.b = b + tile.b_offset;
-    args.c = c + tile.c_offset;
-    args.m = tile.m;
-    args.n = tile.n;
-    tile.kernel(args);
+    tile.kernel(a + tile.a_offset, b + tile.b_offset, c + tile.c_offset, tile.args);
   }
 }
 

@@ -102,14 +102,12 @@ void RunPacked(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
             PackA(g.a, ic, mb, pc, kb, mr, packed_a);
           }
           for (std::int64_t q = jr_first; q < jr_last; ++q) {
-            args.b = packed_b + q * nr * kb;
+            const T* b_panel = packed_b + q * nr * kb;
             args.n = static_cast<int>(std::min<std::int64_t>(nr, nb - q * nr));
             T* c_column = g.c + jc + q * nr;
             for (std::int64_t ir = 0; ir < mb; ir += mr) {
-              args.a = packed_a + ir * kb;
               args.m = static_cast<int>(std::min<std::int64_t>(mr, mb - ir));
-              args.c = c_column + (ic + ir) * g.ldc;
-              micro_kernel(args);
+              micro_kernel(packed_a + ir * kb, b_panel, c_column + (ic + ir) * g.ldc, args);
             }
           }
           if (share_a) barrier.ArriveAndWait();  // before the A block is packed again

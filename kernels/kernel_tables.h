@@ -16,8 +16,8 @@
 // 32 vector registers (AVX-512 zmm).
 #define MMTUNE_TILES_32_REGISTERS(X)                                                        \
   X(1, 1) X(2, 1) X(4, 1) X(8, 1) X(12, 1) X(16, 1) X(24, 1) X(28, 1) X(1, 2) X(2, 2)       \
-  X(4, 2) X(6, 2) X(8, 2) X(10, 2) X(12, 2) X(14, 2) X(1, 3) X(2, 3) X(4, 3) X(6, 3) X(8, 3) X(1, 4) \
-  X(2, 4) X(4, 4) X(6, 4)
+  X(4, 2) X(6, 2) X(8, 2) X(10, 2) X(12, 2) X(14, 2) X(1, 3) X(2, 3) X(4, 3) X(6, 3)        \
+  X(8, 3) X(1, 4) X(2, 4) X(4, 4) X(6, 4)
 
 // GEMV (rows streamed together, vectors per row step).
 #define MMTUNE_GEMV_16_REGISTERS(X) \

@@ -43,7 +43,8 @@ enum class StoreMode { kPlain, kScaled, kGeneral };
 template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
           bool kAllRows = !kEdge>
 [[gnu::flatten, gnu::noinline]] void MicroKernel(
-    const MicroKernelArgs<typename Vec::Element>& args) {
+    const typename Vec::Element* tile_a, const typename Vec::Element* tile_b,
+    typename Vec::Element* tile_c, const MicroKernelArgs<typename Vec::Element>& args) {
   using T = typename Vec::Element;
   using V = typename Vec::V;
   constexpr int L = Vec::kLanes;
@@ -59,7 +60,7 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
   // so GCC would otherwise reload every field from `args` after each row's store.
   const int m = args.m;
   const int n = args.n;
-  T* const c = args.c;
+  T* const c = tile_c;
   const std::int64_t ldc = args.ldc;
 
   if (args.prefetch_c) {
@@ -127,9 +128,9 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
   // Two copies of the k loop, so that a kernel without software prefetch carries no prefetch
   // instructions (they cost issue slots in the short loops of small matrices).
   auto k_loop = [&]<bool kPrefetch>() __attribute__((always_inline)) {
-    const T* a = args.a;
-    const T* a_high = kHighRows ? args.a + kLowRows * lda : args.a;
-    const T* b = args.b;
+    const T* a = tile_a;
+    const T* a_high = kHighRows ? tile_a + kLowRows * lda : tile_a;
+    const T* b = tile_b;
     std::int64_t p = 0;
     for (; p + KU <= args.k; p += KU) {
       if constexpr (kPrefetch) {
@@ -180,7 +181,9 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
           Vec::Store(out, result);
         } else if constexpr (Vec::kCheapMaskedLoads) {
           // Masked-off lanes are neither read nor written: a vector past n stores nothing.
-          if constexpr (kReadC) result = Vec::Fma(Vec::LoadMasked(out, column_mask[v]), beta, result);
+          if constexpr (kReadC) {
+            result = Vec::Fma(Vec::LoadMasked(out, column_mask[v]), beta, result);
+          }
           Vec::StoreMasked(out, result, column_mask[v]);
         } else if (lanes[v] == L) {
           if constexpr (kReadC) result = Vec::Fma(Vec::Load(out), beta, result);
@@ -214,11 +217,12 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
 // Two instances, not one kernel with both loops: GCC 12 kept the accumulators of such a kernel
 // in memory (3x slower).
 template <class Vec, int MR, int NV, int KU, AMode kMode>
-void EdgeMicroKernel(const MicroKernelArgs<typename Vec::Element>& args) {
+void EdgeMicroKernel(const typename Vec::Element* a, const typename Vec::Element* b,
+                     typename Vec::Element* c, const MicroKernelArgs<typename Vec::Element>& args) {
   if (args.m == MR) {
-    MicroKernel<Vec, MR, NV, KU, kMode, true, true>(args);
+    MicroKernel<Vec, MR, NV, KU, kMode, true, true>(a, b, c, args);
   } else {
-    MicroKernel<Vec, MR, NV, KU, kMode, true, false>(args);
+    MicroKernel<Vec, MR, NV, KU, kMode, true, false>(a, b, c, args);
   }
 }
 

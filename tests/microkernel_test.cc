@@ -20,18 +20,15 @@ using testing::MakeCase;
 using testing::RunnableLevels;
 using testing::StoredExtent;
 
-// A micro-kernel call for the tile of `gc` (C, its shape, alpha and beta) reading A and B from
-// `a` and `b` with leading dimensions `lda` and `ldb` (unused by the packed mode).
+// The arguments of a micro-kernel call for the tile of `gc` (its shape, alpha, beta and C's
+// leading dimension) reading A and B with leading dimensions `lda` and `ldb` (unused by the
+// packed mode).
 template <typename T>
-MicroKernelArgs<T> TileArgs(GemmCase<T>& gc, const T* a, std::int64_t lda, const T* b,
-                            std::int64_t ldb) {
+MicroKernelArgs<T> TileArgs(const GemmCase<T>& gc, std::int64_t lda, std::int64_t ldb) {
   MicroKernelArgs<T> args;
   args.k = gc.k;
-  args.a = a;
   args.lda = lda;
-  args.b = b;
   args.ldb = ldb;
-  args.c = gc.c.data();
   args.ldc = gc.c.ld;
   args.m = static_cast<int>(gc.m);
   args.n = static_cast<int>(gc.n);
@@ -71,11 +68,11 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
             std::vector<T> pb(static_cast<std::size_t>(kernel.nr * k + 1));
             PackA<T>({gc.a.data(), gc.a.ld, Trans::kNo}, 0, m, 0, k, kernel.mr, pa.data());
             PackB<T>({gc.b.data(), gc.b.ld, Trans::kNo}, 0, k, 0, n, kernel.nr, pb.data());
-            MicroKernelArgs<T> args = TileArgs(gc, pa.data(), 0, pb.data(), 0);
+            MicroKernelArgs<T> args = TileArgs(gc, 0, 0);
             args.prefetch_a = static_cast<int>(k % 3);
             args.prefetch_b = 2;
             args.prefetch_c = (m % 2) == 0;
-            kernel.packed(args);
+            kernel.packed(pa.data(), pb.data(), gc.c.data(), args);
             if (CheckResult(gc, name + " packed") > 0) return;
           }
         }
@@ -101,10 +98,10 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
                   b_in_place ? gc.b.data() : padded_b.data(),
                   b_in_place ? StoredExtent(Layout::kRowMajor, Trans::kNo, k, n, gc.b.ld)
                              : padded_b.size());
-              MicroKernelArgs<T> args = TileArgs(gc, a.data(), gc.a.ld, b.data(),
-                                                 b_in_place ? gc.b.ld : kernel.nr);
+              MicroKernelArgs<T> args = TileArgs(gc, gc.a.ld, b_in_place ? gc.b.ld : kernel.nr);
               args.prefetch_c = (n % 2) == 0;
-              (ta == Trans::kNo ? kernel.rows_edge : kernel.cols_edge)(args);
+              (ta == Trans::kNo ? kernel.rows_edge : kernel.cols_edge)(a.data(), b.data(),
+                                                                       gc.c.data(), args);
               if (CheckResult(gc, name + (ta == Trans::kNo ? " rows_edge" : " cols_edge")) > 0) {
                 return;
               }
@@ -118,9 +115,9 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
           for (bool plain : {true, false}) {
             GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, Trans::kNo, kernel.mr,
                                          kernel.nr, k, T(1), plain ? T(0) : T(0.5), 5, plain, rng);
-            const MicroKernelArgs<T> args =
-                TileArgs(gc, gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld);
-            (ta == Trans::kNo ? kernel.rows : kernel.cols)(args);
+            const MicroKernelArgs<T> args = TileArgs(gc, gc.a.ld, gc.b.ld);
+            (ta == Trans::kNo ? kernel.rows : kernel.cols)(gc.a.data(), gc.b.data(), gc.c.data(),
+                                                           args);
             if (CheckResult(gc, name + (ta == Trans::kNo ? " rows" : " cols")) > 0) return;
           }
         }
