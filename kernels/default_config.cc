@@ -286,16 +286,17 @@ TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Pr
   const int lanes = VectorLanes(isa, sizeof(T));
   const bool a_by_rows = problem.trans_a == Trans::kNo;
   const double k = static_cast<double>(std::max<std::int64_t>(problem.k, 1));
+  // Zen 5 takes a tall tile over a single row panel whatever its accumulators: every such tile
+  // measured there beat two shorter ones (see TallInPlaceTileFits).
+  const bool any_tile_over_one_panel = isa == IsaLevel::kAvx512 && IsZen5(machine);
   TileChoice best;
   for (const auto& entry : MicroKernels<T>(isa)) {
     const int nv = entry.nr / lanes;
     if (entry.k_unroll != 1 || nv < min_vectors || entry.mr < min_rows) continue;
     if (whole_panels_only && problem.n % entry.nr != 0) continue;
     const int accumulators = entry.mr * nv;
-    // Zen 5 takes a tall tile over a single row panel whatever its accumulators: every such
-    // tile measured there beat two shorter ones (see TallInPlaceTileFits).
-    const bool one_panel_suffices = accumulators / 2 <= kFmaLatency * fma_pipes ||
-                                    (isa == IsaLevel::kAvx512 && IsZen5(machine));
+    const bool one_panel_suffices =
+        any_tile_over_one_panel || accumulators / 2 <= kFmaLatency * fma_pipes;
     if (a_by_rows &&
         !TallInPlaceTileFits(problem, cache, entry.mr, sizeof(T), one_panel_suffices)) {
       continue;
