@@ -331,9 +331,65 @@ TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Pr
   return best;
 }
 
+// The most lines of a panel read in place (`rows` rows of `row_bytes`, `stride_bytes` apart)
+// that map to one set of a cache of `cache_bytes` in `ways` ways. Rows whose stride is a
+// multiple of a large power of two share few sets (a 12 KiB stride puts every row at one of 32
+// places in a 2048-set L2), so a panel far smaller than the cache can still evict its own lines
+// before the next row tile reads them again.
+std::int64_t PanelLinesPerSet(std::uint64_t cache_bytes, int cache_ways, std::int64_t rows,
+                              std::int64_t row_bytes, std::int64_t stride_bytes) {
+  const std::int64_t ways = std::max(1, cache_ways);
+  const std::int64_t sets = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(cache_bytes) / kCacheLineBytes / ways);
+  const std::int64_t way_bytes = sets * kCacheLineBytes;
+  // A row that does not start on a line (malloc's 16-byte offset) spans one line more.
+  const std::int64_t lines = (row_bytes + kCacheLineBytes - 1) / kCacheLineBytes + 1;
+  const std::int64_t offset = stride_bytes % way_bytes;
+  // Rows that stay within one way's span start `offset` bytes apart, so a set holds lines of
+  // only the rows whose spans reach it (f64 56^3: 448-byte rows, 5 lines each, one row a set;
+  // the bound below counted 5, sent a 6x32 tile's problem to packed, and packed ran it at 0.74x).
+  if (offset >= kCacheLineBytes && rows * offset <= way_bytes) {
+    return std::min(rows, (lines * kCacheLineBytes + offset - 1) / offset);
+  }
+  const std::int64_t step = offset == 0 ? way_bytes : std::gcd(offset, way_bytes);
+  if (step < kCacheLineBytes) return (rows * lines + sets - 1) / sets;  // rows drift over all sets
+  const std::int64_t places = way_bytes / step;             // where a row can start
+  const std::int64_t sets_between = step / kCacheLineBytes;  // from one place to the next
+  return (rows + places - 1) / places * ((lines + sets_between - 1) / sets_between);
+}
+
+// Where a direct problem on one thread visits its tiles row panel by row panel
+// (TileOrder::kRowPanels): where k is short and B's panel and C's column panel, both read in
+// place N elements a row apart, crowd L1 sets (more lines in one set than L1 has ways). Column
+// panel by column panel, each row tile then finds the B panel evicted by the C rows written
+// since, and reads it back from L2 at a stride the prefetchers do not follow; row panel by row
+// panel, B and C stream along their rows. Zen 5 (48 KiB 12-way L1), 6x64 f32, 1 thread,
+// interleaved, fastest of 9, row panels against column panels: 33x4096x17 1.11-1.32x, 33x3072x17
+// 1.23x, 33x2048x17 1.23x, 16x4096x16 1.17x, 33x1024x17 1.06x, 33x512x17 1.05x, 128x1024x16
+// 1.02-1.06x, 256x1024x16 1.06x, 64x2048x32 1.06x; f64 6x32 33x2048x17 1.37x, 33x1024x17 1.20x,
+// 64x1024x32 1.07x. With longer k the order did not matter (64x512x64 1.00x, 96x1024x96 1.01x,
+// 96x512x96 0.98x), and where the sets are not crowded row panels lost a little (33x4000x17
+// 0.97x). Two threads splitting the columns lost with row panels (128x1024x16 0.78-0.80x: both
+// threads write the C lines on their boundary at once), so more threads keep column panels.
+constexpr std::int64_t kMaxRowPanelsFirstK = 32;
+
+bool RowPanelsFirst(const Problem& problem, const CacheBudget& cache, int nr, int kc,
+                    std::int64_t elem) {
+  const std::int64_t k_block = kc > 0 ? std::min<std::int64_t>(kc, problem.k) : problem.k;
+  if (problem.threads != 1 || k_block > kMaxRowPanelsFirstK) return false;
+  // B and C are read in place with their minimum leading dimension, N (the row-major view).
+  const std::int64_t row_bytes = nr * elem;
+  const std::int64_t stride_bytes = problem.n * elem;
+  const std::int64_t lines =
+      PanelLinesPerSet(cache.l1d, cache.l1_ways, k_block, row_bytes, stride_bytes) +
+      PanelLinesPerSet(cache.l1d, cache.l1_ways, problem.m, row_bytes, stride_bytes);
+  return lines > cache.l1_ways;
+}
+
 // The model config of the direct (unpacked) family with `tile` (DirectTile's choice) and k
-// blocks of `kc` (0: the whole K at once; FitDirect's choice).
-KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile tile, int kc) {
+// blocks of `kc` (0: the whole K at once; FitDirect's choice), for `elem`-byte elements.
+KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile tile, int kc,
+                         std::int64_t elem) {
   KernelConfig c;
   c.isa = tile.isa;
   c.threads = problem.threads;
@@ -375,6 +431,9 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   // One thread has no loop to split; jc is the space's canonical choice then.
   c.parallel_loop = problem.threads > 1 && problem.m >= problem.n ? ParallelLoop::kIc
                                                                   : ParallelLoop::kJc;
+  c.tile_order = RowPanelsFirst(problem, CacheBudgetOf(machine.topology), tile.nr, kc, elem)
+                     ? TileOrder::kRowPanels
+                     : TileOrder::kColumnPanels;
   return c;
 }
 
@@ -486,32 +545,6 @@ constexpr std::int64_t kMaxWholeDirectK = 1536;
 // 512x4096x4096, 1024^3) direct lost to packed by 3-12%.
 constexpr std::int64_t kMinDirectKc = 384;
 
-// The most lines of a B panel read in place (`rows` rows of `row_bytes`, `stride_bytes` apart)
-// that map to one L2 set. Rows whose stride is a multiple of a large power of two share few sets
-// (a 12 KiB stride puts every row at one of 32 places in a 2048-set L2), so a panel far smaller
-// than L2 can still evict its own lines before the next row tile reads them again.
-std::int64_t PanelLinesPerL2Set(const CacheBudget& cache, std::int64_t rows,
-                                std::int64_t row_bytes, std::int64_t stride_bytes) {
-  const std::int64_t ways = std::max(1, cache.l2_ways);
-  const std::int64_t sets = std::max<std::int64_t>(
-      1, static_cast<std::int64_t>(cache.l2) / kCacheLineBytes / ways);
-  const std::int64_t way_bytes = sets * kCacheLineBytes;
-  // A row that does not start on a line (malloc's 16-byte offset) spans one line more.
-  const std::int64_t lines = (row_bytes + kCacheLineBytes - 1) / kCacheLineBytes + 1;
-  const std::int64_t offset = stride_bytes % way_bytes;
-  // Rows that stay within one way's span start `offset` bytes apart, so a set holds lines of
-  // only the rows whose spans reach it (f64 56^3: 448-byte rows, 5 lines each, one row a set;
-  // the bound below counted 5, sent a 6x32 tile's problem to packed, and packed ran it at 0.74x).
-  if (offset >= kCacheLineBytes && rows * offset <= way_bytes) {
-    return std::min(rows, (lines * kCacheLineBytes + offset - 1) / offset);
-  }
-  const std::int64_t step = offset == 0 ? way_bytes : std::gcd(offset, way_bytes);
-  if (step < kCacheLineBytes) return (rows * lines + sets - 1) / sets;  // rows drift over all sets
-  const std::int64_t places = way_bytes / step;             // where a row can start
-  const std::int64_t sets_between = step / kCacheLineBytes;  // from one place to the next
-  return (rows + places - 1) / places * ((lines + sets_between - 1) / sets_between);
-}
-
 // Where the in-place B panel of a direct tile shares too few L2 sets (more than half the ways of
 // one set), every row tile streams it from L3 again. Zen 4 (one zmm FMA per cycle) still ran
 // such panels faster than packing (128x3072x768, rows 12 KiB apart: direct 1.2-1.35x), but a
@@ -524,7 +557,8 @@ std::int64_t PanelLinesPerL2Set(const CacheBudget& cache, std::int64_t rows,
 double PanelSetPressure(const Machine& machine, const CacheBudget& cache, std::int64_t rows,
                         int nr, std::int64_t elem, std::int64_t ldb) {
   if (VectorFmasPerCycle(machine, machine.kernel_isa) < 2.0) return 0.0;
-  const double lines = static_cast<double>(PanelLinesPerL2Set(cache, rows, nr * elem, ldb * elem));
+  const double lines = static_cast<double>(
+      PanelLinesPerSet(cache.l2, cache.l2_ways, rows, nr * elem, ldb * elem));
   return lines / std::max(1.0, std::floor(cache.l2_ways / 2.0));
 }
 
@@ -749,7 +783,7 @@ KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
   }
   const DirectPlan direct = PlanDirect<T>(problem, machine);
   return direct.fit.pressure <= 1.0
-             ? DirectModel(problem, machine, direct.tile, direct.fit.kc)
+             ? DirectModel(problem, machine, direct.tile, direct.fit.kc, sizeof(T))
              : PackedModel<T>(problem, machine);
 }
 
@@ -803,7 +837,7 @@ std::vector<KernelConfig> AlternativesFor(const Problem& problem, const Machine&
   const double pressure = direct.fit.pressure;
   if (pressure > 4.0 || pressure < 0.25) return {};
   return {pressure <= 1.0 ? PackedModel<T>(problem, machine)
-                          : DirectModel(problem, machine, direct.tile, direct.fit.kc)};
+                          : DirectModel(problem, machine, direct.tile, direct.fit.kc, sizeof(T))};
 }
 
 }  // namespace

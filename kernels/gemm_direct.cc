@@ -65,6 +65,7 @@ struct DirectWork {
   int prefetch_b;
   bool prefetch_c;
   bool a_by_rows;
+  bool row_panels_first;  // TileOrder::kRowPanels
   bool masks_b;  // the edge kernel reads a partial panel of B in place
   bool may_align;  // a first narrow panel may line B's panels up (see kMinBytesOfBToAlign)
 };
@@ -99,7 +100,8 @@ template <typename T>
   return args;
 }
 
-// The tiles of rows [row_begin, row_end) x columns [col_begin, col_end) of C.
+// The tiles of rows [row_begin, row_end) x columns [col_begin, col_end) of C, one k block at a
+// time, in the config's tile order.
 template <typename T>
 [[gnu::always_inline]] inline void RunDirectTiles(const DirectWork<T> w, std::int64_t row_begin,
                                                   std::int64_t row_end, std::int64_t col_begin,
@@ -108,6 +110,10 @@ template <typename T>
   const std::int64_t k = g.k;
   const std::int64_t lead =
       w.may_align ? AligningLead(MatrixView<T>{w.b, w.ldb}, col_begin, col_end, w.nr) : 0;
+  // Column panels: `lead` columns first where lead > 0, then nr each, the last `tail` wide.
+  const std::int64_t body_begin = col_begin + lead;
+  const std::int64_t tail = (col_end - body_begin) % w.nr;
+  const std::int64_t tail_begin = col_end - tail;
   MicroKernelArgs<T> args = SharedTileArgs(w);
   // Rows of the last, partial row panel (or a whole panel's, where there is none).
   const int bottom_rows = static_cast<int>((row_end - row_begin - 1) % w.mr + 1);
@@ -115,43 +121,82 @@ template <typename T>
     args.k = std::min(w.k_block, k - p);
     if (p > 0) args.beta = T(1);
     const T* a_block = w.a_by_rows ? w.a + p : w.a + p * g.a.ld;
-    std::int64_t width = lead > 0 ? lead : w.nr;  // of the next panel, before the matrix edge
-    for (std::int64_t j = col_begin; j < col_end; j += width, width = w.nr) {
-      width = std::min(width, col_end - j);
-      args.n = static_cast<int>(width);
-      // A partial panel runs the edge kernel, which reads it in place where it masks B.
-      const bool partial = width < w.nr;
-      const bool masked_b = partial && w.masks_b;
-      const T* b_panel = w.b + p * w.ldb + j;
+    // A partial panel runs the edge kernel, which reads it in place where it masks B, else a
+    // zero-padded copy (only the tail can need one: a lead is taken only where B is masked).
+    const T* padded_tail = nullptr;
+    if (tail > 0 && !w.masks_b) {
+      T* padded =
+          ThreadWorkspaceOf<T>(WorkspaceSlot::kEdgeB, static_cast<std::size_t>(w.nr * args.k));
+      PackB(MatrixView<T>{w.b, w.ldb}, p, args.k, tail_begin, tail, w.nr, padded);
+      padded_tail = padded;
+    }
+    // visit(j) for the column panel at column j, with b_panel, args.n and args.ldb set to it.
+    const T* b_panel = nullptr;
+    auto for_each_panel = [&](auto&& visit) __attribute__((always_inline)) {
       args.ldb = w.ldb;
-      if (partial && !masked_b) {
-        T* padded =
-            ThreadWorkspaceOf<T>(WorkspaceSlot::kEdgeB, static_cast<std::size_t>(w.nr * args.k));
-        PackB(MatrixView<T>{w.b, w.ldb}, p, args.k, j, args.n, w.nr, padded);
-        b_panel = padded;
+      auto in_place = [&](std::int64_t j, std::int64_t width) __attribute__((always_inline)) {
+        args.n = static_cast<int>(width);
+        b_panel = w.b + p * w.ldb + j;
+        visit(j);
+      };
+      if (lead > 0) in_place(col_begin, lead);  // under a line, of 16 panels or more (AligningLead)
+      for (std::int64_t j = body_begin; j < tail_begin; j += w.nr) in_place(j, w.nr);
+      if (tail > 0 && padded_tail == nullptr) {
+        in_place(tail_begin, tail);
+      } else if (tail > 0) {
+        args.n = static_cast<int>(tail);
         args.ldb = w.nr;
+        b_panel = padded_tail;
+        visit(tail_begin);
       }
+    };
+    auto call = [&](MicroKernelFn<T> tile, std::int64_t i, std::int64_t j)
+                    __attribute__((always_inline)) {
+      tile(w.a_by_rows ? a_block + i * g.a.ld : a_block + i, b_panel, w.c + i * g.ldc + j, args);
+    };
+    if (w.row_panels_first) {
+      for (std::int64_t i = row_begin; i < row_end; i += w.mr) {
+        args.m = static_cast<int>(std::min<std::int64_t>(w.mr, row_end - i));
+        for_each_panel([&](std::int64_t j) __attribute__((always_inline)) {
+          call(TileKernel(w, args.m, args.n), i, j);
+        });
+      }
+      continue;
+    }
+    for_each_panel([&](std::int64_t j) __attribute__((always_inline)) {
       const MicroKernelFn<T> tile = TileKernel(w, w.mr, args.n);
       const MicroKernelFn<T> bottom_tile = TileKernel(w, bottom_rows, args.n);
       for (std::int64_t i = row_begin; i < row_end; i += w.mr) {
         args.m = static_cast<int>(std::min<std::int64_t>(w.mr, row_end - i));
-        (args.m == w.mr ? tile : bottom_tile)(w.a_by_rows ? a_block + i * g.a.ld : a_block + i,
-                                              b_panel, w.c + i * g.ldc + j, args);
+        call(args.m == w.mr ? tile : bottom_tile, i, j);
       }
-    }
+    });
   }
 }
 
 // The tiles of the common case of a small problem on one thread, in one k block, every column
-// panel read in place: visit(i, j, m, n, kernel) for the tile at row i and column j. Through
-// RunDirectTiles the same two 8x16 tiles of a 16^3 call took ~9 ns longer (87 vs 78 ns,
-// interleaved); its k blocks, aligning lead and padded panels cost more than their branches
-// suggest.
+// panel read in place: visit(i, j, m, n, kernel) for the tile at row i and column j, in the
+// config's tile order. Through RunDirectTiles the same two 8x16 tiles of a 16^3 call took ~9 ns
+// longer (87 vs 78 ns, interleaved); its k blocks, aligning lead and padded panels cost more
+// than their branches suggest.
 template <typename T, typename Visit>
 [[gnu::always_inline]] inline void ForEachSmallTile(const DirectWork<T>& w, Visit&& visit) {
   const RowMajorGemm<T>& g = *w.g;
-  // The kernels are looked up once a column panel, not once a tile: at f64 20^3 (4x24, five
-  // tiles of 20 columns) a lookup per tile cost ~15%.
+  // The kernels are looked up once a column (or row) panel, not once a tile: at f64 20^3 (4x24,
+  // five tiles of 20 columns) a lookup per tile cost ~15%.
+  if (w.row_panels_first) {
+    const int right_columns = static_cast<int>((g.n - 1) % w.nr + 1);
+    for (std::int64_t i = 0; i < g.m; i += w.mr) {
+      const int rows = static_cast<int>(std::min<std::int64_t>(w.mr, g.m - i));
+      const MicroKernelFn<T> tile = TileKernel(w, rows, w.nr);
+      const MicroKernelFn<T> right_tile = TileKernel(w, rows, right_columns);
+      for (std::int64_t j = 0; j < g.n; j += w.nr) {
+        const int width = static_cast<int>(std::min<std::int64_t>(w.nr, g.n - j));
+        visit(i, j, rows, width, width == w.nr ? tile : right_tile);
+      }
+    }
+    return;
+  }
   const int bottom_rows = static_cast<int>((g.m - 1) % w.mr + 1);
   for (std::int64_t j = 0; j < g.n; j += w.nr) {
     const int width = static_cast<int>(std::min<std::int64_t>(w.nr, g.n - j));
@@ -178,6 +223,7 @@ DirectWork<T> MakeDirectWork(const KernelConfig& config, const MicroKernelEntry<
   work.ldb = g.b.trans == Trans::kYes ? g.n : g.b.ld;
   work.k_block = config.kc > 0 ? std::min<std::int64_t>(config.kc, k) : k;
   work.a_by_rows = g.a.trans == Trans::kNo;
+  work.row_panels_first = config.tile_order == TileOrder::kRowPanels;
   work.snug = &snug;
   work.full_tile = work.a_by_rows ? kernel.rows : kernel.cols;
   work.mr = config.mr;

@@ -31,6 +31,14 @@ const char* ToString(ParallelLoop loop) {
   return "?";
 }
 
+const char* ToString(TileOrder order) {
+  switch (order) {
+    case TileOrder::kColumnPanels: return "columnpanels";
+    case TileOrder::kRowPanels: return "rowpanels";
+  }
+  return "?";
+}
+
 Result<KernelFamily> ParseKernelFamily(std::string_view text) {
   for (KernelFamily f : {KernelFamily::kPacked, KernelFamily::kDirect, KernelFamily::kGemv}) {
     if (text == ToString(f)) return f;
@@ -45,6 +53,14 @@ Result<ParallelLoop> ParseParallelLoop(std::string_view text) {
   }
   return MakeError(ErrorCode::kInvalidArgument,
                    "unknown parallel loop '" + std::string(text) + "' (expected jc, ic or jr)");
+}
+
+Result<TileOrder> ParseTileOrder(std::string_view text) {
+  for (TileOrder o : {TileOrder::kColumnPanels, TileOrder::kRowPanels}) {
+    if (text == ToString(o)) return o;
+  }
+  return MakeError(ErrorCode::kInvalidArgument, "unknown tile order '" + std::string(text) +
+                                                    "' (expected columnpanels or rowpanels)");
 }
 
 namespace {
@@ -126,6 +142,10 @@ Status KernelConfig::ValidateFor(DType dtype) const {
     return Invalid("prefetch distances must be in [0, " + std::to_string(kMaxPrefetch) + "]");
   }
   const std::string tile = std::to_string(mr) + "x" + std::to_string(nr);
+  if (tile_order != TileOrder::kColumnPanels && family != KernelFamily::kDirect) {
+    return Invalid(std::string("the tile order (") + mmtune::ToString(tile_order) +
+                   ") applies to the direct family only");
+  }
   if (IsLowPrecision(dtype)) {
     if (family == KernelFamily::kDirect) {
       return Invalid(std::string("the ") + mmtune::ToString(dtype) +
@@ -187,8 +207,13 @@ std::string KernelConfig::ToString() const {
     text += " kc" + std::to_string(kc);
   }
   text += " pf" + std::to_string(prefetch_a) + "/" + std::to_string(prefetch_b) +
-          (prefetch_c ? "/c" : "") + " " + mmtune::ToString(parallel_loop) + " t" +
-          std::to_string(threads);
+          (prefetch_c ? "/c" : "");
+  // The default order is left out, so the configs of the other families, and direct configs
+  // from before the field existed, read as they always have.
+  if (tile_order != TileOrder::kColumnPanels) {
+    text += std::string(" ") + mmtune::ToString(tile_order);
+  }
+  text += std::string(" ") + mmtune::ToString(parallel_loop) + " t" + std::to_string(threads);
   return text;
 }
 
@@ -244,6 +269,9 @@ Result<KernelConfig> ParseKernelConfig(std::string_view text) {
     if (auto loop = ParseParallelLoop(word)) {
       key = "loop";
       c.parallel_loop = *loop;
+    } else if (auto order = ParseTileOrder(word)) {
+      key = "order";
+      c.tile_order = *order;
     } else if (key == "pf") {
       const std::string_view rest = word.substr(2);
       const std::size_t slash = rest.find('/');
@@ -292,6 +320,9 @@ void to_json(nlohmann::json& json, const KernelConfig& c) {
           {"prefetch_c", c.prefetch_c},
           {"parallel_loop", ToString(c.parallel_loop)},
           {"threads", c.threads}};
+  // Only where it is not the default: the stored JSON of every config from before the field
+  // existed, and its hash (the DB's config identity), stay as they were.
+  if (c.tile_order != TileOrder::kColumnPanels) json["tile_order"] = ToString(c.tile_order);
 }
 
 Result<KernelConfig> KernelConfigFromJson(const nlohmann::json& json) {
@@ -352,6 +383,14 @@ Result<KernelConfig> KernelConfigFromJson(const nlohmann::json& json) {
   auto parsed_loop = ParseParallelLoop(*loop);
   if (!parsed_loop) return parsed_loop.error();
   c.parallel_loop = *parsed_loop;
+  // Configs stored before the tile order existed have none: they ran column panels first.
+  if (json.contains("tile_order")) {
+    auto order = read_text("tile_order");
+    if (!order) return order.error();
+    auto parsed_order = ParseTileOrder(*order);
+    if (!parsed_order) return parsed_order.error();
+    c.tile_order = *parsed_order;
+  }
   return c;
 }
 

@@ -29,10 +29,21 @@ enum class ParallelLoop : std::uint8_t {
   kJr,  // micro-panels of B inside one block: threads share packed A and B
 };
 
+// The order in which the direct family visits its register tiles (one k block at a time).
+enum class TileOrder : std::uint8_t {
+  kColumnPanels,  // a kc x nr panel of B at a time, every row tile of A over it: the panel is
+                  // read from L1 by each row tile
+  kRowPanels,     // an mr x kc panel of A at a time, across every column panel of B: A's panel
+                  // stays in L1 and B streams row by row from L2, which helps where B's panel
+                  // rows share few L1 sets (rows a multiple of 4 KiB apart)
+};
+
 const char* ToString(KernelFamily family);
 const char* ToString(ParallelLoop loop);
+const char* ToString(TileOrder order);
 Result<KernelFamily> ParseKernelFamily(std::string_view text);
 Result<ParallelLoop> ParseParallelLoop(std::string_view text);
+Result<TileOrder> ParseTileOrder(std::string_view text);
 
 struct KernelConfig {
   KernelFamily family = KernelFamily::kPacked;
@@ -52,6 +63,8 @@ struct KernelConfig {
   int prefetch_b = 0;  // same for B panels
   bool prefetch_c = false;  // prefetch the C tile before each micro-kernel
   ParallelLoop parallel_loop = ParallelLoop::kJc;
+  // Direct only: which panel stays in L1 while the other streams (L1 sets vs L2 bandwidth).
+  TileOrder tile_order = TileOrder::kColumnPanels;
   int threads = 1;
 
   // Whether this config can compute `problem` on `machine`: the kernel exists for the dtype and
@@ -64,7 +77,9 @@ struct KernelConfig {
   Status ValidateFor(DType dtype) const;
   // Whether the family fits the shape (gemv needs M = 1 or N = 1).
   Status ValidateShape(std::int64_t m, std::int64_t n) const;
-  std::string ToString() const;  // e.g. "packed avx2 6x16 ku4 mc120 kc256 nc4080 pf0/0/c jc t1"
+  // e.g. "packed avx2 6x16 ku4 mc120 kc256 nc4080 pf0/0/c jc t1"; a direct config visiting row
+  // panels first says "rowpanels" before its loop: "direct avx512 6x64 ku1 pf0/0 rowpanels jc t1"
+  std::string ToString() const;
 
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
 };
@@ -75,7 +90,8 @@ void to_json(nlohmann::json& json, const KernelConfig& config);
 Result<KernelConfig> KernelConfigFromJson(const nlohmann::json& json);
 
 // The inverse of KernelConfig::ToString, for configs named on a command line: "family isa MRxNR"
-// first, then in any order `kuN`, `mcN`, `kcN`, `ncN`, `pfA/B` or `pfA/B/c`, `jc|ic|jr` and `tN`;
+// first, then in any order `kuN`, `mcN`, `kcN`, `ncN`, `pfA/B` or `pfA/B/c`, `rowpanels` or
+// `columnpanels` (the tile order), `jc|ic|jr` and `tN`;
 // a field left out keeps KernelConfig's default. Unknown or repeated words are an error that
 // names the word. The result is not validated (KernelConfig::Validate does that per problem).
 Result<KernelConfig> ParseKernelConfig(std::string_view text);

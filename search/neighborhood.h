@@ -4,9 +4,9 @@
 // together (the candidate `mc` values are derived from `kc`, `kc` from the tile's `nr`, and blocks
 // are multiples of the tile). So the neighbourhood is defined by a distance instead: each config
 // is a point of (family, ISA level, log2 of `mr`, `nr` and `k_unroll`, log2 of `kc`, `mc` and
-// `nc`, prefetch variant, parallel loop, threads), and a neighbour of config `i` along an axis
-// (say "`kc` up") is the config that moves along that axis while changing the rest as little as
-// possible. docs/search.md describes the weights.
+// `nc`, prefetch variant, parallel loop and tile order, threads), and a neighbour of config `i`
+// along an axis (say "`kc` up") is the config that moves along that axis while changing the rest
+// as little as possible. docs/search.md describes the weights.
 #pragma once
 
 #include <array>
@@ -32,7 +32,7 @@ enum class SearchAxis : std::uint8_t {
   kMc,            // ordered (log2)
   kNc,            // ordered (log2)
   kPrefetch,      // categorical: the (prefetch_a, prefetch_b, prefetch_c) variant
-  kParallelLoop,  // categorical
+  kParallelLoop,  // categorical: the parallel loop and, for direct, the tile order
 };
 inline constexpr int kSearchAxisCount = 10;
 
@@ -90,7 +90,7 @@ class Neighborhood {
     std::int64_t log_mr = 0, log_nr = 0, log_k_unroll = 0;
     std::int64_t log_kc = 0, log_mc = 0, log_nc = 0;  // "effective" blocks, see the .cc
     int prefetch = 0;  // interned (prefetch_a, prefetch_b, prefetch_c) variant
-    int loop = 0;
+    int loop = 0;      // interned (parallel loop, tile order)
     std::int64_t log_threads = 0;
     int kernel_key = 0;    // interned (isa, mr, nr, k_unroll)
     int schedule_key = 0;  // interned (family, prefetch variant, loop, threads)

@@ -107,22 +107,34 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
   for (const MicroKernelEntry<T>& kernel : MicroKernels<T>(isa)) {
     const KernelConfig base = KernelBase(isa, kernel, problem.threads);
     // Direct: the whole K at once; parallel over rows or columns; with and without the C
-    // prefetch (C is usually in cache already at these sizes). Where the model's k block is
-    // shorter than K, also in blocks of half, once and twice it (no C prefetch: each block's
-    // C tile was just written by the previous one).
-    std::vector<std::pair<bool, int>> direct_variants = {{false, 0}, {true, 0}};  // (C pf, kc)
+    // prefetch (C is usually in cache already at these sizes); column panels first and, on one
+    // thread without the C prefetch, row panels first (two threads splitting the columns lost
+    // with row panels: docs/analytical-model.md, step 8). Where the model's k block is shorter
+    // than K, also in blocks of half, once and twice it (no C prefetch: each block's C tile was
+    // just written by the previous one).
+    struct DirectVariant {
+      bool prefetch_c;
+      int kc;
+      TileOrder order;
+    };
+    std::vector<DirectVariant> direct_variants = {{false, 0, TileOrder::kColumnPanels},
+                                                  {true, 0, TileOrder::kColumnPanels}};
+    if (problem.threads == 1) direct_variants.push_back({false, 0, TileOrder::kRowPanels});
     const std::int64_t kc_model = DirectKcModel(cache, problem.m, kernel.nr, elem);
     if (kc_model >= 64 && kc_model < problem.k) {
-      for (int kc : Around(kc_model, {}, 64, problem.k - 1)) direct_variants.push_back({false, kc});
+      for (int kc : Around(kc_model, {}, 64, problem.k - 1)) {
+        direct_variants.push_back({false, kc, TileOrder::kColumnPanels});
+      }
     }
     for (ParallelLoop loop : loops) {
       if (loop == ParallelLoop::kJr) continue;
-      for (auto [prefetch_c, kc] : direct_variants) {
+      for (const DirectVariant& variant : direct_variants) {
         KernelConfig c = base;
         c.family = KernelFamily::kDirect;
         c.parallel_loop = loop;
-        c.prefetch_c = prefetch_c;
-        c.kc = kc;
+        c.prefetch_c = variant.prefetch_c;
+        c.kc = variant.kc;
+        c.tile_order = variant.order;
         out.push_back(c);
       }
     }

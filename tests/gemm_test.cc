@@ -66,6 +66,7 @@ KernelConfig RandomConfig(KernelFamily family, IsaLevel isa, std::int64_t m, std
     // Half of the direct configs split K into blocks, short ones too, so that blocks end inside
     // the k loops of most shapes.
     if (pick(0, 1) == 1) c.kc = pick(0, 1) == 0 ? pick(1, 24) : pick(25, 300);
+    c.tile_order = pick(0, 1) == 0 ? TileOrder::kColumnPanels : TileOrder::kRowPanels;
     return c;
   }
   c.parallel_loop = static_cast<ParallelLoop>(pick(0, 2));
@@ -217,7 +218,9 @@ TYPED_TEST(GemmTest, DirectPartialTilesMatchTheReferenceWithEveryKernel) {
           const T beta = cases % 2 == 0 ? T(0) : T(0.5);
           GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, tb, m, n, k, T(1), beta,
                                        cases % 5 == 0 ? 3 : 0, beta == T(0), rng);
-          const KernelConfig config = DirectConfigFor(kernel, 1, cases % 4 == 0 ? 2 : 0);
+          KernelConfig config = DirectConfigFor(kernel, 1, cases % 4 == 0 ? 2 : 0);
+          // Both tile orders, each with and without k blocks.
+          if (cases % 8 >= 4) config.tile_order = TileOrder::kRowPanels;
           const GuardedCopy<T> a(gc.a.data(),
                                  StoredExtent(Layout::kRowMajor, ta, m, k, gc.a.ld));
           const GuardedCopy<T> b(gc.b.data(),
@@ -289,8 +292,10 @@ TYPED_TEST(GemmTest, DirectPanelsAlignedToAMisalignedB) {
                                StoredExtent(Layout::kRowMajor, Trans::kNo, k, n, gc.b.ld));
         ASSERT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % kCacheLineBytes,
                   static_cast<std::uintptr_t>(offset) * sizeof(T));
-        const KernelConfig config =
+        KernelConfig config =
             DirectConfigFor(kernel, 1 + static_cast<int>(offset % 2), offset == 0 ? 0 : 300);
+        // The narrow first panel (offsets 1 and up) in both tile orders.
+        if (offset != 1) config.tile_order = TileOrder::kRowPanels;
         GemmArgs<T> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, gc.alpha,
                          gc.a.data(), gc.a.ld, b.data(), gc.b.ld, gc.beta, gc.c.data(), gc.c.ld};
         ASSERT_TRUE(Gemm(config, args).ok()) << config.ToString();
@@ -864,6 +869,42 @@ TEST(DefaultConfigTest, SmallMKeepsCrowdedBPanelsDirectOnZen5) {
   EXPECT_EQ(config(xeon, DType::kF32, 128, 4096, 4096, 1).family, KernelFamily::kPacked);
 }
 
+// The direct tile order (docs/analytical-model.md, step 8): row panels first on one thread where
+// k is short and B's and C's panels, rows N elements apart, crowd L1 sets; column panels first
+// where the rows spread over the sets, where k is long, and with more threads.
+TEST(DefaultConfigTest, ShortKOverCrowdedL1SetsVisitsRowPanelsFirst) {
+  auto config = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
+                   std::int64_t k, int threads) {
+    return DefaultConfig(
+        Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, threads}, machine);
+  };
+  auto shape = [](const KernelConfig& c, std::int64_t m, std::int64_t n, std::int64_t k) {
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " +
+           c.ToString();
+  };
+  // Zen 3's L2 of 512 KiB sends the larger of these to the packed family; 33x1024x17 stays.
+  const KernelConfig zen3 = config(testing::SyntheticZen3Machine(), DType::kF32, 33, 1024, 17, 1);
+  EXPECT_EQ(zen3.family, KernelFamily::kDirect) << zen3.ToString();
+  EXPECT_EQ(zen3.tile_order, TileOrder::kRowPanels) << zen3.ToString();
+  const Machine machine = testing::SyntheticZen5Machine();
+  for (const auto& [dtype, m, n, k] :
+       std::vector<std::tuple<DType, std::int64_t, std::int64_t, std::int64_t>>{
+           {DType::kF32, 33, 4096, 17}, {DType::kF32, 33, 1024, 17},
+           {DType::kF32, 16, 4096, 16}, {DType::kF32, 64, 2048, 32},
+           {DType::kF64, 33, 2048, 17}, {DType::kF64, 64, 1024, 32}}) {
+    const KernelConfig c = config(machine, dtype, m, n, k, 1);
+    EXPECT_EQ(c.family, KernelFamily::kDirect) << shape(c, m, n, k);
+    EXPECT_EQ(c.tile_order, TileOrder::kRowPanels) << shape(c, m, n, k);
+    EXPECT_EQ(config(machine, dtype, m, n, k, 2).tile_order, TileOrder::kColumnPanels)
+        << shape(c, m, n, k) << " on 2 threads";
+  }
+  for (const auto& [m, n, k] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+           {33, 4000, 17}, {96, 512, 96}, {64, 512, 64}, {16, 16, 16}, {100, 100, 100}}) {
+    const KernelConfig c = config(machine, DType::kF32, m, n, k, 1);
+    EXPECT_EQ(c.tile_order, TileOrder::kColumnPanels) << shape(c, m, n, k);
+  }
+}
+
 // GEMV rows in flight (docs/analytical-model.md, step 1): the axpy form (the matrix's rows along
 // the output) streams eight rows where a row is longer than a 4 KiB page or the matrix exceeds
 // the core's L3 share (16 MiB on the synthetic machines), four otherwise; the dot form keeps
@@ -994,7 +1035,8 @@ TYPED_TEST(GemmTest, BoundSmallDirectProblemsRunTheirPlannedTiles) {
           const Trans ta = static_cast<Trans>(rng() % 2);
           const Trans tb = layout == Layout::kRowMajor ? Trans::kNo : static_cast<Trans>(rng() % 2);
           const T beta = rng() % 2 == 0 ? T(0) : T(-1.5);
-          const KernelConfig config = DirectConfigFor(kernel, 1, 0);
+          KernelConfig config = DirectConfigFor(kernel, 1, 0);
+          if (m > kernel.mr) config.tile_order = TileOrder::kRowPanels;
           auto plan = GemmPlan<T>::Create(config);
           ASSERT_TRUE(plan.ok()) << config.ToString();
           GemmCase<T> gc = MakeCase<T>(layout, ta, tb, m, n, k, T(0.75), beta,

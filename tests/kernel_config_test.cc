@@ -129,12 +129,14 @@ TEST(KernelConfigTest, TextRoundTrip) {
   direct.nc = 0;
   direct.kc = 384;
   direct.k_unroll = 1;
+  KernelConfig direct_by_rows = direct;
+  direct_by_rows.tile_order = TileOrder::kRowPanels;
   KernelConfig gemv;
   gemv.family = KernelFamily::kGemv;
   gemv.isa = IsaLevel::kAvx2;
   gemv.mr = 8;
   gemv.nr = 16;
-  for (const KernelConfig& config : {packed, direct, gemv}) {
+  for (const KernelConfig& config : {packed, direct, direct_by_rows, gemv}) {
     auto back = ParseKernelConfig(config.ToString());
     ASSERT_TRUE(back.ok()) << config.ToString() << ": " << back.error().message;
     EXPECT_EQ(*back, config) << config.ToString() << " came back as " << back->ToString();
@@ -153,6 +155,53 @@ TEST(KernelConfigTest, TextRoundTrip) {
   EXPECT_EQ(short_form->k_unroll, 1);
   EXPECT_EQ(short_form->kc, 0);
   EXPECT_EQ(short_form->threads, 1);
+  EXPECT_EQ(short_form->tile_order, TileOrder::kColumnPanels);
+}
+
+TEST(KernelConfigTest, TileOrderIsWrittenOnlyWhereItIsNotTheDefault) {
+  KernelConfig direct = GenericPacked();
+  direct.family = KernelFamily::kDirect;
+  direct.mc = 0;
+  direct.nc = 0;
+  direct.kc = 0;
+  EXPECT_EQ(direct.ToString(), "direct generic 6x8 ku4 pf0/0 jc t1");
+  direct.tile_order = TileOrder::kRowPanels;
+  EXPECT_EQ(direct.ToString(), "direct generic 6x8 ku4 pf0/0 rowpanels jc t1");
+  auto named_default = ParseKernelConfig("direct generic 6x8 ku4 columnpanels");
+  ASSERT_TRUE(named_default.ok()) << named_default.error().message;
+  EXPECT_EQ(named_default->tile_order, TileOrder::kColumnPanels);
+
+  // JSON too names the order only where it is not the default, so that the stored JSON (and
+  // hash) of a config from before the field existed is still the config's.
+  const nlohmann::json column_first = named_default.value();
+  EXPECT_FALSE(column_first.contains("tile_order")) << column_first.dump();
+  const nlohmann::json json = direct;
+  EXPECT_EQ(json.at("tile_order"), "rowpanels");
+  auto back = KernelConfigFromJson(json);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, direct);
+  // Configs stored before the field existed ran column panels first.
+  nlohmann::json stored_before = json;
+  stored_before.erase("tile_order");
+  auto old = KernelConfigFromJson(stored_before);
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_EQ(old->tile_order, TileOrder::kColumnPanels);
+  nlohmann::json unknown = json;
+  unknown["tile_order"] = "diagonal";
+  auto bad = KernelConfigFromJson(unknown);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("diagonal"), std::string::npos) << bad.error().message;
+}
+
+TEST(KernelConfigTest, OnlyTheDirectFamilyTakesARowPanelOrder) {
+  const Machine machine = TestMachine(IsaLevel::kGeneric);
+  KernelConfig packed = GenericPacked();
+  ASSERT_TRUE(packed.Validate(Square(64), machine).ok());
+  packed.tile_order = TileOrder::kRowPanels;
+  const Status status = packed.Validate(Square(64), machine);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("tile order"), std::string::npos)
+      << status.error().message;
 }
 
 TEST(KernelConfigTest, MalformedTextNamesTheWord) {
@@ -173,6 +222,8 @@ TEST(KernelConfigTest, MalformedTextNamesTheWord) {
       {"packed avx2 6x16 pf1/2/x", "pf1/2/x"},
       {"packed avx2 6x16 kc256 kc512", "repeated field 'kc512'"},
       {"packed avx2 6x16 jc ic", "repeated field 'ic'"},
+      {"direct avx2 6x16 rowpanels columnpanels", "repeated field 'columnpanels'"},
+      {"direct avx2 6x16 rowpanel", "rowpanel"},
   };
   for (const auto& [text, needle] : cases) {
     auto config = ParseKernelConfig(text);
@@ -200,6 +251,9 @@ TEST(KernelConfigTest, HostileJsonIsAnErrorNotACrash) {
   nlohmann::json overflow = good;
   overflow["kc"] = std::int64_t{1} << 40;
   hostile.push_back(overflow);
+  nlohmann::json numeric_order = good;
+  numeric_order["tile_order"] = 1;
+  hostile.push_back(numeric_order);
   nlohmann::json unknown_isa = good;
   unknown_isa["isa"] = "avx1024";
   hostile.push_back(unknown_isa);
