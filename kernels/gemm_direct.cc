@@ -66,6 +66,7 @@ struct DirectWork {
   bool prefetch_c;
   bool a_by_rows;
   bool row_panels_first;  // TileOrder::kRowPanels
+  bool plain;  // whole tiles by rows run the kernel's rows_plain (see MakeDirectWork)
   bool masks_b;  // the edge kernel reads a partial panel of B in place
   bool may_align;  // a first narrow panel may line B's panels up (see kMinBytesOfBToAlign)
 };
@@ -78,7 +79,11 @@ template <typename T>
   if (m == w.mr && n == w.nr) return w.full_tile;
   const MicroKernelEntry<T>& kernel = w.snug->For(m, n);
   const bool full = m == kernel.mr && (n == kernel.nr || !w.masks_b);
-  if (w.a_by_rows) return full ? kernel.rows : kernel.rows_edge;
+  if (w.a_by_rows) {
+    // The plain kernel stores whole tiles: only where the snug tile's columns are all there.
+    if (w.plain && m == kernel.mr && n == kernel.nr) return kernel.rows_plain;
+    return full ? kernel.rows : kernel.rows_edge;
+  }
   return full ? kernel.cols : kernel.cols_edge;
 }
 
@@ -225,7 +230,11 @@ DirectWork<T> MakeDirectWork(const KernelConfig& config, const MicroKernelEntry<
   work.a_by_rows = g.a.trans == Trans::kNo;
   work.row_panels_first = config.tile_order == TileOrder::kRowPanels;
   work.snug = &snug;
-  work.full_tile = work.a_by_rows ? kernel.rows : kernel.cols;
+  // The plain product, C = op(A) op(B) in one k block with nothing prefetched (the default
+  // config's), runs whole tiles by rows in the lean kernel instance (rows_plain).
+  work.plain = work.a_by_rows && g.alpha == T(1) && g.beta == T(0) && work.k_block == k &&
+               config.prefetch_a == 0 && config.prefetch_b == 0 && !config.prefetch_c;
+  work.full_tile = !work.a_by_rows ? kernel.cols : work.plain ? kernel.rows_plain : kernel.rows;
   work.mr = config.mr;
   work.nr = config.nr;
   work.prefetch_a = config.prefetch_a;

@@ -46,6 +46,8 @@ using MicroKernelFn = void (*)(const T* a, const T* b, T* c, const MicroKernelAr
 // `rows` and `cols` read all MR rows of A and NR columns of B; their `_edge` variants read only
 // the m rows of A of a tile with m < MR and, where `edge_reads_n_columns_of_b`, only the n
 // columns of B of a tile with n < NR (masked loads); otherwise still NR columns of B.
+// `rows_plain` is `rows` for the plain product of a whole tile: C = op(A) op(B) (it ignores
+// alpha, beta and the prefetch fields, taking them as 1, 0 and none).
 template <typename T>
 struct MicroKernelEntry {
   IsaLevel isa;
@@ -57,6 +59,7 @@ struct MicroKernelEntry {
   MicroKernelFn<T> cols;
   MicroKernelFn<T> rows_edge;
   MicroKernelFn<T> cols_edge;
+  MicroKernelFn<T> rows_plain;
   bool edge_reads_n_columns_of_b;
 };
 

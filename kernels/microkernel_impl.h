@@ -38,10 +38,15 @@ enum class StoreMode { kPlain, kScaled, kGeneral };
 // so only op(A)'s m rows are touched: a full tile's FMAs but no copy, each row at an offset of
 // its own. Tiles of all MR rows keep fixed row offsets (see EdgeMicroKernel).
 //
+// kPlain is the variant for the plain product of a whole tile (alpha = 1, beta = 0, no software
+// prefetch), which the driver picks once a call: without the prefetch tests and the choice of
+// store, which cost 1.5-2.7 ns of a 16^3 call's ~48 in a copy (a lean path inside the general
+// kernel recovered only half of it).
+//
 // noinline: the kernels are called through the registry's pointers, and EdgeMicroKernel must
 // call its two variants rather than merge their loops (see there).
 template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
-          bool kAllRows = !kEdge>
+          bool kAllRows = !kEdge, bool kPlain = false>
 [[gnu::flatten, gnu::noinline]] void MicroKernel(
     const typename Vec::Element* tile_a, const typename Vec::Element* tile_b,
     typename Vec::Element* tile_c, const MicroKernelArgs<typename Vec::Element>& args) {
@@ -52,6 +57,7 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
   static_assert(MR * NV + NV + 1 <= Vec::kRegisters, "register tile does not fit");
   static_assert(!kEdge || kMode != AMode::kPacked, "packed tiles are zero-padded: no edge variant");
   static_assert(kEdge || kAllRows, "only the edge variant reads fewer than MR rows");
+  static_assert(!kPlain || (!kEdge && kMode == AMode::kRows), "plain: whole in-place tiles");
 
   V acc[MR][NV];
   Unroll<MR>([&](auto i) { Unroll<NV>([&](auto v) { acc[i][v] = Vec::Zero(); }); });
@@ -63,7 +69,7 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
   T* const c = tile_c;
   const std::int64_t ldc = args.ldc;
 
-  if (args.prefetch_c) {
+  if (!kPlain && args.prefetch_c) {
     for (int i = 0; i < m; ++i) {
       __builtin_prefetch(c + i * ldc, 1, 3);
       __builtin_prefetch(c + i * ldc + n - 1, 1, 3);
@@ -149,7 +155,7 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
       b += b_step;
     }
   };
-  if (a_ahead != 0 || b_ahead != 0) {
+  if (!kPlain && (a_ahead != 0 || b_ahead != 0)) {
     k_loop.template operator()<true>();
   } else {
     k_loop.template operator()<false>();
@@ -202,7 +208,9 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
       store_tile.template operator()<kStore, false>();
     }
   };
-  if (args.beta != T(0)) {
+  if constexpr (kPlain) {
+    store_tile.template operator()<StoreMode::kPlain, true>();
+  } else if (args.beta != T(0)) {
     store_columns.template operator()<StoreMode::kGeneral>();
   } else if (args.alpha != T(1)) {
     store_columns.template operator()<StoreMode::kScaled>();
@@ -328,6 +336,7 @@ constexpr MicroKernelEntry<typename Vec::Element> Entry() {
           &MicroKernel<Vec, MR, NV, KU, AMode::kCols>,
           &EdgeMicroKernel<Vec, MR, NV, KU, AMode::kRows>,
           &EdgeMicroKernel<Vec, MR, NV, KU, AMode::kCols>,
+          &MicroKernel<Vec, MR, NV, KU, AMode::kRows, false, true, true>,
           Vec::kCheapMaskedLoads};
 }
 

@@ -1,6 +1,7 @@
 // Every registered micro-kernel and GEMV kernel, at every ISA level this CPU runs, against the
 // reference: all m <= MR and n <= NR, k in {0, 1, odd, large}, all three A modes and the
-// in-place edge variants, alpha/beta variants, canaries around the tile.
+// in-place edge variants and the plain full-tile instance, alpha/beta variants, canaries around
+// the tile.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -121,6 +122,15 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
             if (CheckResult(gc, name + (ta == Trans::kNo ? " rows" : " cols")) > 0) return;
           }
         }
+        // The lean instance of the plain product of a whole tile by rows: NaN in C, which it
+        // must not read, and prefetch fields it must ignore.
+        GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, Trans::kNo, Trans::kNo, kernel.mr,
+                                     kernel.nr, k, T(1), T(0), 5, true, rng);
+        MicroKernelArgs<T> args = TileArgs(gc, gc.a.ld, gc.b.ld);
+        args.prefetch_a = 3;
+        args.prefetch_c = true;
+        kernel.rows_plain(gc.a.data(), gc.b.data(), gc.c.data(), args);
+        if (CheckResult(gc, name + " rows_plain") > 0) return;
       }
     }
   }
