@@ -712,7 +712,8 @@ constexpr double kBlockedWideTileSlack = 1.05;  // model cycles a wide tile may 
 // place (masked) instead of from a padded copy, still 1.26x and 1.39x (16x8x16 1.45x,
 // 8x24x100 1.35x, 48x24x64 1.33x). Where the AVX2 tile needs a partial panel too it lost
 // (12^3 6x16: 0.78x, 20^3 4x24: 0.93x): AVX2's partial panels are padded copies. The model
-// must also find it kLowerIsaTileGain better, so cores with two 512-bit FMA pipes keep AVX-512.
+// must also find it kLowerIsaTileGain better, so cores with two 512-bit FMA pipes keep AVX-512,
+// but where N is one AVX2 vector (see PlanDirect).
 constexpr double kLowerIsaTileGain = 1.1;
 
 template <typename T>
@@ -735,7 +736,16 @@ DirectPlan PlanDirect(const Problem& problem, const Machine& machine) {
   if (isa == IsaLevel::kAvx512 && OperandsFitHalfOfL2(problem, cache) &&
       problem.n % model.tile.nr != 0) {
     const TileChoice lower = DirectTile<T>(machine, cache, problem, IsaLevel::kAvx2, 1, true);
-    if (lower.tile.mr > 0 && model.cycles > kLowerIsaTileGain * lower.cycles) {
+    // Where N is one AVX2 vector both tiles issue one FMA a row and k step, and the AVX2 tile's
+    // whole panels need no masks (and run the plain kernel): it is taken where the model finds
+    // it no slower. Zen 5, f32, 1 thread, interleaved, against the AVX-512 default: 8^3 (8x8)
+    // 1.11-1.22x, 12x8x12 1.09x, 20x8x20 1.11x, 24x8x24 1.09x, 8x8x64 1.12x, 100x8x100 1.13x;
+    // f64 8x4x8 1.11x, 12x4x12 1.13x, 4^3 1.17x. Wider N keeps AVX-512 there (24^3 4x24 0.74x,
+    // 8x24x100 0.72x, 48x24x64 0.69x: three ymm FMAs a row against two zmm).
+    const bool one_lower_vector = problem.n == VectorLanes(IsaLevel::kAvx2, sizeof(T));
+    const double gain = one_lower_vector ? 1.0 : kLowerIsaTileGain;
+    if (lower.tile.mr > 0 && model.cycles >= gain * lower.cycles &&
+        (one_lower_vector || model.cycles > gain * lower.cycles)) {
       plan.tile = lower.tile;  // the fit is the same: the whole problem fits in half of L2
     }
   }

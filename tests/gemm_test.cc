@@ -613,7 +613,8 @@ TEST(DefaultConfigTest, LongDirectKLoopsUnrollOnTwoPipeCores) {
 // AVX-512 tile would need a padded partial panel, if the model finds it 10% faster: on Zen 4
 // (two ymm FMAs per cycle, as fast as one zmm) 8^3 and 24^3 ran 1.7-2x faster so. Not where the
 // AVX2 tile needs a partial panel too (12^3 lost), not for large problems, and not where two
-// 512-bit FMA pipes make AVX-512 twice as fast.
+// 512-bit FMA pipes make AVX-512 twice as fast, unless N is one AVX2 vector: then both tiles
+// issue one FMA a row and the AVX2 one needs no masks (Zen 5: 1.09-1.17x).
 TEST(DefaultConfigTest, SmallProblemsTakeAnAvx2TileThatCoversN) {
   auto config = [](const Machine& machine, std::int64_t m, std::int64_t n, std::int64_t k) {
     return DefaultConfig(
@@ -639,7 +640,23 @@ TEST(DefaultConfigTest, SmallProblemsTakeAnAvx2TileThatCoversN) {
   intel_cpu.vendor = "GenuineIntel";
   intel_cpu.family = 6;
   const Machine two_pipes = DescribeMachine(intel_cpu, zen4.topology, std::nullopt);
-  EXPECT_EQ(config(two_pipes, 8, 8, 8).isa, IsaLevel::kAvx512);
+  EXPECT_EQ(config(two_pipes, 24, 24, 24).isa, IsaLevel::kAvx512);
+  EXPECT_EQ(config(two_pipes, 8, 24, 100).isa, IsaLevel::kAvx512);
+  EXPECT_EQ(config(two_pipes, 8, 8, 8).isa, IsaLevel::kAvx2);
+  const Machine zen5 = testing::SyntheticZen5Machine();
+  for (const auto& [dtype, m, n, k] :
+       std::vector<std::tuple<DType, std::int64_t, std::int64_t, std::int64_t>>{
+           {DType::kF32, 8, 8, 8}, {DType::kF32, 12, 8, 12}, {DType::kF32, 20, 8, 20},
+           {DType::kF32, 100, 8, 100}, {DType::kF64, 8, 4, 8}, {DType::kF64, 4, 4, 4}}) {
+    const KernelConfig c =
+        DefaultConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1}, zen5);
+    EXPECT_EQ(c.isa, IsaLevel::kAvx2) << m << "x" << n << "x" << k << ": " << c.ToString();
+    EXPECT_EQ(c.nr, n) << c.ToString();
+  }
+  for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+           {24, 24, 24}, {8, 24, 100}, {48, 24, 64}, {16, 8, 16}}) {
+    EXPECT_EQ(config(zen5, m, n, k).isa, IsaLevel::kAvx512) << m << "x" << n << "x" << k;
+  }
 }
 
 // A column-major problem runs as its row-major transpose (C^T = op(B)^T op(A)^T): M and N
