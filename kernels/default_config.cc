@@ -332,7 +332,7 @@ TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Pr
 }
 
 // The most lines of a panel read in place (`rows` rows of `row_bytes`, `stride_bytes` apart)
-// that map to one set of a cache of `cache_bytes` in `ways` ways. Rows whose stride is a
+// that map to one set of a cache of `cache_bytes` in `cache_ways` ways. Rows whose stride is a
 // multiple of a large power of two share few sets (a 12 KiB stride puts every row at one of 32
 // places in a 2048-set L2), so a panel far smaller than the cache can still evict its own lines
 // before the next row tile reads them again.
@@ -743,9 +743,9 @@ DirectPlan PlanDirect(const Problem& problem, const Machine& machine) {
     // f64 8x4x8 1.11x, 12x4x12 1.13x, 4^3 1.17x. Wider N keeps AVX-512 there (24^3 4x24 0.74x,
     // 8x24x100 0.72x, 48x24x64 0.69x: three ymm FMAs a row against two zmm).
     const bool one_lower_vector = problem.n == VectorLanes(IsaLevel::kAvx2, sizeof(T));
-    const double gain = one_lower_vector ? 1.0 : kLowerIsaTileGain;
-    if (lower.tile.mr > 0 && model.cycles >= gain * lower.cycles &&
-        (one_lower_vector || model.cycles > gain * lower.cycles)) {
+    const bool lower_wins = one_lower_vector ? model.cycles >= lower.cycles
+                                             : model.cycles > kLowerIsaTileGain * lower.cycles;
+    if (lower.tile.mr > 0 && lower_wins) {
       plan.tile = lower.tile;  // the fit is the same: the whole problem fits in half of L2
     }
   }
