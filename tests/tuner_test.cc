@@ -246,8 +246,16 @@ TEST(ProblemBuffersTest, RandomNonZeroOperandsAndCanaries) {
   EXPECT_TRUE(buffers.CanariesIntact(1));
   buffers.c(1)[buffers.c_elements()] = 0.0f;  // one past the end
   EXPECT_FALSE(buffers.CanariesIntact(1));
+  buffers.c(2)[-1] = 0.0f;  // one before the start
+  EXPECT_FALSE(buffers.CanariesIntact(2));
   EXPECT_TRUE(buffers.CanariesIntact(0));
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffers.b(0)) % 64, 0u);
+  // Every operand starts on a page, as applications' large buffers share their offset from one:
+  // C's rows then fall in the same cache sets relative to B's as they would there.
+  for (int copy = 0; copy < 3; ++copy) {
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffers.a(copy)) % 4096, 0u);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffers.b(copy)) % 4096, 0u);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffers.c(copy)) % 4096, 0u);
+  }
 }
 
 TEST(ProblemBuffersTest, ColdCacheCopiesExceedTwiceTheLastLevelCache) {

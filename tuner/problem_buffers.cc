@@ -67,8 +67,10 @@ void FirstTouchRandom(T* data, std::int64_t count, std::uint64_t seed, ThreadPoo
 
 template <typename T>
 AlignedArray<T>::AlignedArray(std::size_t count) : size_(count) {
-  const std::size_t bytes = std::max<std::size_t>(64, (count * sizeof(T) + 63) / 64 * 64);
-  void* memory = std::aligned_alloc(64, bytes);
+  // aligned_alloc needs a size that is a multiple of the alignment.
+  const std::size_t bytes = std::max<std::size_t>(
+      kAlignment, (count * sizeof(T) + kAlignment - 1) / kAlignment * kAlignment);
+  void* memory = std::aligned_alloc(kAlignment, bytes);
   if (memory == nullptr) throw std::bad_alloc();
   data_.reset(static_cast<T*>(memory));
 }
@@ -95,12 +97,12 @@ ProblemBuffers<TA, TB, TC>::ProblemBuffers(const Problem& problem, int copies, s
   for (OperandSet& set : sets_) {
     set.a = AlignedArray<TA>(static_cast<std::size_t>(a_elements_));
     set.b = AlignedArray<TB>(static_cast<std::size_t>(b_elements_));
-    set.c = AlignedArray<TC>(static_cast<std::size_t>(c_elements_ + 2 * kCanaryElements));
+    set.c = AlignedArray<TC>(static_cast<std::size_t>(kCOffset + c_elements_ + kCanaryElements));
     FirstTouchRandom(set.a.data(), a_elements_, ++stream, pool, team);
     FirstTouchRandom(set.b.data(), b_elements_, ++stream, pool, team);
-    FirstTouchRandom(set.c.data() + kCanaryElements, c_elements_, ++stream, pool, team);
-    std::fill_n(set.c.data(), kCanaryElements, kCanary<TC>);
-    std::fill_n(set.c.data() + kCanaryElements + c_elements_, kCanaryElements, kCanary<TC>);
+    FirstTouchRandom(set.c.data() + kCOffset, c_elements_, ++stream, pool, team);
+    std::fill_n(set.c.data() + kCOffset - kCanaryElements, kCanaryElements, kCanary<TC>);
+    std::fill_n(set.c.data() + kCOffset + c_elements_, kCanaryElements, kCanary<TC>);
   }
   // Every copy holds the same operands, so any copy verifies like the first.
   for (std::size_t i = 1; i < sets_.size(); ++i) {
@@ -123,10 +125,10 @@ void ProblemBuffers<TA, TB, TC>::PoisonC(int copy) {
 
 template <typename TA, typename TB, typename TC>
 bool ProblemBuffers<TA, TB, TC>::CanariesIntact(int copy) const {
-  const TC* storage = sets_[static_cast<std::size_t>(copy)].c.data();
-  const TC* after = storage + kCanaryElements + c_elements_;
+  const TC* before = sets_[static_cast<std::size_t>(copy)].c.data() + kCOffset - kCanaryElements;
+  const TC* after = before + kCanaryElements + c_elements_;
   for (std::int64_t i = 0; i < kCanaryElements; ++i) {
-    if (storage[i] != kCanary<TC> || after[i] != kCanary<TC>) return false;
+    if (before[i] != kCanary<TC> || after[i] != kCanary<TC>) return false;
   }
   return true;
 }
