@@ -162,8 +162,10 @@ template <typename T>
     if (w.row_panels_first) {
       for (std::int64_t i = row_begin; i < row_end; i += w.mr) {
         args.m = static_cast<int>(std::min<std::int64_t>(w.mr, row_end - i));
+        // Looked up once a row panel; only the lead and the tail panel, narrower, look theirs up.
+        const MicroKernelFn<T> tile = TileKernel(w, args.m, w.nr);
         for_each_panel([&](std::int64_t j) __attribute__((always_inline)) {
-          call(TileKernel(w, args.m, args.n), i, j);
+          call(args.n == w.nr ? tile : TileKernel(w, args.m, args.n), i, j);
         });
       }
       continue;
