@@ -106,7 +106,8 @@ void CheckAll() {
     for (int nr : {1, 8, 16, 24, 48, 64}) {
       for (std::int64_t cols : {1, nr - 1, nr, 2 * nr + 3, 130}) {
         if (cols < 1) continue;
-        for (std::int64_t depth : {0, 1, 5, 17}) CheckPackB<T>(trans, nr, depth, cols);
+        // Depths around PackB's groups of 4 rows: short of one, whole groups, remainders.
+        for (std::int64_t depth : {0, 1, 3, 4, 5, 8, 11, 17}) CheckPackB<T>(trans, nr, depth, cols);
       }
     }
   }
