@@ -69,8 +69,19 @@ std::int64_t PackedMcModel(const CacheBudget& cache, std::int64_t kc, std::int64
   return block_bytes / std::max<std::int64_t>(1, kc * a_elem);
 }
 
+// The most bytes of the packed B block: 4 MiB. The Zen 5 guest reports a private 508 MiB L3 per
+// core, so half of it let nc take all of N; but its real L3 is shared with other tenants, and
+// with the packed B block and the C columns it updates (both re-read once per k or row block)
+// past a few MiB the tiles ran slower. 1 thread, interleaved, nc against the whole N: f32
+// 512x4096x4096 nc2048 1.03x (nc1024 1.02x), 256x8192x2048 nc2048 1.07x (nc4096 1.02x); f64
+// 512x4096x4096 nc1024 1.10x (nc2048 1.09x). Where the reported share is real (4 MiB a core on
+// a Zen 5 or Zen 4 server) half of it is under the cap.
+constexpr std::int64_t kMaxPackedBBlockBytes = std::int64_t{4} << 20;
+
 std::int64_t PackedNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem) {
-  return static_cast<std::int64_t>(cache.l3_per_core) / 2 / std::max<std::int64_t>(1, kc * b_elem);
+  const std::int64_t block_bytes =
+      std::min(static_cast<std::int64_t>(cache.l3_per_core) / 2, kMaxPackedBBlockBytes);
+  return block_bytes / std::max<std::int64_t>(1, kc * b_elem);
 }
 
 // A column-major C = op(A) * op(B) is the row-major C^T = op(B)^T * op(A)^T (kernels/gemm.cc).

@@ -524,6 +524,36 @@ TEST(DefaultConfigTest, PackedBlocksSplitTheMatrixEvenly) {
   EXPECT_GE(one_block.mc, 128) << one_block.ToString();
 }
 
+// The packed B block (kc x nc) takes half of the core's L3 share, but never more than 4 MiB:
+// the guests' reported L3 (508 MiB a core on Zen 5, 480 MiB on the Xeon, a whole 32 MiB CCD for
+// two vCPUs on Zen 4) is shared with other tenants, and nc = N ran 0.91-0.97x of 4 MiB blocks.
+TEST(DefaultConfigTest, PackedBBlockStaysWithinAFewMiBOfL3) {
+  constexpr std::int64_t kCap = std::int64_t{4} << 20;
+  for (const Machine& machine : {testing::SyntheticZen5Machine(), testing::SyntheticXeonMachine(),
+                                 testing::SyntheticZen4Machine()}) {
+    for (DType dtype : {DType::kF32, DType::kF64}) {
+      const Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, 512, 4096, 4096, 1};
+      const KernelConfig c = DefaultConfig(problem, machine);
+      ASSERT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
+      const std::int64_t block_bytes =
+          std::int64_t{c.kc} * c.nc * static_cast<std::int64_t>(DTypeSize(dtype));
+      EXPECT_LE(block_bytes, kCap) << machine.cpu.brand << ": " << c.ToString();
+      EXPECT_GT(block_bytes, kCap / 2) << machine.cpu.brand << ": " << c.ToString();
+    }
+  }
+  // Under the cap the block follows the L3 share: 8 MiB for two cores, 2 MiB of B.
+  Machine small_l3 = testing::SyntheticZen4Machine();
+  small_l3.topology.caches[2].size_bytes = 8 << 20;
+  small_l3 = DescribeMachine(small_l3.cpu, small_l3.topology, std::nullopt);
+  const Problem problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 512, 4096, 4096,
+                        1};
+  const KernelConfig c = DefaultConfig(problem, small_l3);
+  ASSERT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
+  const std::int64_t block_bytes = std::int64_t{c.kc} * c.nc * 4;
+  EXPECT_LE(block_bytes, 2 << 20) << c.ToString();
+  EXPECT_GT(block_bytes, 1 << 20) << c.ToString();
+}
+
 // Two threads share the packed B block (ic) only where A is at least as tall as B is wide;
 // otherwise each reads only its own columns of B (jc): 128x3072x768 ran 1.24x faster so on the
 // Xeon, 3072x128x768 0.74x.
