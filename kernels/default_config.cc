@@ -484,6 +484,34 @@ void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64
   c.nc = static_cast<int>(std::min(nc, kMaxBlock / c.nr * c.nr));
 }
 
+// The packed model's cache blocks for the tile of `c` (its isa, mr and nr) on `problem`
+// (row-major view), by element type.
+void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelConfig& c) {
+  switch (problem.dtype) {
+    case DType::kF32:
+    case DType::kF64: {
+      const auto elem = static_cast<std::int64_t>(DTypeSize(problem.dtype));
+      // kc as for a two-vector panel: the k depth, not the panel's bytes, is what the
+      // measurements pinned. On the Xeon, interleaved, 1 thread, the four-vector tiles ran
+      // kc = 512 (a 128 KiB micro-panel) faster than the 256 that PackedKcModel's 64 KiB gives
+      // them: f32 6x64 1024^3 1.02-1.05x, 512x4096x4096 1.04x, 128x3072x768 1.01x; f64 6x32
+      // 1024^3 1.02x.
+      const int lanes = VectorLanes(c.isa, static_cast<std::size_t>(elem));
+      SetCacheBlocks(cache, problem, elem, elem, 8, 1, std::min(c.nr, 2 * lanes), c);
+      return;
+    }
+    // A bf16 or s8 panel holds 2x or 4x the k of an f32 one; kc whole groups of k.
+    case DType::kBF16:
+      SetCacheBlocks(cache, problem, sizeof(Bf16Gemm::A), sizeof(Bf16Gemm::B), 16,
+                     Bf16Gemm::kGroup, c.nr, c);
+      return;
+    case DType::kS8:
+      SetCacheBlocks(cache, problem, sizeof(S8Gemm::A), sizeof(S8Gemm::B), 16, S8Gemm::kGroup,
+                     c.nr, c);
+      return;
+  }
+}
+
 // Threads share the B block (split ic) where A is at least as tall as B is wide and there are
 // enough row panels for everyone; otherwise each packs and reads its own columns of B (split jc)
 // and packs all of A. Under ic every thread's tiles read the whole packed B block, under jc only
@@ -513,7 +541,6 @@ bool ThreadsShareLlc(const CacheBudget& cache, int threads) {
 template <typename T>
 KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
-  const std::int64_t elem = sizeof(T);
   const CacheBudget cache = CacheBudgetOf(machine.topology);
   const double fma_pipes = VectorFmasPerCycle(machine, isa);
   const int lanes = VectorLanes(isa, sizeof(T));
@@ -528,11 +555,7 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   c.nr = best.nr;
   c.k_unroll = 1;
   c.prefetch_c = true;
-  // kc as for a two-vector panel: the k depth, not the panel's bytes, is what the measurements
-  // pinned. On the Xeon, interleaved, 1 thread, the four-vector tiles ran kc = 512 (a 128 KiB
-  // micro-panel) faster than the 256 that PackedKcModel's 64 KiB gives them: f32 6x64 1024^3
-  // 1.02-1.05x, 512x4096x4096 1.04x, 128x3072x768 1.01x; f64 6x32 1024^3 1.02x.
-  SetCacheBlocks(cache, problem, elem, elem, 8, 1, std::min(c.nr, 2 * lanes), c);
+  SetPackedBlocks(cache, problem, c);
   c.parallel_loop =
       PackedParallelLoop(problem, c.mr, ThreadsShareLlc(cache, problem.threads));
   return c;
@@ -815,7 +838,6 @@ KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
 // dot-product extension.
 template <class Kind>
 KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
-  constexpr int G = Kind::kGroup;
   IsaLevel isa = machine.kernel_isa;
   if (!CpuRunsLowp<Kind>(machine.cpu, isa)) isa = IsaLevel::kAvx2;
   if (problem.m == 1 || problem.n == 1) {
@@ -841,8 +863,7 @@ KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
   c.nr = best.nr;
   c.k_unroll = 1;
   c.prefetch_c = true;
-  SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B), 16, G, c.nr,
-                 c);
+  SetPackedBlocks(cache, problem, c);
   // As if the cores shared their last-level cache: the low-precision split was not measured
   // on cores that do not (PackedParallelLoop).
   c.parallel_loop = PackedParallelLoop(problem, c.mr, true);
@@ -883,6 +904,18 @@ KernelConfig UntunedConfig(const Problem& problem, const Machine& machine) {
   Problem untuned = problem;
   untuned.threads = DefaultThreadCount(problem, problem.threads);
   return DefaultConfig(untuned, machine);
+}
+
+KernelConfig LentConfig(KernelConfig config, const Problem& tuned_for, const Problem& problem,
+                        const Machine& machine) {
+  if (config.family != KernelFamily::kPacked) return config;
+  const Problem from = RowMajorView(tuned_for);
+  KernelConfig model = config;
+  SetPackedBlocks(CacheBudgetOf(machine.topology), RowMajorView(problem), model);
+  if (config.mc >= detail::RoundUp(from.m, config.mr)) config.mc = model.mc;
+  if (config.kc >= from.k) config.kc = model.kc;
+  if (config.nc >= detail::RoundUp(from.n, config.nr)) config.nc = model.nc;
+  return config;
 }
 
 std::vector<KernelConfig> AnalyticalAlternatives(const Problem& original,

@@ -34,6 +34,16 @@ int DefaultThreadCount(const Problem& problem, int max_threads);
 // starts from it, and the benchmarks' default series run it.
 KernelConfig UntunedConfig(const Problem& problem, const Machine& machine);
 
+// `config`, the winner of `tuned_for`, as the runtime lends it to `problem` (same dtype, layout
+// and transposes): a packed config takes the model's cache blocks for `problem`, sized for its
+// own tile, wherever its block spanned the whole of `tuned_for` in that dimension, since a block
+// that a small problem cut short says nothing about a larger one (a bf16 2x2x2 winner's blocks,
+// mc14 kc2 nc32, ran 256x1024x1024 at 0.07x of the default). Its tile, k unroll, prefetch,
+// loop and threads, and every block it chose below its problem's extent, stay. Other families
+// are returned as they are.
+KernelConfig LentConfig(KernelConfig config, const Problem& tuned_for, const Problem& problem,
+                        const Machine& machine);
+
 // Cache sizes the model uses, with fallbacks for machines where hwloc reports none.
 struct CacheBudget {
   std::uint64_t l1d = 32 * 1024;
@@ -71,7 +81,7 @@ std::int64_t PackedMcModel(const CacheBudget& cache, std::int64_t kc, std::int64
 
 // The packed family's model nc (columns of the packed B block) for k blocks of `kc` with
 // `b_elem`-byte B elements, before rounding to the tile and clamping to the problem: a kc x nc
-// block of half of this core's share of L3 (docs/analytical-model.md, step 5).
+// block of half of this core's share of L3, at most 4 MiB (docs/analytical-model.md, step 5).
 std::int64_t PackedNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem);
 
 }  // namespace mmtune

@@ -97,7 +97,9 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
   // where the default does and reads it whole where the default does: a small problem's
   // whole-K winner ran the default's blocked problems at 0.28-0.55x (Zen 5, f32, 1 thread:
   // 32^3-sized tiles 8x16, 8x32, 12x32 on 128x4096x4096, 128x3072x768 in k blocks of 512);
-  // and only from a problem within kMaxDirectLendRatio of this one in each dimension.
+  // and only from a problem within kMaxDirectLendRatio of this one in each dimension. A packed
+  // winner is lent with the model's cache blocks where its own spanned its whole problem
+  // (LentConfig).
   const KernelConfig untuned = UntunedConfig(problem, machine_);
   const Entry* nearest = nullptr;
   double nearest_distance = std::numeric_limits<double>::infinity();
@@ -121,7 +123,9 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
     nearest_distance = distance;
   }
   if (nearest != nullptr) {
-    return Lookup{LookupTier::kNearest, nearest->config, nearest->problem, nearest->gflops};
+    return Lookup{LookupTier::kNearest,
+                  LentConfig(nearest->config, nearest->problem, problem, machine_),
+                  nearest->problem, nearest->gflops};
   }
 
   return Lookup{LookupTier::kDefault, untuned, Problem{}, 0.0};

@@ -74,9 +74,17 @@ TEST(WinnerIndexTest, ExactThenNearestThenDefault) {
   EXPECT_EQ(exact.config, config);
   EXPECT_EQ(exact.gflops, 50.0);
 
-  const Lookup nearest = index.Find(MakeProblem(120, 700, 800));
+  // The winner's config, but for its blocks that spanned all of 128x768 (LentConfig): those
+  // are the model's for the new shape, which the default (same tile) has too.
+  const Problem near = MakeProblem(120, 700, 800);
+  const Lookup nearest = index.Find(near);
   EXPECT_EQ(nearest.tier, LookupTier::kNearest);
-  EXPECT_EQ(nearest.config, config);
+  KernelConfig expected = config;
+  ASSERT_EQ(config.family, KernelFamily::kPacked);
+  ASSERT_LT(config.kc, tuned.k);  // chosen, not cut: kept
+  expected.mc = UntunedConfig(near, machine).mc;
+  expected.nc = UntunedConfig(near, machine).nc;
+  EXPECT_EQ(nearest.config, expected) << nearest.config.ToString();
   EXPECT_EQ(nearest.tuned, tuned);
 
   // Another dtype, layout or transpose never borrows this winner.
@@ -126,7 +134,7 @@ TEST(WinnerIndexTest, NearestBorrowsOnlyFromTheDefaultsFamily) {
   const KernelConfig packed = MarkedConfig(big, machine);
   ASSERT_EQ(packed.family, KernelFamily::kPacked);
   const WinnerIndex packed_only = OneWinnerIndex(machine, big, packed, 80.0);
-  EXPECT_EQ(packed_only.Find(MakeProblem(700, 900, 1100)).config, packed);
+  EXPECT_EQ(packed_only.Find(MakeProblem(700, 900, 1100)).config.k_unroll, packed.k_unroll);
   EXPECT_EQ(packed_only.Find(MakeProblem(32, 32, 32)).tier, LookupTier::kDefault);
   // Nor is a one-thread winner lent where the default would run on two.
   const Problem two_threads = MakeProblem(700, 900, 1100, 2);
@@ -139,6 +147,53 @@ TEST(WinnerIndexTest, NearestBorrowsOnlyFromTheDefaultsFamily) {
   ASSERT_EQ(UntunedConfig(small_packed, machine).threads, 1);
   ASSERT_EQ(UntunedConfig(small_packed, machine).family, KernelFamily::kPacked);
   EXPECT_EQ(packed_only.Find(small_packed).tier, LookupTier::kNearest);
+}
+
+// A packed winner's blocks that its own problem cut short (a block over the whole of M, N or
+// K) are the model's for the borrowing problem: a bf16 2x2x2 winner (mc14 kc2 nc32) ran
+// 256x1024x1024 at 0.07x of the default on Zen 5. Blocks it chose below its problem stay.
+TEST(WinnerIndexTest, NearestPackedWinnerTakesTheModelsBlocksWhereItsProblemCutThem) {
+  for (const Machine& machine : {testing::SyntheticZen5Machine(), testing::SyntheticZen3Machine()}) {
+    for (DType dtype : {DType::kBF16, DType::kS8, DType::kF32, DType::kF64}) {
+      const Problem tiny = MakeProblem(2, 2, 2, 1, dtype);
+      const Problem large = MakeProblem(256, 1024, 1024, 1, dtype);
+      KernelConfig tiny_winner = UntunedConfig(large, machine);
+      ASSERT_EQ(tiny_winner.family, KernelFamily::kPacked) << tiny_winner.ToString();
+      tiny_winner.k_unroll = 4;  // marked
+      // Blocks as a tune of 2x2x2 stores them: one tile, one k group.
+      tiny_winner.mc = tiny_winner.mr;
+      tiny_winner.nc = tiny_winner.nr;
+      tiny_winner.kc = dtype == DType::kS8 ? 4 : 2;
+      ASSERT_TRUE(tiny_winner.Validate(tiny, machine)) << tiny_winner.ToString();
+      const std::string where = std::string(ToString(dtype)) + " on " + machine.cpu.brand;
+      const WinnerIndex index = OneWinnerIndex(machine, tiny, tiny_winner, 1.0);
+      if (dtype == DType::kBF16 || dtype == DType::kS8) {
+        const Lookup lent = index.Find(large);
+        ASSERT_EQ(lent.tier, LookupTier::kNearest) << where;
+        KernelConfig expected = UntunedConfig(large, machine);
+        expected.k_unroll = 4;
+        EXPECT_EQ(lent.config, expected) << where << ": " << lent.config.ToString();
+      }
+      // Straight from LentConfig for f32 and f64, whose default for 2x2x2 is direct.
+      KernelConfig blocks_kept = tiny_winner;
+      const Problem mid = MakeProblem(512, 2048, 2048, 1, dtype);
+      blocks_kept.mc = 2 * blocks_kept.mr;
+      blocks_kept.nc = 2 * blocks_kept.nr;
+      blocks_kept.kc = 64;
+      const KernelConfig kept = LentConfig(blocks_kept, mid, large, machine);
+      EXPECT_EQ(kept, blocks_kept) << where << ": " << kept.ToString();
+      const KernelConfig reblocked = LentConfig(tiny_winner, tiny, large, machine);
+      EXPECT_EQ(reblocked.mc, UntunedConfig(large, machine).mc) << where;
+      EXPECT_EQ(reblocked.kc, UntunedConfig(large, machine).kc) << where;
+      EXPECT_EQ(reblocked.nc, UntunedConfig(large, machine).nc) << where;
+      EXPECT_EQ(reblocked.k_unroll, 4) << where;
+    }
+  }
+  // Other families are lent as they are.
+  const Machine zen5 = testing::SyntheticZen5Machine();
+  const KernelConfig direct = MarkedConfig(MakeProblem(8, 8, 8), zen5);
+  ASSERT_EQ(direct.family, KernelFamily::kDirect);
+  EXPECT_EQ(LentConfig(direct, MakeProblem(8, 8, 8), MakeProblem(16, 12, 9), zen5), direct);
 }
 
 // Within the direct family a winner is lent only where it splits K as the default does: on
