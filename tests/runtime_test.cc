@@ -134,7 +134,12 @@ TEST(WinnerIndexTest, NearestBorrowsOnlyFromTheDefaultsFamily) {
   const KernelConfig packed = MarkedConfig(big, machine);
   ASSERT_EQ(packed.family, KernelFamily::kPacked);
   const WinnerIndex packed_only = OneWinnerIndex(machine, big, packed, 80.0);
-  EXPECT_EQ(packed_only.Find(MakeProblem(700, 900, 1100)).config.k_unroll, packed.k_unroll);
+  const Lookup packed_lent = packed_only.Find(MakeProblem(700, 900, 1100));
+  EXPECT_EQ(packed_lent.tier, LookupTier::kNearest);
+  EXPECT_EQ(packed_lent.config.family, KernelFamily::kPacked);
+  EXPECT_EQ(packed_lent.config.mr, packed.mr);  // its tile; blocks per LentConfig
+  EXPECT_EQ(packed_lent.config.nr, packed.nr);
+  EXPECT_EQ(packed_lent.config.k_unroll, packed.k_unroll);
   EXPECT_EQ(packed_only.Find(MakeProblem(32, 32, 32)).tier, LookupTier::kDefault);
   // Nor is a one-thread winner lent where the default would run on two.
   const Problem two_threads = MakeProblem(700, 900, 1100, 2);
