@@ -4,9 +4,13 @@
 //     dotted with the vector (x copied to contiguous memory first if it is strided);
 //   - axpy form: the matrix's rows run along the output; `mr` rows at a time are added, scaled,
 //     into a contiguous accumulator, which is scaled into C at the end.
+// Both kernels read the elements before the matrix's first cache-line boundary apart, so that
+// their main loops read whole lines (microkernel_impl.h, ElementsBeforeLine).
 // Threads split the output elements.
 #include <algorithm>
+#include <cstdint>
 
+#include "kernels/cache_line.h"
 #include "kernels/gemm_internal.h"
 #include "kernels/workspace.h"
 
@@ -83,9 +87,17 @@ void RunGemv(const KernelConfig& config, const GemvKernelEntry<T>& kernel,
                  g.alpha, g.beta);
       return;
     }
-    T* acc = ThreadWorkspaceOf<T>(WorkspaceSlot::kVector, static_cast<std::size_t>(count));
+    // acc starts at the matrix columns' offset within a cache line: the kernel reads the
+    // columns before B's first line boundary apart, and its main loop then finds acc on whole
+    // lines as well.
+    const T* columns = s.mat + begin;
+    const auto line_offset = static_cast<std::size_t>(
+        reinterpret_cast<std::uintptr_t>(columns) % static_cast<std::uintptr_t>(kCacheLineBytes));
+    const std::size_t shift = line_offset % sizeof(T) == 0 ? line_offset / sizeof(T) : 0;
+    T* acc = ThreadWorkspaceOf<T>(WorkspaceSlot::kVector, static_cast<std::size_t>(count) + shift) +
+             shift;
     std::fill(acc, acc + count, T(0));
-    kernel.axpy(s.k, count, s.x, s.incx, s.mat + begin, s.ld, acc);
+    kernel.axpy(s.k, count, s.x, s.incx, columns, s.ld, acc);
     for (std::int64_t r = 0; r < count; ++r) {
       T& out = s.y[(begin + r) * s.incy];
       out = g.beta == T(0) ? g.alpha * acc[r] : g.alpha * acc[r] + g.beta * out;

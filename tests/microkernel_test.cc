@@ -4,6 +4,8 @@
 // the tile.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <random>
 
 #include "gemm_test_util.h"
@@ -164,6 +166,73 @@ TYPED_TEST(MicroKernelTest, EveryGemvKernelMatchesTheReference) {
           if (CheckResult(axpy, name + " axpy") > 0) return;
         }
       }
+    }
+  }
+}
+
+// The GEMV kernels read the elements before the matrix's first cache-line boundary apart from
+// the rest (microkernel_impl.h, ElementsBeforeLine). Matrices and vectors here end exactly where
+// an inaccessible page begins, so a read past either faults, and start at every element offset
+// within a line as k runs through three lines' worth: k below, at and past the head, with one
+// row or column and with several (rows in step where the leading dimension is a whole number of
+// lines, out of step elsewhere).
+TYPED_TEST(MicroKernelTest, GemvKernelsReadMatricesFromAnyOffsetWithinALine) {
+  using T = TypeParam;
+  constexpr std::int64_t kLineElements = 64 / static_cast<std::int64_t>(sizeof(T));
+  std::mt19937_64 rng(11);
+  for (IsaLevel isa : RunnableLevels()) {
+    for (const GemvKernelEntry<T>& kernel : GemvKernels<T>(isa)) {
+      const std::string name = std::string(ToString(isa)) + " gemv " + std::to_string(kernel.mr) +
+                               "x" + std::to_string(kernel.nr);
+      std::vector<bool> dot_offsets(static_cast<std::size_t>(kLineElements), false);
+      std::vector<bool> axpy_offsets(static_cast<std::size_t>(kLineElements), false);
+      for (std::int64_t len : {std::int64_t{1}, std::int64_t{kernel.mr} + 1, kLineElements}) {
+        for (std::int64_t k = 1; k <= 3 * kLineElements; ++k) {
+          const auto offset_of = [](const T* p) {
+            return static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(p) % 64 / sizeof(T));
+          };
+          // Dot form: y (len) = alpha * A (len x k) * x + beta * y.
+          GemmCase<T> dot = MakeCase<T>(Layout::kRowMajor, Trans::kNo, Trans::kYes, len, 1, k,
+                                        T(0.75), k % 2 == 0 ? T(0) : T(-1.5), k % 3, k % 2 == 0,
+                                        rng);
+          const GuardedCopy<T> a(dot.a.data(),
+                                 StoredExtent(Layout::kRowMajor, Trans::kNo, len, k, dot.a.ld));
+          const GuardedCopy<T> x(dot.b.data(), static_cast<std::size_t>(k));
+          dot_offsets[offset_of(a.data())] = true;
+          kernel.dot(len, k, a.data(), dot.a.ld, x.data(), dot.c.data(), dot.c.ld, dot.alpha,
+                     dot.beta);
+          if (CheckResult(dot, name + " dot") > 0) return;
+
+          // Axpy form: acc (len) = sum_p x[p] * B[p][j], as C (1 x len) = x^T * B; acc at an
+          // offset of its own, with canaries around it.
+          GemmCase<T> axpy = MakeCase<T>(Layout::kRowMajor, Trans::kYes, Trans::kNo, 1, len, k,
+                                         T(1), T(0), k % 3, true, rng);
+          const GuardedCopy<T> b(axpy.b.data(),
+                                 StoredExtent(Layout::kRowMajor, Trans::kNo, k, len, axpy.b.ld));
+          const GuardedCopy<T> xa(axpy.a.data(),
+                                  StoredExtent(Layout::kRowMajor, Trans::kYes, 1, k, axpy.a.ld));
+          axpy_offsets[offset_of(b.data())] = true;
+          const std::int64_t acc_offset = k % kLineElements;
+          std::vector<T> acc(static_cast<std::size_t>(len + acc_offset + kLineElements),
+                             testing::kCanary<T>);
+          T* acc_data = acc.data() + acc_offset;
+          std::fill(acc_data, acc_data + len, T(0));
+          kernel.axpy(k, len, xa.data(), axpy.a.ld, b.data(), axpy.b.ld, acc_data);
+          for (std::int64_t i = 0; i < static_cast<std::int64_t>(acc.size()); ++i) {
+            const bool inside = i >= acc_offset && i < acc_offset + len;
+            if (!inside) {
+              ASSERT_EQ(acc[static_cast<std::size_t>(i)], testing::kCanary<T>)
+                  << name << " axpy wrote outside acc, len " << len << " k " << k;
+            }
+          }
+          for (std::int64_t j = 0; j < len; ++j) axpy.c.data()[j] = acc_data[j];
+          if (CheckResult(axpy, name + " axpy") > 0) return;
+        }
+      }
+      // Every start within a line was read, in both forms (the test's own premise).
+      EXPECT_EQ(std::count(dot_offsets.begin(), dot_offsets.end(), true), kLineElements) << name;
+      EXPECT_EQ(std::count(axpy_offsets.begin(), axpy_offsets.end(), true), kLineElements)
+          << name;
     }
   }
 }
