@@ -1,0 +1,156 @@
+// The pieces of the analytical model that its parts share (default_config.cc, the packed
+// model in packed_model.cc, the direct model in direct_model.cc): what the core's FMA pipes
+// allow, the register tiles of the packed family, and each family's model config.
+// docs/analytical-model.md explains the model. Internal to the kernels library.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/default_config.h"
+#include "kernels/kernel_config.h"
+#include "machine/machine.h"
+#include "mmtune/types.h"
+
+namespace mmtune::model {
+
+// A register tile: mr rows x nr columns of C.
+struct Tile {
+  int mr = 0;
+  int nr = 0;
+  IsaLevel isa = IsaLevel::kGeneric;  // whose registered kernels the tile is (direct tiles)
+};
+
+// Vector FMAs the core completes per cycle with `isa`'s vectors. Two pipes are what
+// current x86 cores have for 256-bit vectors (Zen 3-5, Skylake and later) and for 512-bit ones
+// on Skylake-X-class Intel server cores and Zen 5. Zen 4 (AMD family 0x19 with AVX-512) runs a
+// 512-bit FMA as two halves on its two 256-bit pipes: one zmm FMA per cycle. Its measured f32
+// peak says the same (115 GFLOP/s on one core, 16 lanes x 2 flops x 1 FMA x ~3.6 GHz).
+inline double VectorFmasPerCycle(const Machine& machine, IsaLevel isa) {
+  const bool zen4 = machine.cpu.vendor == "AuthenticAMD" && machine.cpu.family == 0x19;
+  return zen4 && isa == IsaLevel::kAvx512 ? 1.0 : 2.0;
+}
+
+// AVX-512 kernels on a core with two 512-bit FMA pipes (Zen 5, Skylake-X-class Xeons).
+inline bool TwoZmmPipes(const Machine& machine) {
+  return machine.kernel_isa == IsaLevel::kAvx512 &&
+         VectorFmasPerCycle(machine, machine.kernel_isa) >= 2.0;
+}
+
+// Zen 5: AMD's two-pipe AVX-512 core (later AMD cores with two pipes count as Zen 5 until
+// measured). Where its measurements and the Xeon's (the other two-pipe core the model was
+// fitted on) disagree, the rules say which applies.
+inline bool IsZen5(const Machine& machine) {
+  return machine.cpu.vendor == "AuthenticAMD" && TwoZmmPipes(machine);
+}
+
+// FMA latency in cycles (current x86 cores), and how many times the accumulators that latency
+// needs (kFmaLatency * vector FMAs per cycle) a tile may hold before its FMAs slow down: on
+// Zen 4 (4 needed) the 24-accumulator direct tiles 8x48 and 12x32 ran their k loops at
+// 0.96-0.97 of the 8- to 16-accumulator ones (bare kernel calls, 48^3 and 96^3, interleaved),
+// and the 28-accumulator packed tiles 14x32 (f32) and 14x16 (f64) ran at 0.95-0.99 of 8x32 and
+// 8x16 (docs/analytical-model.md, step 2).
+inline constexpr double kFmaLatency = 4.0;
+inline constexpr double kAmpleAccumulatorsPerChain = 4.0;
+
+// Accumulators beyond which a tile's FMAs slow down on `fma_pipes` pipes: 16 on Zen 4's
+// AVX-512 (one zmm FMA per cycle), 32 with two pipes.
+inline double AmpleAccumulators(double fma_pipes) {
+  return kAmpleAccumulatorsPerChain * fma_pipes * kFmaLatency;
+}
+
+// The packed register tile: the two-vector-wide tile with the most rows whose accumulators are
+// no more than AmpleAccumulators (6x16 on AVX2, 8x32 f32 and 8x16 f64 on Zen 4, and the
+// low-precision 14x32 on cores with two 512-bit FMA pipes; their f32 and f64 tiles are
+// FewestLoadsPackedTile's). Two B vectors per k keep the load ports light while enough
+// independent accumulators cover the FMA latency; more rows amortize each B load over more
+// FMAs, until the tile crowds the FMA pipes.
+// `kernels` is a registry table (f32/f64 or low-precision entries), `lanes` the accumulator
+// lanes of a vector.
+template <typename KernelTable>
+Tile PackedTile(const KernelTable& kernels, int lanes, double fma_pipes) {
+  Tile best;
+  for (const auto& entry : kernels) {
+    if (entry.nr != 2 * lanes || entry.k_unroll != 1) continue;
+    if (2 * entry.mr > AmpleAccumulators(fma_pipes)) continue;
+    if (entry.mr > best.mr) best = {entry.mr, entry.nr};
+  }
+  return best;
+}
+
+// The f32/f64 packed tile on a core with two 512-bit FMA pipes: of the tiles with the
+// accumulators the FMA latency needs and no more than AmpleAccumulators, the one with the fewest
+// loads per FMA, (mr broadcasts of A + nv vectors of B) / (mr * nv FMAs): 6x64 f32 and 6x32 f64.
+// Two FMAs a cycle need twice the loads of Zen 4's one, and the wider B panel also halves
+// PackB's per-panel work. On the Xeon, interleaved through GemmPlan::Run, 1 thread, f32 6x64
+// against 14x32: 128x3072x768 1.27x, 64x4096x4096 1.26x, 512x4096x4096 1.07x, 200x2048x2048
+// 1.06x, 2048^3 1.02x, 1000^3 and 1024^3 1.00x; f64 6x32 against 14x16: 128x3072x768 1.21x
+// (1.26x with the balanced A block below), 1024^3 and 512x4096x4096 1.05x. In a copy of the
+// packed loop at 128x3072x768, PackB took 1.1 ms a call with 48 or 64 columns a panel against
+// 1.9 ms with 32, and the micro-kernel calls alone ran at 215 against 196 GFLOP/s (14 rows
+// compute 140 rows for 128). The three-vector tiles (8x48, 8x24) ran within 0.93-1.03 of these.
+template <typename KernelTable>
+Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pipes) {
+  Tile best;
+  double best_loads_per_fma = 0.0;
+  for (const auto& entry : kernels) {
+    const int nv = entry.nr / lanes;
+    const int accumulators = entry.mr * nv;
+    if (entry.k_unroll != 1 || accumulators < kFmaLatency * fma_pipes ||
+        accumulators > AmpleAccumulators(fma_pipes)) {
+      continue;
+    }
+    const double loads_per_fma = static_cast<double>(entry.mr + nv) / accumulators;
+    if (best.mr == 0 || loads_per_fma < best_loads_per_fma) {
+      best = {entry.mr, entry.nr};
+      best_loads_per_fma = loads_per_fma;
+    }
+  }
+  return best;
+}
+
+// The packed model's cache blocks for the tile of `c` (its isa, mr and nr) on `problem`
+// (row-major view), by element type.
+void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelConfig& c);
+
+// Which loop threads split in the packed family (packed_model.cc has the measurements).
+// `share_llc`: whether the threads' cores share a last-level cache (or may).
+ParallelLoop PackedParallelLoop(const Problem& problem, int mr, bool share_llc);
+
+// The packed config of `tile` at `isa` on `problem` (row-major view): no k unroll, C
+// prefetched, the model's cache blocks (SetPackedBlocks), threads splitting `loop`.
+KernelConfig PackedConfig(const Problem& problem, const CacheBudget& cache, IsaLevel isa, Tile tile,
+                          ParallelLoop loop);
+
+// The model config of the packed 5-loop family (f32 or f64): blocks sized for L1, L2 and the
+// L3 share.
+template <typename T>
+KernelConfig PackedModel(const Problem& problem, const Machine& machine);
+
+// How far `problem` is past what the direct family handles well, as a multiple of its limit
+// (`pressure` <= 1: direct), and the k block it runs with there (`kc`, 0 = the whole K).
+struct DirectFit {
+  double pressure = 0.0;
+  int kc = 0;
+  bool crowded_panel = false;  // the k block's B panel crowds its L2 sets (StreamsCrowdedPanels)
+};
+
+// The direct family's tile and fit for `problem`. Where K must be split into blocks, both
+// operands stream from L2 on every tile, and tiles three or more vectors wide ran fastest where
+// N is wide: f32 in k blocks of 512 on Zen 4, 8x48 against 8x32 1.05-1.15x on 128x4096x4096,
+// 128x11008x4096, 200x2048x2048, 256x1024x4096 and 256x3072x1536, 4x64 level with 8x48, 8x16
+// 0.75x. Where the wide tile wastes columns at the right edge the model's tile stays: at
+// 100x100x2000, 4x64 (128 columns computed for 100) ran at 0.9x of 8x16.
+struct DirectPlan {
+  Tile tile;
+  DirectFit fit;
+};
+
+template <typename T>
+DirectPlan PlanDirect(const Problem& problem, const Machine& machine);
+
+// The model config of the direct (unpacked) family with `tile` (DirectTile's choice) and k
+// blocks of `kc` (0: the whole K at once; FitDirect's choice), for `elem`-byte elements.
+KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile tile, int kc,
+                         std::int64_t elem);
+
+}  // namespace mmtune::model
