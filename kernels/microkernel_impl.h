@@ -240,13 +240,15 @@ void EdgeMicroKernel(const typename Vec::Element* a, const typename Vec::Element
 // unless these are taken first. glibc's malloc returns large blocks 16 bytes past a page, and
 // there GEMV read its matrix at 0.85-0.89x (f32) and 0.73-0.82x (f64) of the speed on a line
 // boundary (Zen 5, 1 thread, 11008 x 4096 matrices, both forms, same process); with the head
-// taken apart, 0.98-1.09x.
-template <typename T>
-inline std::int64_t ElementsBeforeLine(const T* p) {
+// taken apart, 0.98-1.09x. A template of `Vec`, not of the element type, like everything here:
+// each ISA's translation unit keeps its own copy.
+template <class Vec>
+inline std::int64_t ElementsBeforeLine(const typename Vec::Element* p) {
+  constexpr auto kElementBytes = static_cast<std::int64_t>(sizeof(typename Vec::Element));
   const auto offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p) %
                                                 static_cast<std::uintptr_t>(kCacheLineBytes));
-  if (offset % static_cast<std::int64_t>(sizeof(T)) != 0) return 0;
-  return (kCacheLineBytes - offset) % kCacheLineBytes / static_cast<std::int64_t>(sizeof(T));
+  if (offset % kElementBytes != 0) return 0;
+  return (kCacheLineBytes - offset) % kCacheLineBytes / kElementBytes;
 }
 
 // GEMV, dot form: R rows of A at a time, each with KV vector accumulators along k. The k
@@ -268,7 +270,7 @@ template <class Vec, int R, int KV>
       acc[r][0] = Vec::Fma(av, xv, acc[r][0]);
     });
   };
-  const std::int64_t before_line = ElementsBeforeLine(a);
+  const std::int64_t before_line = ElementsBeforeLine<Vec>(a);
   const std::int64_t head = before_line < k ? before_line : k;
   std::int64_t p = 0;
   for (; p < head; p += L) partial_step(p, head);
@@ -320,7 +322,7 @@ template <class Vec, int KR, int NV>
   using T = typename Vec::Element;
   using V = typename Vec::V;
   constexpr int L = Vec::kLanes;
-  const std::int64_t before_line = ElementsBeforeLine(b);
+  const std::int64_t before_line = ElementsBeforeLine<Vec>(b);
   const std::int64_t head = before_line < n ? before_line : n;
   auto pass = [&]<int kRows>(std::int64_t p) __attribute__((always_inline)) {
     V xv[kRows];
