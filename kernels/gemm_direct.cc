@@ -37,10 +37,8 @@ constexpr std::int64_t kMinBytesOfBToAlign = std::int64_t{8} << 20;
 template <typename T>
 [[gnu::noinline]] std::int64_t AligningLead(const MatrixView<T>& b, std::int64_t col_begin,
                                             std::int64_t col_end, int nr) {
-  const auto address = reinterpret_cast<std::uintptr_t>(b.data + col_begin);
-  if (col_end - col_begin < kMinPanelsToAlign * nr || address % sizeof(T) != 0) return 0;
-  const std::uintptr_t past_line = address % kCacheLineBytes;
-  return static_cast<std::int64_t>((kCacheLineBytes - past_line) % kCacheLineBytes / sizeof(T));
+  if (col_end - col_begin < kMinPanelsToAlign * nr) return 0;
+  return ElementsBeforeLine(b.data + col_begin);
 }
 
 }  // namespace

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/cache_line.h"
 #include "kernels/gemm_internal.h"
 #include "kernels/workspace.h"
 
@@ -91,10 +90,10 @@ void RunGemv(const KernelConfig& config, const GemvKernelEntry<T>& kernel,
     // columns before B's first line boundary apart, and its main loop then finds acc on whole
     // lines as well.
     const T* columns = s.mat + begin;
-    const auto line_offset = static_cast<std::size_t>(
-        reinterpret_cast<std::uintptr_t>(columns) % static_cast<std::uintptr_t>(kCacheLineBytes));
-    const std::size_t shift = line_offset % sizeof(T) == 0 ? line_offset / sizeof(T) : 0;
-    T* acc = ThreadWorkspaceOf<T>(WorkspaceSlot::kVector, static_cast<std::size_t>(count) + shift) +
+    constexpr std::int64_t kLineElements = kCacheLineBytes / static_cast<std::int64_t>(sizeof(T));
+    const std::int64_t before_line = ElementsBeforeLine(columns);
+    const std::int64_t shift = before_line == 0 ? 0 : kLineElements - before_line;
+    T* acc = ThreadWorkspaceOf<T>(WorkspaceSlot::kVector, static_cast<std::size_t>(count + shift)) +
              shift;
     std::fill(acc, acc + count, T(0));
     kernel.axpy(s.k, count, s.x, s.incx, columns, s.ld, acc);

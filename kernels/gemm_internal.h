@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "kernels/cache_line.h"
 #include "kernels/kernel_config.h"
 #include "kernels/microkernel.h"
 #include "kernels/packing.h"
@@ -36,6 +37,19 @@ inline bool GemvDotForm(std::int64_t m, Trans trans_a, Trans trans_b) {
 }
 inline std::int64_t CeilDiv(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
 inline std::int64_t RoundUp(std::int64_t x, std::int64_t y) { return CeilDiv(x, y) * y; }
+
+// Elements of `p` before its next cache line starts: 0 where it starts one, or where its
+// elements straddle lines (an address not a multiple of sizeof(T)). The drivers' copy; the
+// per-ISA kernels keep their own (microkernel_impl.h), since an inline helper shared with
+// them could be linked in its AVX-512 build everywhere.
+template <typename T>
+std::int64_t ElementsBeforeLine(const T* p) {
+  constexpr auto kElementBytes = static_cast<std::int64_t>(sizeof(T));
+  const auto offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p) %
+                                                static_cast<std::uintptr_t>(kCacheLineBytes));
+  if (offset % kElementBytes != 0) return 0;
+  return (kCacheLineBytes - offset) % kCacheLineBytes / kElementBytes;
+}
 
 // The share [begin, end) of `units` work units that member `index` of `members` gets.
 inline void Partition(std::int64_t units, int members, int index, std::int64_t* begin,
