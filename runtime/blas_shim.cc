@@ -123,9 +123,17 @@ void FortranGemm(const char* routine, const char* transa, const char* transb, co
           *lda, b, *ldb, *beta, c, *ldc);
 }
 
+// Set while a row-major CBLAS call reports an error, for the default cblas_xerbla (as the
+// reference's global RowMajorStrg is).
+thread_local bool reporting_row_major_call = false;
+
 // CBLAS xGEMM as the reference implements it: the layout and transposes are checked here, the rest
 // by the Fortran checks on the column-major form of the call (row-major swaps A with B and M with
-// N), whose INFO is then mapped back to the CBLAS parameter position.
+// N), whose INFO plus one (the layout argument comes first) is the position reported. For a
+// row-major call that is the position in the column-major call (M reported as 5, N as 4, LDA as
+// 11, LDB as 9): handlers swap them back themselves, the reference's default one and those of
+// the reference's test programs alike, so reporting the caller's own positions would make them
+// swap once too often.
 template <typename T>
 void CblasGemm(const char* routine, int layout, int trans_a, int trans_b, int m, int n, int k,
                T alpha, const T* a, int lda, const T* b, int ldb, T beta, T* c, int ldc) {
@@ -149,23 +157,13 @@ void CblasGemm(const char* routine, int layout, int trans_a, int trans_b, int m,
     cblas_xerbla(3, routine, "Illegal TransB setting, %d\n", trans_b);
     return;
   }
-  int position = 0;
-  if (layout == kCblasColMajor) {
-    const int info = FortranGemmInfo(ta, tb, m, n, k, lda, ldb, ldc);
-    if (info != 0) position = info + 1;
-  } else {
-    const int info = FortranGemmInfo(tb, ta, n, m, k, ldb, lda, ldc);
-    if (info != 0) {
-      position = info + 1;
-      // The Fortran call saw (N, M) and (B, LDB, A, LDA): swap the positions back.
-      if (position == 4) position = 5;
-      else if (position == 5) position = 4;
-      else if (position == 9) position = 11;
-      else if (position == 11) position = 9;
-    }
-  }
-  if (position != 0) {
-    cblas_xerbla(position, routine, "");
+  const bool row_major = layout == kCblasRowMajor;
+  const int info = row_major ? FortranGemmInfo(tb, ta, n, m, k, ldb, lda, ldc)
+                             : FortranGemmInfo(ta, tb, m, n, k, lda, ldb, ldc);
+  if (info != 0) {
+    reporting_row_major_call = row_major;
+    cblas_xerbla(info + 1, routine, "");
+    reporting_row_major_call = false;
     return;
   }
   if (NothingToDo(m, n, k, alpha, beta)) return;
@@ -214,6 +212,13 @@ void xerbla_(const char* routine, const int* info, std::size_t routine_length) {
 }
 
 void cblas_xerbla(int info, const char* routine, const char* form, ...) {
+  // The caller's own position: a row-major GEMM reported its column-major form's.
+  if (reporting_row_major_call && std::strstr(routine, "gemm") != nullptr) {
+    if (info == 4) info = 5;
+    else if (info == 5) info = 4;
+    else if (info == 9) info = 11;
+    else if (info == 11) info = 9;
+  }
   if (info != 0) std::fprintf(stderr, "Parameter %d to routine %s was incorrect\n", info, routine);
   va_list args;
   va_start(args, form);

@@ -39,6 +39,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libhwloc-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
   libbenchmark-dev libgtest-dev libgmock-dev
+  libblas3 libblas-test
   libjs-chart.js
 )
 if [[ $with_peers == 1 ]]; then
