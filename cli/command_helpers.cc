@@ -1,5 +1,6 @@
 #include "cli/command_helpers.h"
 
+#include <algorithm>
 #include <exception>
 
 namespace mmtune::cli {
@@ -38,6 +39,28 @@ Result<int> ParseThreads(const std::string& text, int cores) {
                          " (this machine's cores), not '" + text + "'");
   }
   return value;
+}
+
+Result<TuneThreads> ParseTuneThreads(const std::string& text, int runtime_threads, int cores) {
+  if (text == "auto") return TuneThreads{{std::max(1, runtime_threads)}, true};
+  TuneThreads parsed;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    auto count = ParseThreads(item, cores);
+    if (!count) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "--threads must be 'auto' or a list of 'all' and numbers from 1 to " +
+                           std::to_string(cores) + " (this machine's cores), not '" + text + "'");
+    }
+    if (std::find(parsed.counts.begin(), parsed.counts.end(), *count) == parsed.counts.end()) {
+      parsed.counts.push_back(*count);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return parsed;
 }
 
 std::optional<Machine> DetectHostMachineOrFail(Context& context) {

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -30,6 +31,17 @@ Result<ProblemKind> ParseProblemKind(const ProblemKindText& text);
 
 // "all" or a number from 1 to `cores`.
 Result<int> ParseThreads(const std::string& text, int cores);
+
+// What `tune --threads` asks for: one problem per count in `counts`; with `search`, each
+// problem's thread count is the most a config may use and the search picks how many it does.
+struct TuneThreads {
+  std::vector<int> counts;
+  bool search = false;
+};
+// "auto" (one problem at `runtime_threads`, what the runtime runs by default, with the count
+// searched), or a comma-separated list of numbers from 1 to `cores` and "all" (= `cores`), each
+// tuned as given.
+Result<TuneThreads> ParseTuneThreads(const std::string& text, int runtime_threads, int cores);
 
 // The host machine, or nullopt after reporting why on `context`: a bad MMTUNE_ISA is the user's
 // mistake (exit 2), a failing hwloc is not (exit 1).

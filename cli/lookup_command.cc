@@ -48,6 +48,7 @@ void RunLookup(const LookupOptions& options, Context& context) {
         {"problem", problem.ToString()},
         {"tier", ToString(report.tier)},
         {"threads", report.threads},
+        {"threads_reason", report.threads_reason},
         {"config", nlohmann::json::parse(report.config_json, nullptr, false)},
         {"tuned_problem", tuned ? nlohmann::json(report.tuned.ToString()) : nlohmann::json()},
         {"gflops", tuned ? nlohmann::json(report.gflops) : nlohmann::json()},
@@ -77,7 +78,8 @@ void RunLookup(const LookupOptions& options, Context& context) {
       break;
   }
   *context.out << "  config:  " << report.config_text << "\n"
-               << "  threads: " << report.threads << "\n"
+               << "  threads: " << report.threads << " of " << (*runtime)->max_threads()
+               << " allowed (" << report.threads_reason << ")\n"
                << "  speed:   "
                << (tuned ? gflops.str() + " GFLOP/s measured on " + report.tuned.ToString()
                          : std::string("not measured"))

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iomanip>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -15,11 +16,14 @@
 #include "db/store.h"
 #include "kernels/thread_pool.h"
 #include "machine/machine.h"
+#include "mmtune/runtime.h"
 #include "runtime/record_file.h"
 #include "search/strategy.h"
 #include "tuner/peak.h"
+#include "tuner/quiet_peaks.h"
 #include "tuner/roofline.h"
 #include "tuner/shape_sets.h"
+#include "tuner/tune_lock.h"
 #include "tuner/tune_session.h"
 
 namespace mmtune::cli {
@@ -31,12 +35,13 @@ struct TuneOptions {
   std::string shapes_file;
   std::string preset;
   ProblemKindText kind;
-  std::string threads = "1";
+  std::string threads = "auto";
   std::string strategy = "auto";
   double budget = 20.0;
   std::int64_t evals = 0;
   std::uint64_t seed = 1;
   bool cold_cache = false;
+  bool no_wait = false;
   std::string shard;
   std::string from_record;
   // Whether the per-problem options were given (they clash with --from-record, whose problems
@@ -182,7 +187,8 @@ void RunTune(const TuneOptions& options, Context& context) {
   }
   auto machine = DetectHostMachineOrFail(context);
   if (!machine) return;
-  auto threads = ParseThreads(options.threads, std::max(1, machine->topology.cores));
+  auto threads = ParseTuneThreads(options.threads, DefaultRuntimeThreads(),
+                                  std::max(1, machine->topology.cores));
   if (!threads) return context.Fail(kExitUsage, threads.error().message);
 
   std::vector<Problem> problems;
@@ -204,16 +210,10 @@ void RunTune(const TuneOptions& options, Context& context) {
     problems = ApplyShard(all, shard);
   } else {
     for (const Shape& shape : ApplyShard(*shapes, shard)) {
-      Problem problem;
-      problem.dtype = kind->dtype;
-      problem.layout = kind->layout;
-      problem.trans_a = kind->trans_a;
-      problem.trans_b = kind->trans_b;
-      problem.m = shape.m;
-      problem.n = shape.n;
-      problem.k = shape.k;
-      problem.threads = *threads;
-      problems.push_back(problem);
+      for (int count : threads->counts) {
+        problems.push_back(Problem{kind->dtype, kind->layout, kind->trans_a, kind->trans_b,
+                                   shape.m, shape.n, shape.k, count});
+      }
     }
   }
   if (problems.empty()) {
@@ -221,19 +221,32 @@ void RunTune(const TuneOptions& options, Context& context) {
                                     "empty");
   }
 
+  // The DB is opened (and so checked) before any wait for another tune; the lock is released
+  // after the DB closes, hence declared before it (see TuneLock).
+  std::optional<TuneLock> lock;
   auto store = TuningStore::Open(options.db, DbOpenMode::kReadWrite);
   if (!store) return context.Fail(kExitFailure, store.error().message);
+  TuneLockOptions lock_options;
+  lock_options.wait = !options.no_wait;
+  lock_options.on_wait = [&](const std::string& message) {
+    *context.err << "mmtune: " << message << " (--no-wait to exit instead)\n";
+  };
+  auto acquired = TuneLock::Acquire(machine->fingerprint, options.db, lock_options);
+  if (!acquired) return context.Fail(kExitFailure, acquired.error().message);
+  lock.emplace(std::move(*acquired));
 
-  // Peaks are measured once per machine and kept in the DB; "% of peak" needs them.
+  // Peaks are kept in the DB per machine; "% of peak" needs them. Measured again on each tune
+  // while the machine is quiet, so that a low stored peak is corrected (see quiet_peaks.h).
   auto known_machine = store->FindMachine(machine->fingerprint);
   if (!known_machine) return context.Fail(kExitFailure, known_machine.error().message);
-  nlohmann::json peaks = *known_machine ? (*known_machine)->peaks : nlohmann::json(nullptr);
-  if (peaks.is_null()) {
-    *context.err << "measuring this machine's peaks (once per DB) ...\n";
-    auto report = MeasurePeaks(*machine, PeakOptions{});
-    if (!report) return context.Fail(kExitFailure, report.error().message);
-    peaks = *report;
-  }
+  const nlohmann::json stored_peaks =
+      *known_machine ? (*known_machine)->peaks : nlohmann::json(nullptr);
+  *context.err << (stored_peaks.is_null() ? "measuring this machine's peaks ...\n"
+                                          : "checking this machine's stored peaks ...\n");
+  auto measured = MeasurePeaksWhenQuiet(*machine, stored_peaks);
+  if (!measured) return context.Fail(kExitFailure, measured.error().message);
+  if (!measured->note.empty()) *context.err << "mmtune: warning: " << measured->note << "\n";
+  const nlohmann::json& peaks = measured->peaks;
   auto machine_id = store->UpsertMachine(*machine, peaks);
   if (!machine_id) return context.Fail(kExitFailure, machine_id.error().message);
 
@@ -243,6 +256,8 @@ void RunTune(const TuneOptions& options, Context& context) {
   request.budget_seconds = options.budget;
   request.max_evals = options.evals;
   request.seed = options.seed;
+  // A recorded problem's threads are its runtime's budget, which the search spends as it finds.
+  request.search_threads = threads->search || !options.from_record.empty();
   request.measure.cold_cache = options.cold_cache;
   request.command = options.command_line;
 
@@ -292,7 +307,10 @@ void SetupTuneCommand(CLI::App& app, Context& context) {
   }
   tune->add_option("--preset", options->preset, preset_help);
   AddProblemKindOptions(*tune, options->kind);
-  tune->add_option("--threads", options->threads, "Threads per GEMM: a number or 'all'")
+  tune->add_option("--threads", options->threads,
+                   "Threads per GEMM: 'auto' (as many as the runtime uses, MMTUNE_NUM_THREADS "
+                   "included, the count searched like any other parameter), or a list of "
+                   "numbers and 'all', each tuned as given (e.g. 1,2)")
       ->capture_default_str();
   std::string strategy_help = "Search strategy:";
   for (const std::string& name : StrategyNames()) strategy_help += " " + name;
@@ -309,6 +327,9 @@ void SetupTuneCommand(CLI::App& app, Context& context) {
   tune->add_flag("--cold-cache", options->cold_cache,
                  "Time with operands evicted from the caches (rotating copies larger than the "
                  "last-level cache) instead of warm");
+  tune->add_flag("--no-wait", options->no_wait,
+                 "Exit with an error at once when another tune runs on this machine or this DB, "
+                 "instead of waiting for it (one tune at a time keeps timings undisturbed)");
   tune->add_option("--shard", options->shard,
                    "Tune only part i of N of the shape list (i/N, 0-based), for N machines");
   tune->add_option("--from-record", options->from_record,

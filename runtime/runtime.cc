@@ -164,6 +164,7 @@ LookupReport ReportOf(const Lookup& found) {
   report.tuned = found.tuned;
   report.gflops = found.gflops;
   report.threads = found.config.threads;
+  report.threads_reason = found.threads_reason;
   nlohmann::json json = found.config;
   report.config_json = json.dump();
   report.config_text = found.config.ToString();
@@ -198,6 +199,14 @@ int NumThreadsFromEnvironment() {
 }
 
 }  // namespace
+
+int DefaultRuntimeThreads() {
+  int threads = std::max(1, AllowedCoreCount());
+  if (const int from_env = NumThreadsFromEnvironment(); from_env > 0) {
+    threads = std::min(threads, from_env);
+  }
+  return threads;
+}
 
 struct Runtime::Impl {
   Machine machine;
@@ -245,8 +254,9 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
     // The index validated the config; a plan can still fail (e.g. a kernel this build lacks).
     Log(LogLevel::kWarning, "tuned config for " + problem.ToString() + " cannot run here (" +
                                 status.error().message + "); using the analytical default");
-    entry->lookup =
-        mmtune::Lookup{LookupTier::kDefault, UntunedConfig(problem, machine), Problem{}, 0.0};
+    entry->lookup = mmtune::Lookup{LookupTier::kDefault, UntunedConfig(problem, machine),
+                                   Problem{}, 0.0, "the analytical default (the tuned config "
+                                   "cannot run here)"};
     status = entry->MakePlans(entry->lookup.config);
   }
   if (!status) return status.error();
@@ -307,12 +317,9 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
   if (!machine) return machine.error();
   impl->machine = std::move(*machine);
 
-  const int pool_size = std::max(1, AllowedCoreCount());
-  int threads = options.max_threads > 0 ? std::min(options.max_threads, pool_size) : pool_size;
-  if (const int from_env = NumThreadsFromEnvironment(); from_env > 0) {
-    threads = std::min(threads, from_env);
-  }
-  impl->max_threads = std::max(1, threads);
+  const int budget = DefaultRuntimeThreads();
+  impl->max_threads =
+      std::max(1, options.max_threads > 0 ? std::min(options.max_threads, budget) : budget);
 
   impl->record_path = options.record_path;
   if (impl->record_path.empty() && options.record_from_environment) {

@@ -40,6 +40,25 @@ bool WithinDirectLendRatio(const Problem& a, const Problem& b) {
   return close(a.m, b.m) && close(a.n, b.n) && close(a.k, b.k);
 }
 
+std::string DefaultThreadsReason(const Problem& problem, const KernelConfig& untuned) {
+  if (untuned.threads == std::max(1, problem.threads)) {
+    return "the analytical default uses every allowed thread";
+  }
+  return "the analytical default: " + std::to_string(untuned.threads) + " of " +
+         std::to_string(problem.threads) + " allowed, one per " +
+         std::to_string(static_cast<int>(kMinFlopsPerThread / 1e3)) + " kFLOP of work";
+}
+
+std::string ExactThreadsReason(const KernelConfig& winner, const Problem& tuned,
+                               const KernelConfig& untuned) {
+  std::string reason = "the winner's, tuned with " + std::to_string(tuned.threads) +
+                       " thread(s) allowed";
+  if (winner.threads < untuned.threads) {
+    reason += ", measured faster than the default on " + std::to_string(untuned.threads);
+  }
+  return reason;
+}
+
 }  // namespace
 
 bool WinnerIndex::SameKind(const Problem& a, const Problem& b) {
@@ -71,17 +90,36 @@ WinnerIndex WinnerIndex::Build(const std::vector<WinnerRecord>& winners, const M
 
 Lookup WinnerIndex::Find(const Problem& problem) const {
   const int max_threads = std::max(1, problem.threads);
-  // Exact: the fastest winner of this very shape that fits the thread budget.
+  const KernelConfig untuned = UntunedConfig(problem, machine_);
+  // Exact: the fastest winner of this very shape that fits the thread budget. A winner on fewer
+  // threads than the default only where it was tuned with this budget, so that the tune timed it
+  // against the default on these threads: a 1-thread tune's winner ran 256^3 at half the speed
+  // of the 2-thread default (docs/runtime.md, "Threads").
   const Entry* exact = nullptr;
+  const Entry* too_few_threads = nullptr;
   for (const Entry& entry : entries_) {
     if (!SameKind(entry.problem, problem) || entry.problem.m != problem.m ||
         entry.problem.n != problem.n || entry.problem.k != problem.k ||
         entry.config.threads > max_threads) {
       continue;
     }
+    if (entry.config.threads < untuned.threads && entry.problem.threads != max_threads) {
+      too_few_threads = &entry;
+      continue;
+    }
     if (exact == nullptr || entry.gflops > exact->gflops) exact = &entry;
   }
-  if (exact != nullptr) return Lookup{LookupTier::kExact, exact->config, exact->problem, exact->gflops};
+  if (exact != nullptr) {
+    return Lookup{LookupTier::kExact, exact->config, exact->problem, exact->gflops,
+                  ExactThreadsReason(exact->config, exact->problem, untuned)};
+  }
+  const std::string skipped_note =
+      too_few_threads == nullptr
+          ? std::string()
+          : "; the winner tuned with " + std::to_string(too_few_threads->problem.threads) +
+                " thread(s) allowed runs on " + std::to_string(too_few_threads->config.threads) +
+                ", fewer than the default, and was never timed against it with " +
+                std::to_string(max_threads) + " allowed: not used";
 
   // Nearest: closest shape first (the fastest among equally close ones) whose config still
   // validates for this shape (a gemv winner cannot run a matrix shape, for one). A vector shape
@@ -100,7 +138,6 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
   // and only from a problem within kMaxDirectLendRatio of this one in each dimension. A packed
   // winner is lent with the model's cache blocks where its own spanned its whole problem
   // (LentConfig).
-  const KernelConfig untuned = UntunedConfig(problem, machine_);
   const Entry* nearest = nullptr;
   double nearest_distance = std::numeric_limits<double>::infinity();
   for (const Entry& entry : entries_) {
@@ -123,12 +160,15 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
     nearest_distance = distance;
   }
   if (nearest != nullptr) {
-    return Lookup{LookupTier::kNearest,
-                  LentConfig(nearest->config, nearest->problem, problem, machine_),
-                  nearest->problem, nearest->gflops};
+    KernelConfig lent = LentConfig(nearest->config, nearest->problem, problem, machine_);
+    const int threads = lent.threads;
+    return Lookup{LookupTier::kNearest, std::move(lent), nearest->problem, nearest->gflops,
+                  "the nearest winner's " + std::to_string(threads) + ", no fewer than the "
+                  "default's " + std::to_string(untuned.threads) + skipped_note};
   }
 
-  return Lookup{LookupTier::kDefault, untuned, Problem{}, 0.0};
+  return Lookup{LookupTier::kDefault, untuned, Problem{}, 0.0,
+                DefaultThreadsReason(problem, untuned) + skipped_note};
 }
 
 }  // namespace mmtune

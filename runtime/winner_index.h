@@ -22,6 +22,7 @@ struct Lookup {
   KernelConfig config;
   Problem tuned;        // exact / nearest: the tuned problem the config won on
   double gflops = 0.0;  // measured on `tuned`; 0 for the default
+  std::string threads_reason;  // why `config.threads` threads run, for people
 };
 
 class WinnerIndex {
@@ -35,7 +36,10 @@ class WinnerIndex {
                            std::vector<std::string>* skipped);
 
   // The config for `problem`; `problem.threads` is the most threads the caller allows (a winner
-  // tuned for more is not used). Always returns a config valid for `problem` on the machine.
+  // that runs on more is not used). Always returns a config valid for `problem` on the machine.
+  // No tier runs a problem on fewer threads than the analytical default would, unless the
+  // winner was measured against that default at the caller's thread count (tuned with
+  // `problem.threads` allowed).
   Lookup Find(const Problem& problem) const;
 
   std::size_t size() const { return entries_.size(); }

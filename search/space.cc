@@ -217,15 +217,31 @@ std::vector<IsaLevel> SearchedLevels(const Problem& problem, const Machine& mach
   return levels;
 }
 
+// The thread counts whose configs the space holds: the problem's, and with `search_threads`
+// every power of two below it.
+std::vector<int> ThreadCounts(const Problem& problem, const SpaceOptions& options) {
+  const int most = std::max(1, problem.threads);
+  std::vector<int> counts;
+  if (options.search_threads) {
+    for (int count = 1; count < most; count *= 2) counts.push_back(count);
+  }
+  counts.push_back(most);
+  return counts;
+}
+
 std::vector<KernelConfig> Generate(const Problem& problem, const Machine& machine,
                                    const SpaceOptions& options) {
   std::vector<KernelConfig> out;
-  for (IsaLevel isa : SearchedLevels(problem, machine, options)) {
-    switch (problem.dtype) {
-      case DType::kF32: AddConfigs<float>(problem, machine, isa, options, out); break;
-      case DType::kF64: AddConfigs<double>(problem, machine, isa, options, out); break;
-      case DType::kBF16: AddLowpConfigs<Bf16Gemm>(problem, machine, isa, options, out); break;
-      case DType::kS8: AddLowpConfigs<S8Gemm>(problem, machine, isa, options, out); break;
+  for (int threads : ThreadCounts(problem, options)) {
+    Problem on = problem;
+    on.threads = threads;
+    for (IsaLevel isa : SearchedLevels(on, machine, options)) {
+      switch (on.dtype) {
+        case DType::kF32: AddConfigs<float>(on, machine, isa, options, out); break;
+        case DType::kF64: AddConfigs<double>(on, machine, isa, options, out); break;
+        case DType::kBF16: AddLowpConfigs<Bf16Gemm>(on, machine, isa, options, out); break;
+        case DType::kS8: AddLowpConfigs<S8Gemm>(on, machine, isa, options, out); break;
+      }
     }
   }
   // The generator should only produce valid configs; filtering keeps that a guarantee.

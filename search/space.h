@@ -16,6 +16,9 @@ namespace mmtune {
 struct SpaceOptions {
   bool all_isa_levels = false;  // also the levels below the machine's kernel level
   bool prefetch_variants = true;
+  // Also the configs of every power-of-two thread count below the problem's `threads`, so that
+  // the search chooses how many of them to use (`mmtune tune --threads auto`).
+  bool search_threads = false;
 };
 
 std::vector<KernelConfig> GenerateSpace(const Problem& problem, const Machine& machine,

@@ -259,6 +259,8 @@ TEST(WinnerIndexTest, NearestDirectWinnerComesFromWithinTwiceTheShape) {
   }
 }
 
+// Within the thread budget; the 1-thread tune's higher number does not count for a 2-thread
+// runtime, which the default would run on both cores (next test).
 TEST(WinnerIndexTest, ExactPrefersTheFastestWinnerWithinTheThreadBudget) {
   const Machine machine = testing::SyntheticZen3Machine();
   const Problem one = MakeProblem(512, 512, 512, 1);
@@ -266,7 +268,7 @@ TEST(WinnerIndexTest, ExactPrefersTheFastestWinnerWithinTheThreadBudget) {
   KernelConfig two_threads = MarkedConfig(two, machine);
   two_threads.threads = 2;
   const WinnerIndex index = WinnerIndex::Build(
-      {Winner(one, MarkedConfig(one, machine), 60.0, machine.fingerprint),
+      {Winner(one, MarkedConfig(one, machine), 160.0, machine.fingerprint),
        Winner(two, two_threads, 110.0, machine.fingerprint)},
       machine, nullptr);
   EXPECT_EQ(index.Find(MakeProblem(512, 512, 512, 2)).config.threads, 2);
@@ -274,6 +276,45 @@ TEST(WinnerIndexTest, ExactPrefersTheFastestWinnerWithinTheThreadBudget) {
   const Lookup single = index.Find(MakeProblem(512, 512, 512, 1));
   EXPECT_EQ(single.tier, LookupTier::kExact);
   EXPECT_EQ(single.config.threads, 1);
+}
+
+// A DB tuned with one thread must not take the second core from shapes the default would
+// split: its winners were never timed against the 2-thread default (issue: a 1-thread winner
+// ran 256^3 at half the default's speed on a 2-thread runtime). A winner tuned with the
+// runtime's budget may run on fewer threads: the tune measured it against that default.
+TEST(WinnerIndexTest, ExactNeverRunsOnFewerThreadsThanTheDefaultUnlessTunedWithTheBudget) {
+  const Machine machine = testing::SyntheticZen3Machine();
+  const Problem large_one = MakeProblem(256, 256, 256, 1);
+  const Problem large_two = MakeProblem(256, 256, 256, 2);
+  ASSERT_EQ(UntunedConfig(large_two, machine).threads, 2);
+  const WinnerIndex one_thread_db = OneWinnerIndex(
+      machine, large_one, MarkedConfig(large_one, machine), 1000.0);
+  const Lookup on_two = one_thread_db.Find(large_two);
+  EXPECT_EQ(on_two.tier, LookupTier::kDefault);
+  EXPECT_EQ(on_two.config, UntunedConfig(large_two, machine));
+  EXPECT_NE(on_two.threads_reason.find("not used"), std::string::npos) << on_two.threads_reason;
+  // The same winner serves a 1-thread runtime exactly.
+  const Lookup on_one = one_thread_db.Find(large_one);
+  EXPECT_EQ(on_one.tier, LookupTier::kExact);
+  EXPECT_EQ(on_one.config, MarkedConfig(large_one, machine));
+
+  // Tuned with two allowed (--threads auto), a 1-thread winner beat the 2-thread default.
+  KernelConfig alone = MarkedConfig(large_one, machine);
+  ASSERT_EQ(alone.threads, 1);
+  const WinnerIndex searched = OneWinnerIndex(machine, large_two, alone, 90.0);
+  const Lookup measured = searched.Find(large_two);
+  EXPECT_EQ(measured.tier, LookupTier::kExact);
+  EXPECT_EQ(measured.config.threads, 1);
+  EXPECT_NE(measured.threads_reason.find("measured faster"), std::string::npos)
+      << measured.threads_reason;
+
+  // Where the default itself runs on one thread, a 1-thread tune's winner is used as it is.
+  const Problem small_one = MakeProblem(16, 16, 16, 1);
+  const Problem small_two = MakeProblem(16, 16, 16, 2);
+  ASSERT_EQ(UntunedConfig(small_two, machine).threads, 1);
+  const WinnerIndex small_db =
+      OneWinnerIndex(machine, small_one, MarkedConfig(small_one, machine), 50.0);
+  EXPECT_EQ(small_db.Find(small_two).tier, LookupTier::kExact);
 }
 
 TEST(WinnerIndexTest, NearestSkipsConfigsThatDoNotFitTheNewShape) {

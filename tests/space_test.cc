@@ -44,6 +44,35 @@ TEST(SpaceTest, EveryConfigIsValidAndEveryKernelAppears) {
   }
 }
 
+// `tune --threads auto`: the problem's threads are the most a config may use, and the space
+// holds every power of two below them too, for every family and dtype; without the option only
+// the problem's count.
+TEST(SpaceTest, SearchedThreadCountsArePowersOfTwoUpToTheProblems) {
+  Machine machine = testing::SyntheticZen3Machine();
+  machine.topology.cores = 8;
+  machine.topology.pus = 8;
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kS8}) {
+    for (std::int64_t m : {1, 96}) {
+      SCOPED_TRACE(std::string(ToString(dtype)) + " m=" + std::to_string(m));
+      const Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, 200, 300, 6};
+      std::set<int> fixed;
+      for (const KernelConfig& c : GenerateSpace(problem, machine)) fixed.insert(c.threads);
+      EXPECT_EQ(fixed, (std::set<int>{6}));
+      SpaceOptions options;
+      options.search_threads = true;
+      std::set<int> searched;
+      std::set<KernelFamily> families_on_one;
+      for (const KernelConfig& c : GenerateSpace(problem, machine, options)) {
+        ASSERT_TRUE(c.Validate(problem, machine).ok()) << c.ToString();
+        searched.insert(c.threads);
+        if (c.threads == 1) families_on_one.insert(c.family);
+      }
+      EXPECT_EQ(searched, (std::set<int>{1, 2, 4, 6}));
+      EXPECT_EQ(families_on_one.count(m == 1 ? KernelFamily::kGemv : KernelFamily::kPacked), 1u);
+    }
+  }
+}
+
 TEST(SpaceTest, VectorShapesGetTheGemvFamily) {
   const Machine machine = Host(std::nullopt);
   const Problem problem{DType::kF64, Layout::kColMajor, Trans::kYes, Trans::kNo, 1, 4096, 4096,

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "tests/cli_test_util.h"
 
@@ -74,7 +77,8 @@ TEST(TuneCliTest, BadInputIsRefusedBeforeTheDbIsCreated) {
   for (const char* args :
        {"--shapes 12x", "--shapes -1x2x3", "--shapes axbxc", "--shapes 1x1x99999999999",
         "--shapes 8x8x8,", "--dtype f16", "--preset nope", "--strategy telepathy",
-        "--trans XY", "--threads 0", "--threads 99999", "--threads two", "--shard 3/2",
+        "--trans XY", "--threads 0", "--threads 99999", "--threads two", "--threads 1,",
+        "--threads auto,1", "--threads 1,0", "--threads ,2", "--shard 3/2",
         "--shard x", "--shapes 8x8x8 --preset quick", "--budget -1", "--evals -3",
         "--layout diagonal", "--shapes-file /no/such/file.csv", "--bogus",
         "--shapes 8x8x8 --dtype int4"}) {
@@ -83,6 +87,35 @@ TEST(TuneCliTest, BadInputIsRefusedBeforeTheDbIsCreated) {
     ExpectOneLineError(r, 2);
     EXPECT_FALSE(std::filesystem::exists(db));
   }
+}
+
+// --threads: a list tunes each shape once per count; auto (the default) tunes for what the
+// runtime uses, here capped by MMTUNE_NUM_THREADS, as the runtime's own budget is.
+TEST(TuneCliTest, ThreadListsAndAutoChooseTheProblemsThreads) {
+  const std::string dir = FreshTestDir("tune_threads");
+  const std::string listed = dir + "/listed.db";
+  const RunResult list =
+      RunMmtune("tune --db '" + listed + "' --shapes 8x8x8 --threads 1,all,1 --strategy model "
+                "--budget 0");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  const RunResult info = RunMmtune("info --json");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const int cores = nlohmann::json::parse(info.out).at("machine").at("topology").at("cores").get<int>();
+  EXPECT_NE(list.out.find("f32 row NN 8x8x8 t1 "), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("f32 row NN 8x8x8 t" + std::to_string(cores) + " "),
+            std::string::npos) << list.out;
+  // "1" twice is one problem; "all" is the cores.
+  EXPECT_EQ(QueryInt(listed, "SELECT COUNT(*) FROM problems"), cores > 1 ? 2 : 1);
+  EXPECT_EQ(QueryInt(listed, "SELECT MAX(threads) FROM problems"), cores);
+  EXPECT_EQ(QueryInt(listed, "SELECT COUNT(*) FROM winners"), cores > 1 ? 2 : 1);
+
+  const std::string automatic = dir + "/auto.db";
+  const RunResult one = RunMmtune(
+      "tune --db '" + automatic + "' --shapes 8x8x8 --strategy model --budget 0",
+      "MMTUNE_NUM_THREADS=1");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("f32 row NN 8x8x8 t1 "), std::string::npos) << one.out;
+  EXPECT_EQ(QueryInt(automatic, "SELECT MAX(threads) FROM problems"), 1);
 }
 
 TEST(TuneCliTest, ForeignAndNewerFilesAreLeftUntouched) {
@@ -132,7 +165,7 @@ TEST(TuneCliTest, LowPrecisionDtypesAreTunedAndLookedUp) {
     SCOPED_TRACE(dtype);
     const RunResult r = RunMmtune("tune --db '" + db + "' --dtype " + dtype +
                                   " --shapes 40x56x72 --trans TN --strategy random --evals 6 "
-                                  "--budget 0 --seed 2");
+                                  "--budget 0 --seed 2 --threads 1");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find(std::string(dtype) + " row TN 40x56x72 t1"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("packed"), std::string::npos) << r.out;
@@ -176,9 +209,14 @@ TEST(TuneCliTest, KilledTuneResumesWithoutRerunningCandidates) {
   const std::vector<std::string> args = {
       MMTUNE_BINARY, "tune",    "--db",        db,   "--shapes", "40x40x40,56x56x56",
       "--strategy",  "exhaustive", "--evals", "40", "--budget", "0"};
+  // A private machine lock, so that the resumed run below (--no-wait) meets only the killed
+  // tune's lock, which the kernel released with it.
+  const std::string locks = dir + "/locks";
+  std::filesystem::create_directories(locks);
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
+    ::setenv("MMTUNE_LOCK_DIR", locks.c_str(), 1);
     std::vector<char*> argv;
     for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
@@ -207,12 +245,78 @@ TEST(TuneCliTest, KilledTuneResumesWithoutRerunningCandidates) {
 
   std::string command;
   for (std::size_t i = 1; i < args.size(); ++i) command += "'" + args[i] + "' ";
-  const RunResult resumed = RunMmtune(command);
+  const RunResult resumed = RunMmtune(command + "--no-wait", "MMTUNE_LOCK_DIR='" + locks + "'");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.err.find("resumed"), std::string::npos) << resumed.err;
   EXPECT_EQ(RepeatedSearchMeasurements(db), 0);
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 2);
   EXPECT_EQ(IntegrityCheck(db), "ok");
+}
+
+// The machine-wide lock file of `fingerprint` in `lock_dir`, held by this process (flock) with
+// its pid written as a tune writes its own; -1 when it cannot be taken.
+int HoldLock(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return -1;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// A second tune on one machine waits for the first (or, with --no-wait, exits 1 at once and
+// touches nothing), whichever DB it uses; a tune on a DB that a tune on another machine holds
+// does the same.
+TEST(TuneCliTest, OneTuneAtATimePerMachineAndPerDb) {
+  const std::string dir = FreshTestDir("tune_lock");
+  const std::string locks = dir + "/locks";
+  std::filesystem::create_directories(locks);
+  const std::string env = "MMTUNE_LOCK_DIR='" + locks + "'";
+  const RunResult info = RunMmtune("info --json");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const std::string fingerprint =
+      nlohmann::json::parse(info.out).at("machine").at("fingerprint").get<std::string>();
+  const std::string machine_lock = locks + "/mmtune-tune-" + fingerprint + ".lock";
+
+  int held = HoldLock(machine_lock);
+  ASSERT_GE(held, 0);
+  const std::string db = dir + "/tuned.db";
+  const std::string tune =
+      "tune --db '" + db + "' --shapes 8x8x8 --strategy model --budget 0 --threads 1";
+  const RunResult refused = RunMmtune(tune + " --no-wait", env);
+  ExpectOneLineError(refused, 1);
+  EXPECT_NE(refused.err.find("another mmtune tune (pid " + std::to_string(::getpid()) + ")"),
+            std::string::npos) << refused.err;
+  // The DB was opened (checked) first, but nothing was measured or registered.
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM machines"), 0);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM measurements"), 0);
+
+  RunResult waited;
+  std::thread waiting([&] { waited = RunMmtune(tune, env); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM machines"), 0)
+      << "the tune did not wait for the machine lock";
+  ::close(held);
+  waiting.join();
+  EXPECT_EQ(waited.exit_code, 0) << waited.err;
+  EXPECT_NE(waited.err.find("waiting for it to finish"), std::string::npos) << waited.err;
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 1);
+
+  // The DB's own lock, as a tune on another machine sharing the file would hold it.
+  held = ::open(db.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX | LOCK_NB), 0);
+  const RunResult db_refused = RunMmtune(tune + " --no-wait", env);
+  ExpectOneLineError(db_refused, 1);
+  EXPECT_NE(db_refused.err.find("the DB"), std::string::npos) << db_refused.err;
+  ::close(held);
+  EXPECT_EQ(RunMmtune(tune + " --no-wait", env).exit_code, 0);
 }
 
 TEST(TuneCliTest, TwoTunesShareOneDb) {

@@ -138,7 +138,9 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
   // default on all the threads too, a 2-thread tune of 16^3 on Zen 4 stored a 2-thread winner
   // at 49 GFLOP/s, which the runtime then preferred to its 1-thread default at about 85.
   outcome.default_config = UntunedConfig(problem, machine_);
-  std::vector<KernelConfig> space = GenerateSpace(problem, machine_);
+  SpaceOptions space_options;
+  space_options.search_threads = request_.search_threads;
+  std::vector<KernelConfig> space = GenerateSpace(problem, machine_, space_options);
   // Seeds after the default: the model's other candidates near a family boundary, then the
   // winners of the nearest shapes already tuned here (warm start).
   std::vector<KernelConfig> seeds = AnalyticalAlternatives(problem, machine_);

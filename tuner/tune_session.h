@@ -30,6 +30,9 @@ struct TuneRequest {
   double budget_seconds = 20.0;  // per problem; 0 = no time limit
   std::int64_t max_evals = 0;    // per problem; 0 = no limit
   std::uint64_t seed = 1;
+  // Each problem's `threads` is the most a config may use, and the search tries fewer too
+  // (SpaceOptions::search_threads); else every candidate uses exactly that many.
+  bool search_threads = false;
   MeasureOptions measure;
   int batch_size = 4;            // candidates timed together (interleaved)
   int confirm_top = 3;           // finalists re-measured beside the default

@@ -43,6 +43,11 @@ struct RuntimeOptions {
   bool record_from_environment = true;
 };
 
+// The most threads one GEMM of a Runtime opened with `max_threads` = 0 uses: every core this
+// process may run on, capped by MMTUNE_NUM_THREADS. `mmtune tune` tunes for this count unless
+// told otherwise, so that its winners are the ones the runtime can use.
+int DefaultRuntimeThreads();
+
 enum class LookupTier { kExact, kNearest, kDefault };
 const char* ToString(LookupTier tier);  // "exact", "nearest", "default"
 
@@ -54,6 +59,7 @@ struct LookupReport {
   std::string config_text;   // the same on one line, for people
   double gflops = 0.0;       // measured on `tuned` when it was tuned; 0 for the default
   int threads = 1;           // threads the call runs with
+  std::string threads_reason;  // why that many, in a phrase (`mmtune lookup` prints it)
 };
 
 // One GEMM problem fixed in advance (layout, transposes, M, N, K, leading dimensions, alpha,
