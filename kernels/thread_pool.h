@@ -1,10 +1,17 @@
-// A persistent fork-join pool for the GEMM drivers. Workers are created once and pinned to
-// distinct cores (hwloc), so each keeps its own L1/L2 and first-touched memory; the calling
-// thread always acts as member 0, so a team of one runs inline with no synchronization at all.
+// A persistent fork-join pool for the GEMM drivers. Workers are created once; the calling thread
+// always acts as member 0, so a team of one runs inline with no synchronization at all.
+//
+// Workers are not pinned to fixed cores: the caller is the application's thread and goes
+// wherever the scheduler puts it, which can be a pinned worker's core (2 threads then ran a fresh
+// process's first ~120 ms at half of one thread's speed). Instead a worker that finds itself on
+// the caller's CPU when a Run starts moves to the process's other CPUs, for as long as the
+// caller stays there (docs/runtime.md, "Threads"). Idle workers spin briefly (kSpins pauses,
+// about a tenth of a millisecond) and then sleep, so they hold no core for long.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -45,8 +52,7 @@ class TaskRef {
 
 class ThreadPool {
  public:
-  // `threads` members in all: the caller plus threads - 1 workers pinned to cores 1.. (the
-  // caller is not re-pinned; it is the application's thread).
+  // `threads` members in all: the caller plus threads - 1 workers.
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -59,10 +65,15 @@ class ThreadPool {
   void Run(int team, TaskRef task);
 
  private:
+  struct Cpus;
   void WorkerLoop(int index);
+  // Moves the calling worker to the pool's other CPUs where it runs on `caller_cpu`.
+  void StepAsideFrom(int caller_cpu) const;
 
+  std::unique_ptr<Cpus> cpus_;  // before the workers, which read it
   std::vector<std::thread> workers_;
   const TaskRef* task_ = nullptr;
+  std::atomic<int> caller_cpu_{-1};  // the CPU of the caller of the Run in progress
   // Generation (high 32 bits) and team size (low 32 bits) in one word, so that a worker waking
   // late can never pair one Run's generation with another Run's team.
   std::atomic<std::uint64_t> state_{0};

@@ -20,6 +20,7 @@
 #include "machine/cpu_binding.h"
 #include "runtime/machine_match.h"
 #include "runtime/record_file.h"
+#include "runtime/team_or_alone.h"
 #include "runtime/winner_index.h"
 
 namespace mmtune {
@@ -81,6 +82,7 @@ struct PlanEntry {
   TypedPlans<RealGemm<double>> f64;
   TypedPlans<LowpGemm<Bf16Gemm>> bf16;
   TypedPlans<LowpGemm<S8Gemm>> s8;
+  TeamOrAlone team_or_alone;  // for a multi-threaded plan: whether the team pays right now
   // For the record file (only counted for calls without an exact winner); counting is not part
   // of the entry's logical state, and calls see entries as const.
   mutable std::atomic<std::uint64_t> calls{0};
@@ -133,14 +135,18 @@ std::mutex& PoolMutex() {
   return mutex;
 }
 
-// Runs `run(plan)` with the pool's members when no other GEMM has them, else `run(solo)` on the
-// calling thread alone.
+// Runs `run(plan)` with the pool's members, or `run(solo)` on the calling thread alone: alone
+// when another GEMM has the pool, or when `choice` (timing both on this problem) finds the team
+// slower than one thread right now.
 template <class Plan, class RunOn>
 [[gnu::always_inline]] inline auto RunWithPoolOrAlone(const Plan& plan, const Plan& solo,
-                                                      RunOn&& run) {
+                                                      const TeamOrAlone& choice, RunOn&& run) {
   if (plan.config().threads > 1) {
+    const TeamOrAlone::Choice chosen = choice.Choose();
+    if (!chosen.team) return choice.Timed(chosen, [&] { return run(solo); });
     std::unique_lock lock(PoolMutex(), std::try_to_lock);
-    return lock.owns_lock() ? run(plan) : run(solo);
+    if (!lock.owns_lock()) return run(solo);
+    return choice.Timed(chosen, [&] { return run(plan); });
   }
   return run(plan);
 }
@@ -304,7 +310,7 @@ Status Runtime::Impl::Gemm(const typename Kind::Args& args) const {
 
   const TypedPlans<Kind>& plans = e.Plans<Kind>();
   auto execute = [&] {
-    return RunWithPoolOrAlone(*plans.plan, *plans.solo,
+    return RunWithPoolOrAlone(*plans.plan, *plans.solo, e.team_or_alone,
                               [&](const typename Kind::Plan& plan) { return plan.Run(args, *pool); });
   };
   if (!Records(e)) [[likely]] return execute();
@@ -424,6 +430,7 @@ struct FixedGemm<T>::Impl {
   // Both unset when M or N is 0: a call computes nothing.
   std::optional<BoundGemm<T>> plan;  // the looked-up config
   std::optional<BoundGemm<T>> solo;  // the same on one thread, for when another call has the pool
+  TeamOrAlone team_or_alone;
   ThreadPool* pool = nullptr;
   LookupReport lookup;
   // Set only when the runtime records this problem's calls. Shared, so that a FixedGemm kept
@@ -432,7 +439,8 @@ struct FixedGemm<T>::Impl {
 
   void Execute(const T* a, const T* b, T* c) const {
     if (!plan) return;
-    RunWithPoolOrAlone(*plan, *solo, [&](const BoundGemm<T>& bound) { bound.Run(a, b, c, *pool); });
+    RunWithPoolOrAlone(*plan, *solo, team_or_alone,
+                       [&](const BoundGemm<T>& bound) { bound.Run(a, b, c, *pool); });
   }
 };
 

@@ -21,6 +21,7 @@
 #include "mmtune/mmtune.h"
 #include "mmtune/runtime.h"
 #include "runtime/record_file.h"
+#include "runtime/team_or_alone.h"
 #include "runtime/winner_index.h"
 #include "synthetic_machine.h"
 
@@ -997,6 +998,41 @@ TEST_F(RuntimeTest, ConcurrentCallersGetCorrectResults) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+// With every core held by spinning threads, the team of a multi-threaded plan runs late and the
+// runtime switches problems to the calling thread alone and back (TeamOrAlone); every call, in
+// either mode and in the switch, computes each element once: results against the reference,
+// with beta = 0 over NaN and the padding of every leading dimension checked.
+TEST_F(RuntimeTest, CoresHeldByOtherWorkStillGiveCorrectResults) {
+  auto runtime = Open("", 0);
+  ASSERT_NE(runtime, nullptr);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> hogs;
+  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i) {
+    hogs.emplace_back([&stop] {
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  const Problem p = MakeProblem(150, 140, 130, runtime->max_threads());
+  for (int call = 0; call < 3 * static_cast<int>(TeamOrAlone::kMinExplore); ++call) {
+    ExpectMatchesReference<float>(*runtime, p, call % 2 == 0 ? 1.0f : -0.5f,
+                                  call % 3 == 0 ? 0.0f : 1.5f);
+  }
+  auto fixed = runtime->Bind<float>(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k,
+                                    1.0f, p.k, p.n, 0.0f, p.n);
+  ASSERT_TRUE(fixed.ok());
+  std::vector<float> a(static_cast<std::size_t>(p.m * p.k), 0.5f);
+  std::vector<float> b(static_cast<std::size_t>(p.k * p.n), 0.25f);
+  for (int call = 0; call < 3 * static_cast<int>(TeamOrAlone::kMinExplore); ++call) {
+    std::vector<float> c(static_cast<std::size_t>(p.m * p.n),
+                         std::numeric_limits<float>::quiet_NaN());
+    fixed->Run(a.data(), b.data(), c.data());
+    for (float x : c) ASSERT_EQ(x, 0.125f * static_cast<float>(p.k)) << "call " << call;
+  }
+  stop = true;
+  for (std::thread& hog : hogs) hog.join();
 }
 
 TEST_F(RuntimeTest, RecordsUntunedProblemsAndMergesAcrossRuns) {
