@@ -283,6 +283,14 @@ mmtune_status mmtune_gemm_u8s8s32(mmtune_runtime* runtime, int layout, int trans
                    lda, b, ldb, beta, c, ldc);
 }
 
+mmtune_status mmtune_gemm_s8s8s32(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                                  int64_t m, int64_t n, int64_t k, int32_t alpha,
+                                  const int8_t* a, int64_t lda, const int8_t* b, int64_t ldb,
+                                  int32_t beta, int32_t* c, int64_t ldc) {
+  return GemmFromC("mmtune_gemm_s8s8s32", runtime, layout, trans_a, trans_b, m, n, k, alpha, a,
+                   lda, b, ldb, beta, c, ldc);
+}
+
 void mmtune_f32_to_bf16(const float* values, mmtune_bf16* out, int64_t count) {
   for (int64_t i = 0; i < count; ++i) out[i] = mmtune::ToBFloat16(values[i]).bits;
 }

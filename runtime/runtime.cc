@@ -20,6 +20,7 @@
 #include "machine/cpu_binding.h"
 #include "runtime/machine_match.h"
 #include "runtime/record_file.h"
+#include "runtime/signed_int8.h"
 #include "runtime/team_or_alone.h"
 #include "runtime/winner_index.h"
 
@@ -393,6 +394,18 @@ Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m
                      std::int64_t ldc) {
   return impl_->Gemm<LowpGemm<S8Gemm>>(
       {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+}
+
+Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, std::int32_t alpha, const std::int8_t* a, std::int64_t lda,
+                     const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
+                     std::int64_t ldc) {
+  return SignedInt8Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, c, ldc,
+                        [&](std::int64_t shifted_lda, const std::uint8_t* shifted) {
+                          return impl_->Gemm<LowpGemm<S8Gemm>>({layout, trans_a, trans_b, m, n, k,
+                                                                alpha, shifted, shifted_lda, b,
+                                                                ldb, beta, c, ldc});
+                        });
 }
 
 LookupReport Runtime::Lookup(const Problem& problem) const {

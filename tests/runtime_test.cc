@@ -16,6 +16,7 @@
 
 #include "db/store.h"
 #include "kernels/default_config.h"
+#include "kernels/gemm_args.h"
 #include "kernels/lowp_reference.h"
 #include "kernels/reference_gemm.h"
 #include "mmtune/mmtune.h"
@@ -1245,6 +1246,76 @@ TEST_F(RuntimeTest, CApiFixedGemms) {
   mmtune_fixed_sgemm_free(nullptr);
 }
 
+// s8s8s32: the reference sums the signed products in 64 bits; the runtime must equal it modulo
+// 2^32 (as u8s8s32 does) in every layout and transpose, with padded leading dimensions whose
+// padding in C is never written, extreme values (-128 x -128 everywhere), a K long enough for
+// the sums to wrap, alpha and beta that wrap, and the degenerate sizes.
+TEST_F(RuntimeTest, SignedInt8GemmIsExactModulo2To32) {
+  auto runtime = Open("", 0);
+  ASSERT_NE(runtime, nullptr);
+  struct Case {
+    std::int64_t m, n, k;
+    std::int32_t alpha, beta;
+    bool extreme;
+  };
+  const std::vector<Case> cases = {
+      {17, 29, 31, 1, 0, false},   {1, 37, 19, -3, 2, false},  {13, 1, 70, 7, -1, false},
+      {64, 48, 100, 1, 1, false},  {5, 3, 1, 1, 0, false},     {3, 2, 140000, 1, 0, true},
+      {7, 9, 300, 0x10001, 0x7fffffff, false},                 {0, 5, 3, 1, 1, false},
+      {4, 0, 3, 1, 1, false},      {6, 5, 0, 2, 3, false},     {9, 8, 7, 0, -2, false}};
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  for (const Case& t : cases) {
+    for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+      for (Trans ta : {Trans::kNo, Trans::kYes}) {
+        for (Trans tb : {Trans::kNo, Trans::kYes}) {
+          const Problem p = MakeProblem(t.m, t.n, t.k, 1, DType::kS8, layout, ta, tb);
+          SCOPED_TRACE(p.ToString() + " alpha " + std::to_string(t.alpha) + " beta " +
+                       std::to_string(t.beta));
+          const auto [lda, a_elements] = Padded(p, p.m, p.k, ta);
+          const auto [ldb, b_elements] = Padded(p, p.k, p.n, tb);
+          const auto [ldc, c_elements] = Padded(p, p.m, p.n, Trans::kNo);
+          std::vector<std::int8_t> a(a_elements), b(b_elements);
+          for (std::int8_t& x : a) x = static_cast<std::int8_t>(t.extreme ? -128 : byte(rng));
+          for (std::int8_t& x : b) x = static_cast<std::int8_t>(t.extreme ? -128 : byte(rng));
+          std::vector<std::int32_t> c(c_elements);
+          for (std::int32_t& x : c) x = static_cast<std::int32_t>(rng());
+          std::vector<std::int32_t> expected = c;
+          auto at = [&](const std::vector<std::int8_t>& v, std::int64_t ld, Trans trans,
+                        std::int64_t row, std::int64_t col) {
+            return static_cast<std::int64_t>(
+                v[static_cast<std::size_t>(trans == Trans::kNo ? StoredOffset(layout, row, col, ld)
+                                                               : StoredOffset(layout, col, row, ld))]);
+          };
+          for (std::int64_t i = 0; i < p.m; ++i) {
+            for (std::int64_t j = 0; j < p.n; ++j) {
+              std::int64_t sum = 0;
+              for (std::int64_t q = 0; q < p.k; ++q) sum += at(a, lda, ta, i, q) * at(b, ldb, tb, q, j);
+              std::int32_t& out = expected[static_cast<std::size_t>(StoredOffset(layout, i, j, ldc))];
+              out = static_cast<std::int32_t>(static_cast<std::uint32_t>(t.alpha) *
+                                                  static_cast<std::uint32_t>(sum) +
+                                              static_cast<std::uint32_t>(t.beta) *
+                                                  static_cast<std::uint32_t>(out));
+            }
+          }
+          const Status status = runtime->Gemm(layout, ta, tb, p.m, p.n, p.k, t.alpha, a.data(),
+                                              lda, b.data(), ldb, t.beta, c.data(), ldc);
+          ASSERT_TRUE(status) << status.error().message;
+          ASSERT_EQ(c, expected);
+        }
+      }
+    }
+  }
+  // Bad arguments are refused before anything is written.
+  std::vector<std::int8_t> a(16, 1), b(16, 1);
+  std::vector<std::int32_t> c(16, 5);
+  EXPECT_FALSE(runtime->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, 4, 4, 4, 1, a.data(), 3,
+                             b.data(), 4, 0, c.data(), 4));
+  EXPECT_FALSE(runtime->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, -1, 4, 4, 1, a.data(), 4,
+                             b.data(), 4, 0, c.data(), 4));
+  EXPECT_EQ(c, std::vector<std::int32_t>(16, 5));
+}
+
 TEST_F(RuntimeTest, CApiLowPrecisionGemmsAndConversions) {
   mmtune_runtime* runtime = nullptr;
   ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK) << mmtune_last_error();
@@ -1292,6 +1363,21 @@ TEST_F(RuntimeTest, CApiLowPrecisionGemmsAndConversions) {
                                 2, 1, nullptr, 2, sb, 1, 0, ci, 1),
             MMTUNE_INVALID_ARGUMENT);
   EXPECT_NE(std::string(mmtune_last_error()).find("mmtune_gemm_u8s8s32: A is NULL"),
+            std::string::npos)
+      << mmtune_last_error();
+  // s8 x s8 -> s32: (-128 * -128 + 127 * -128) = 128, alpha 3, beta 0 over whatever C held.
+  const std::int8_t sa[2] = {-128, 127};
+  const std::int8_t sb2[2] = {-128, -128};
+  ci[0] = -1;
+  ASSERT_EQ(mmtune_gemm_s8s8s32(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 1, 1,
+                                2, 3, sa, 2, sb2, 1, 0, ci, 1),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  EXPECT_EQ(ci[0], 3 * 128);
+  EXPECT_EQ(mmtune_gemm_s8s8s32(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 1, 1,
+                                2, 1, sa, 2, nullptr, 1, 0, ci, 1),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("mmtune_gemm_s8s8s32: B is NULL"),
             std::string::npos)
       << mmtune_last_error();
   EXPECT_EQ(mmtune_gemm_bf16(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2, 2, 3,

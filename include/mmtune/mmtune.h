@@ -95,11 +95,17 @@ mmtune_status mmtune_gemm_bf16(mmtune_runtime* runtime, int layout, int trans_a,
                                int64_t lda, const mmtune_bf16* b, int64_t ldb, float beta,
                                float* c, int64_t ldc);
 /* Integer GEMM: A unsigned 8-bit, B signed 8-bit, C 32-bit signed; exact modulo 2^32 (results
- * wrap, never saturate). For signed A data, add 128 to A and subtract alpha x 128 x the column
- * sums of op(B) from each row of C (docs/low-precision.md). */
+ * wrap, never saturate). */
 mmtune_status mmtune_gemm_u8s8s32(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
                                   int64_t m, int64_t n, int64_t k, int32_t alpha,
                                   const uint8_t* a, int64_t lda, const int8_t* b, int64_t ldb,
+                                  int32_t beta, int32_t* c, int64_t ldc);
+/* Integer GEMM with both operands signed 8-bit (symmetric quantization), C 32-bit signed;
+ * exact modulo 2^32 like mmtune_gemm_u8s8s32, which it runs on A + 128 before subtracting
+ * alpha x 128 x the column sums of op(B) from each row of C (docs/low-precision.md). */
+mmtune_status mmtune_gemm_s8s8s32(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                                  int64_t m, int64_t n, int64_t k, int32_t alpha,
+                                  const int8_t* a, int64_t lda, const int8_t* b, int64_t ldb,
                                   int32_t beta, int32_t* c, int64_t ldc);
 
 /* Conversions of `count` values: f32 to bf16 rounds to nearest, ties to even (NaN stays NaN,

@@ -122,6 +122,14 @@ class Runtime {
               std::int64_t k, std::int32_t alpha, const std::uint8_t* a, std::int64_t lda,
               const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
               std::int64_t ldc);
+  // s8s8s32: A and B signed 8-bit (symmetric quantization), C, alpha and beta s32; exact,
+  // modulo 2^32. Runs the u8s8s32 GEMM above on A + 128 (the s8 winners serve it) and subtracts
+  // the +128's share, alpha x 128 x the column sums of op(B), from every row of C; costs a pass
+  // over A, op(B) and C beside it (docs/low-precision.md).
+  Status Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, std::int32_t alpha, const std::int8_t* a, std::int64_t lda,
+              const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
+              std::int64_t ldc);
 
   // The f32 or f64 Gemm above with everything but the matrices fixed now: fails where Gemm
   // would fail for that problem (negative dimensions, a leading dimension below the minimum).
