@@ -29,6 +29,7 @@ struct BenchOptions {
   int repetitions = 3;
   double min_time = 0.2;
   bool keep_openblas_core = false;
+  bool db_given = false;
 };
 
 // "all", "none" or a comma-separated list of peer names.
@@ -82,7 +83,7 @@ void RunBench(const BenchOptions& options, Context& context) {
     request.problems.push_back(Problem{*dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, shape.m,
                                        shape.n, shape.k, *threads});
   }
-  request.db_path = options.db;
+  request.db_path = DbToReadOrNone(options.db, options.db_given);
   request.peers = *peers;
   request.repetitions = options.repetitions;
   request.min_time_seconds = options.min_time;
@@ -96,7 +97,7 @@ void RunBench(const BenchOptions& options, Context& context) {
   // only read here). Read before the re-execution, so that a missing or foreign DB is one error
   // line wherever OPENBLAS_CORETYPE is set; the store is closed before it.
   nlohmann::json peaks;
-  {
+  if (!request.db_path.empty()) {
     auto store = TuningStore::Open(options.db, DbOpenMode::kReadOnly);
     if (!store) return context.Fail(kExitFailure, store.error().message);
     auto known = store->FindMachine(machine->fingerprint);
@@ -116,9 +117,12 @@ void RunBench(const BenchOptions& options, Context& context) {
     ReexecWithoutForcedOpenBlasCore("mmtune bench", options.keep_openblas_core, argv.data());
   }
 
+  // After the re-execution, so that the line is said once.
+  if (request.db_path.empty()) SayNoDb(options.db, context);
   if (peaks.is_null()) {
-    *context.err << "measuring this machine's peaks (" << options.db
-                 << " has none for it) ...\n";
+    *context.err << "measuring this machine's peaks ("
+                 << (request.db_path.empty() ? "no DB" : options.db + " has none for it")
+                 << ") ...\n";
     auto report = MeasurePeaks(*machine, PeakOptions{});
     if (!report) return context.Fail(kExitFailure, report.error().message);
     peaks = *report;
@@ -171,7 +175,10 @@ void SetupBenchCommand(CLI::App& app, Context& context) {
   bench->add_flag("--keep-openblas-core", options->keep_openblas_core,
                   "Keep an OPENBLAS_CORETYPE from the environment (default: re-run without it so "
                   "OpenBLAS uses this CPU's own kernels)");
-  bench->callback([options, &context]() { RunBench(*options, context); });
+  bench->callback([options, &context, bench]() {
+    options->db_given = bench->get_option("--db")->count() > 0;
+    RunBench(*options, context);
+  });
 }
 
 }  // namespace mmtune::cli

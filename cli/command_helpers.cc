@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <filesystem>
 
 namespace mmtune::cli {
 
@@ -61,6 +62,16 @@ Result<TuneThreads> ParseTuneThreads(const std::string& text, int runtime_thread
     start = comma + 1;
   }
   return parsed;
+}
+
+std::string DbToReadOrNone(const std::string& db, bool db_given) {
+  std::error_code error;
+  return db_given || std::filesystem::exists(db, error) ? db : "";
+}
+
+void SayNoDb(const std::string& db, Context& context) {
+  *context.err << "mmtune: no DB file " << db
+               << ": the runtime runs the analytical default (mmtune tune writes one)\n";
 }
 
 std::optional<Machine> DetectHostMachineOrFail(Context& context) {

@@ -43,6 +43,13 @@ struct TuneThreads {
 // tuned as given.
 Result<TuneThreads> ParseTuneThreads(const std::string& text, int runtime_threads, int cores);
 
+// The DB that `lookup` and `bench` read: `db` itself, or "" (no DB: the analytical default) when
+// --db was not given and the default file does not exist, a new user's first run. A --db given
+// and missing stays an error of the DB's opening.
+std::string DbToReadOrNone(const std::string& db, bool db_given);
+// The one line that says so.
+void SayNoDb(const std::string& db, Context& context);
+
 // The host machine, or nullopt after reporting why on `context`: a bad MMTUNE_ISA is the user's
 // mistake (exit 2), a failing hwloc is not (exit 1).
 std::optional<Machine> DetectHostMachineOrFail(Context& context);

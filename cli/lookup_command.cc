@@ -19,6 +19,7 @@ struct LookupOptions {
   std::string threads = "all";
   bool allow_compatible = false;
   bool json = false;
+  bool db_given = false;
 };
 
 void RunLookup(const LookupOptions& options, Context& context) {
@@ -32,7 +33,8 @@ void RunLookup(const LookupOptions& options, Context& context) {
   if (!threads) return context.Fail(kExitUsage, threads.error().message);
 
   RuntimeOptions runtime_options;
-  runtime_options.db_path = options.db;
+  runtime_options.db_path = DbToReadOrNone(options.db, options.db_given);
+  if (runtime_options.db_path.empty()) SayNoDb(options.db, context);
   runtime_options.max_threads = *threads;
   runtime_options.allow_compatible = options.allow_compatible;
   auto runtime = Runtime::Open(runtime_options);
@@ -72,9 +74,13 @@ void RunLookup(const LookupOptions& options, Context& context) {
                    << ")\n";
       break;
     case LookupTier::kDefault:
-      *context.out << " (analytical default: no usable winner for this dtype, layout and "
-                      "transposes in "
-                   << options.db << ")\n";
+      if (runtime_options.db_path.empty()) {
+        *context.out << " (analytical default: no DB)\n";
+      } else {
+        *context.out << " (analytical default: no usable winner for this dtype, layout and "
+                        "transposes in "
+                     << options.db << ")\n";
+      }
       break;
   }
   *context.out << "  config:  " << report.config_text << "\n"
@@ -112,7 +118,10 @@ void SetupLookupCommand(CLI::App& app, Context& context) {
   lookup->add_flag("--allow-compatible", options->allow_compatible,
                    "Also use winners of machines with the same ISA level and cache sizes");
   lookup->add_flag("--json", options->json, "Print JSON instead of text");
-  lookup->callback([options, &context]() { RunLookup(*options, context); });
+  lookup->callback([options, &context, lookup]() {
+    options->db_given = lookup->get_option("--db")->count() > 0;
+    RunLookup(*options, context);
+  });
 }
 
 }  // namespace mmtune::cli

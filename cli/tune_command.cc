@@ -171,6 +171,14 @@ void RunTune(const TuneOptions& options, Context& context) {
   // Everything the user typed is checked before the DB is touched.
   auto shapes = ChooseShapes(options);
   if (!shapes) return context.Fail(kExitUsage, shapes.error().message);
+  for (const Shape& shape : *shapes) {
+    if (shape.m < 1 || shape.n < 1 || shape.k < 1) {
+      return context.Fail(kExitUsage, "shape " + std::to_string(shape.m) + "x" +
+                                          std::to_string(shape.n) + "x" +
+                                          std::to_string(shape.k) +
+                                          " has nothing to tune: M, N and K must be at least 1");
+    }
+  }
   Shard shard;
   if (!options.shard.empty()) {
     auto parsed = ParseShard(options.shard);
@@ -203,6 +211,8 @@ void RunTune(const TuneOptions& options, Context& context) {
     if (!recorded) return context.Fail(kExitUsage, recorded.error().message);
     std::vector<Problem> all;
     for (const RecordedProblem& item : *recorded) {
+      // A call with K = 0 only scales C: there is no kernel to choose for it.
+      if (item.problem.k < 1) continue;
       Problem problem = item.problem;
       problem.threads = std::min(problem.threads, std::max(1, machine->topology.cores));
       all.push_back(problem);

@@ -68,6 +68,23 @@ TEST(LookupCliTest, ShowsEachTier) {
   }
 }
 
+// A new user's first lookup, without a DB: the analytical default, said in one line, and no file
+// created. A --db that does not exist stays an error (next test).
+TEST(LookupCliTest, WithoutADbTheDefaultAnswers) {
+  const std::string dir = FreshTestDir("lookup_no_db");
+  const RunResult r = RunMmtune("lookup --shape 256x256x256 --threads 1 --json",
+                                "-C '" + dir + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "mmtune: no DB file mmtune.db: the runtime runs the analytical default "
+                   "(mmtune tune writes one)\n");
+  const nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << r.out;
+  EXPECT_EQ(doc["tier"], "default");
+  EXPECT_EQ(doc["threads"], 1);
+  EXPECT_FALSE(doc["threads_reason"].get<std::string>().empty());
+  EXPECT_FALSE(std::filesystem::exists(dir + "/mmtune.db"));
+}
+
 TEST(LookupCliTest, BadInputIsOneLineAndTheFileStaysAsItWas) {
   const std::string dir = FreshTestDir("lookup_bad");
   ExpectOneLineError(RunMmtune("lookup --db '" + dir + "/missing.db' --shape 2x2x2"), 1);

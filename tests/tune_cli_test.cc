@@ -81,7 +81,8 @@ TEST(TuneCliTest, BadInputIsRefusedBeforeTheDbIsCreated) {
         "--threads auto,1", "--threads 1,0", "--threads ,2", "--shard 3/2",
         "--shard x", "--shapes 8x8x8 --preset quick", "--budget -1", "--evals -3",
         "--layout diagonal", "--shapes-file /no/such/file.csv", "--bogus",
-        "--shapes 8x8x8 --dtype int4"}) {
+        "--shapes 8x8x8 --dtype int4", "--shapes 0x64x64", "--shapes 8x8x8,64x0x64",
+        "--shapes 64x64x0"}) {
     SCOPED_TRACE(args);
     const RunResult r = RunMmtune("tune --db '" + db + "' " + args);
     ExpectOneLineError(r, 2);
