@@ -50,11 +50,11 @@ std::string DefaultThreadsReason(const Problem& problem, const KernelConfig& unt
 }
 
 std::string ExactThreadsReason(const KernelConfig& winner, const Problem& tuned,
-                               const KernelConfig& untuned) {
+                               int default_threads) {
   std::string reason = "the winner's, tuned with " + std::to_string(tuned.threads) +
                        " thread(s) allowed";
-  if (winner.threads < untuned.threads) {
-    reason += ", measured faster than the default on " + std::to_string(untuned.threads);
+  if (winner.threads < default_threads) {
+    reason += ", measured faster than the default on " + std::to_string(default_threads);
   }
   return reason;
 }
@@ -90,7 +90,8 @@ WinnerIndex WinnerIndex::Build(const std::vector<WinnerRecord>& winners, const M
 
 Lookup WinnerIndex::Find(const Problem& problem) const {
   const int max_threads = std::max(1, problem.threads);
-  const KernelConfig untuned = UntunedConfig(problem, machine_);
+  // The untuned default's thread count (UntunedConfig's, without the rest of the model).
+  const int default_threads = DefaultThreadCount(problem, max_threads);
   // Exact: the fastest winner of this very shape that fits the thread budget. A winner on fewer
   // threads than the default only where it was tuned with this budget, so that the tune timed it
   // against the default on these threads: a 1-thread tune's winner ran 256^3 at half the speed
@@ -103,7 +104,7 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
         entry.config.threads > max_threads) {
       continue;
     }
-    if (entry.config.threads < untuned.threads && entry.problem.threads != max_threads) {
+    if (entry.config.threads < default_threads && entry.problem.threads != max_threads) {
       too_few_threads = &entry;
       continue;
     }
@@ -111,7 +112,7 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
   }
   if (exact != nullptr) {
     return Lookup{LookupTier::kExact, exact->config, exact->problem, exact->gflops,
-                  ExactThreadsReason(exact->config, exact->problem, untuned)};
+                  ExactThreadsReason(exact->config, exact->problem, default_threads)};
   }
   const std::string skipped_note =
       too_few_threads == nullptr
@@ -138,6 +139,7 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
   // and only from a problem within kMaxDirectLendRatio of this one in each dimension. A packed
   // winner is lent with the model's cache blocks where its own spanned its whole problem
   // (LentConfig).
+  const KernelConfig untuned = UntunedConfig(problem, machine_);
   const Entry* nearest = nullptr;
   double nearest_distance = std::numeric_limits<double>::infinity();
   for (const Entry& entry : entries_) {

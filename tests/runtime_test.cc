@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -388,6 +389,23 @@ TEST(DefaultThreadCountTest, SmallShapesStayOnOneThread) {
   EXPECT_EQ(DefaultThreadCount(MakeProblem(1024, 1024, 1024), 8), 8);
   EXPECT_EQ(DefaultThreadCount(MakeProblem(1024, 1024, 1024), 2), 2);
   EXPECT_EQ(DefaultThreadCount(MakeProblem(0, 1024, 1024), 4), 1);
+}
+
+// The exact tier compares winners with DefaultThreadCount alone, not the whole untuned config:
+// the two must agree for every family and dtype.
+TEST(DefaultThreadCountTest, IsTheUntunedConfigsThreadCount) {
+  const Machine machine = testing::SyntheticZen5Machine();
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kS8}) {
+    for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+             {1, 4096, 4096}, {4096, 1, 512}, {16, 16, 16}, {64, 64, 64}, {256, 256, 256},
+             {33, 4096, 17}, {2048, 2048, 2048}}) {
+      for (int threads : {1, 2}) {
+        const Problem p = MakeProblem(m, n, k, threads, dtype);
+        EXPECT_EQ(UntunedConfig(p, machine).threads, DefaultThreadCount(p, threads))
+            << p.ToString();
+      }
+    }
+  }
 }
 
 // ---- The Runtime on this host, with real DB files. ----
