@@ -94,8 +94,8 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
   const int default_threads = DefaultThreadCount(problem, max_threads);
   // Exact: the fastest winner of this very shape that fits the thread budget. A winner on fewer
   // threads than the default only where it was tuned with this budget, so that the tune timed it
-  // against the default on these threads: a 1-thread tune's winner ran 256^3 at half the speed
-  // of the 2-thread default (docs/runtime.md, "Threads").
+  // against the default on these threads; a 1-thread tune's winner would leave a core idle where
+  // the default uses it (docs/runtime.md, "Threads").
   const Entry* exact = nullptr;
   const Entry* too_few_threads = nullptr;
   for (const Entry& entry : entries_) {
