@@ -2,8 +2,8 @@
 // always acts as member 0, so a team of one runs inline with no synchronization at all.
 //
 // Workers are not pinned to fixed cores: the caller is the application's thread and goes
-// wherever the scheduler puts it, which can be a pinned worker's core (2 threads then ran a fresh
-// process's first ~120 ms at half of one thread's speed). Instead a worker that finds itself on
+// wherever the scheduler puts it, which can be a pinned worker's core, and the two then share it
+// until the scheduler moves one. Instead a worker that finds itself on
 // the caller's CPU when a Run starts moves to the process's other CPUs, for as long as the
 // caller stays there (docs/runtime.md, "Threads"). Idle workers spin briefly (kSpins pauses,
 // about a tenth of a millisecond) and then sleep, so they hold no core for long.

@@ -2,16 +2,15 @@
 // decided by timing both as the application runs them. In a tight loop the team wins; inside an
 // application a member's core may be held by other work (another library's OpenMP threads
 // spinning after their call, the caller itself right after a migration), and a team waits for
-// its slowest member: 2 threads then ran 256^3 at 0.45x of one (docs/runtime.md, "Threads").
+// its slowest member, so it can take longer than one thread (docs/runtime.md, "Threads").
 //
 // Each call runs the mode with the lower recent time; every `explore_every` calls it runs the
-// other mode three times and keeps the faster of the last two: a team called after a streak of
-// calls alone finds its worker asleep and its caches cold, and timed once it lost to one thread
-// where it was 1.4x faster in a loop of team calls. The pool's first call (it starts the
-// workers) is not kept, and a single slow call moves the smoothed time of the running mode by at
-// most an eighth of it (a preempted call took 14x the usual). The interval doubles, up to kMaxExplore, each
+// other mode three times and keeps the faster of the last two, since a team called after a
+// streak of calls alone finds its worker asleep and its caches cold. The pool's first call (it
+// starts the workers) is not kept, and a single slow call (a preemption) moves the smoothed time
+// of the running mode by at most an eighth of it. The interval doubles, up to kMaxExplore, each
 // time the other mode is confirmed slower, and falls back to kMinExplore when it was faster, so
-// a steady machine spends about 1/kMaxExplore of its calls on the slower mode and a change is
+// a steady machine spends about 3/kMaxExplore of its calls on the slower mode and a change is
 // noticed within kMinExplore calls. Calls may come from any number of threads: the estimates are
 // relaxed atomics, updated without a lock.
 #pragma once
