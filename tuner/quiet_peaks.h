@@ -1,7 +1,6 @@
 // The peaks a tune stores for its machine (the roofline's "100%"), measured only while the
 // machine is quiet: a peak timed beside other work reads low for good, and every "% of peak"
-// after it reads high (two tunes at once once stored peaks that put a winner at 143% of its
-// roofline). A stored peak is replaced only by a quiet measurement that beats it by more than
+// after it reads high, above 100% even. A stored peak is replaced only by a quiet measurement that beats it by more than
 // the noise, so repeated tunes can raise it towards the truth but never lower it.
 #pragma once
 
