@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <string_view>
+
+#include "common/text.h"
 
 namespace mmtune::cli {
 
@@ -45,11 +48,8 @@ Result<int> ParseThreads(const std::string& text, int cores) {
 Result<TuneThreads> ParseTuneThreads(const std::string& text, int runtime_threads, int cores) {
   if (text == "auto") return TuneThreads{{std::max(1, runtime_threads)}, true};
   TuneThreads parsed;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
-    auto count = ParseThreads(item, cores);
+  for (std::string_view item : Split(text, ',')) {
+    auto count = ParseThreads(std::string(item), cores);
     if (!count) {
       return MakeError(ErrorCode::kInvalidArgument,
                        "--threads must be 'auto' or a list of 'all' and numbers from 1 to " +
@@ -58,8 +58,6 @@ Result<TuneThreads> ParseTuneThreads(const std::string& text, int runtime_thread
     if (std::find(parsed.counts.begin(), parsed.counts.end(), *count) == parsed.counts.end()) {
       parsed.counts.push_back(*count);
     }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return parsed;
 }
