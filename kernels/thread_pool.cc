@@ -1,9 +1,5 @@
 #include "kernels/thread_pool.h"
 
-#if defined(__linux__)
-#include <sched.h>
-#endif
-
 #include <algorithm>
 #include <mutex>
 
@@ -33,36 +29,7 @@ void SpinUntil(Predicate done) {
   }
 }
 
-// The CPU the calling thread runs on, -1 where unknown.
-int CurrentCpu() {
-#if defined(__linux__)
-  return sched_getcpu();
-#else
-  return -1;
-#endif
-}
-
 }  // namespace
-
-// The process's CPUs at the pool's creation, which workers may run on but the caller's.
-struct ThreadPool::Cpus {
-#if defined(__linux__)
-  cpu_set_t allowed;
-  bool known = false;
-#endif
-};
-
-void ThreadPool::StepAsideFrom(int caller_cpu) const {
-#if defined(__linux__)
-  if (caller_cpu < 0 || !cpus_->known || CurrentCpu() != caller_cpu) return;
-  cpu_set_t others = cpus_->allowed;
-  CPU_CLR(caller_cpu, &others);
-  // Best effort: where the OS refuses, the worker stays and is slower, not wrong.
-  if (CPU_COUNT(&others) > 0) static_cast<void>(sched_setaffinity(0, sizeof(others), &others));
-#else
-  static_cast<void>(caller_cpu);
-#endif
-}
 
 void SpinBarrier::ArriveAndWait() {
   if (members_ <= 1) return;
@@ -75,10 +42,7 @@ void SpinBarrier::ArriveAndWait() {
   SpinUntil([&] { return generation_.load(std::memory_order_acquire) != generation; });
 }
 
-ThreadPool::ThreadPool(int threads) : cpus_(std::make_unique<Cpus>()) {
-#if defined(__linux__)
-  cpus_->known = sched_getaffinity(0, sizeof(cpus_->allowed), &cpus_->allowed) == 0;
-#endif
+ThreadPool::ThreadPool(int threads) : allowed_(CpuAffinity::OfCurrentThread()) {
   const int workers = std::max(0, threads - 1);
   workers_.reserve(static_cast<std::size_t>(workers));
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i + 1); });
@@ -103,7 +67,9 @@ void ThreadPool::WorkerLoop(int index) {
     // A member of this Run: the caller waits for us before it can start another one, so
     // `task_` stays valid until we decrement `pending_`.
     if (index < team) {
-      StepAsideFrom(caller_cpu_.load(std::memory_order_relaxed));
+      // Off the caller's CPU, should the scheduler have put this worker there.
+      const int caller_cpu = caller_cpu_.load(std::memory_order_relaxed);
+      if (caller_cpu >= 0 && CurrentCpu() == caller_cpu) allowed_.MoveCurrentThreadOff(caller_cpu);
       (*task_)(index);
       pending_.fetch_sub(1, std::memory_order_acq_rel);
     }

@@ -11,10 +11,11 @@
 
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <thread>
 #include <type_traits>
 #include <vector>
+
+#include "machine/cpu_binding.h"
 
 namespace mmtune {
 
@@ -65,12 +66,9 @@ class ThreadPool {
   void Run(int team, TaskRef task);
 
  private:
-  struct Cpus;
   void WorkerLoop(int index);
-  // Moves the calling worker to the pool's other CPUs where it runs on `caller_cpu`.
-  void StepAsideFrom(int caller_cpu) const;
 
-  std::unique_ptr<Cpus> cpus_;  // before the workers, which read it
+  const CpuAffinity allowed_;  // the creating thread's CPUs; before the workers, which read it
   std::vector<std::thread> workers_;
   const TaskRef* task_ = nullptr;
   std::atomic<int> caller_cpu_{-1};  // the CPU of the caller of the Run in progress

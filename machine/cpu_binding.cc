@@ -1,5 +1,9 @@
 #include "machine/cpu_binding.h"
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 #include <string>
 
 #include "machine/hwloc_handle.h"
@@ -40,6 +44,40 @@ int AllowedCoreCount() {
   if (!handle) return 1;
   const int cores = hwloc_get_nbobjs_by_type(handle->get(), HWLOC_OBJ_CORE);
   return cores > 0 ? cores : 1;
+}
+
+int CurrentCpu() {
+#if defined(__linux__)
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
+
+CpuAffinity CpuAffinity::OfCurrentThread() {
+  CpuAffinity affinity;
+#if defined(__linux__)
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof(mask), &mask) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &mask)) affinity.cpus_.push_back(cpu);
+    }
+  }
+#endif
+  return affinity;
+}
+
+void CpuAffinity::MoveCurrentThreadOff(int cpu) const {
+#if defined(__linux__)
+  cpu_set_t others;
+  CPU_ZERO(&others);
+  for (int allowed : cpus_) {
+    if (allowed != cpu) CPU_SET(allowed, &others);
+  }
+  if (CPU_COUNT(&others) > 0) static_cast<void>(sched_setaffinity(0, sizeof(others), &others));
+#else
+  static_cast<void>(cpu);
+#endif
 }
 
 }  // namespace mmtune
