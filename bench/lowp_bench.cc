@@ -13,7 +13,6 @@
 
 #include "kernels/default_config.h"
 #include "kernels/gemm.h"
-#include "kernels/lowp_gemm.h"
 #include "machine/machine.h"
 
 namespace mmtune {
@@ -64,14 +63,14 @@ void BM_Lowp(benchmark::State& state, const Machine* machine, BenchShape s) {
   Buffers<typename Kind::A, typename Kind::B, typename Kind::C> buffers(s);
   const Problem problem{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 1};
   const KernelConfig config = DefaultConfig(problem, *machine);
-  auto plan = LowpGemmPlan<Kind>::Create(config);
+  auto plan = GemmPlan<Kind>::Create(config);
   if (!plan) {
     state.SkipWithError(plan.error().message.c_str());
     return;
   }
-  const LowpGemmArgs<Kind> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 1,
-                                buffers.a.data(), s.k, buffers.b.data(), s.n, 0,
-                                buffers.c.data(), s.n};
+  const GemmArgs<Kind> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 1,
+                            buffers.a.data(), s.k, buffers.b.data(), s.n, 0,
+                            buffers.c.data(), s.n};
   for (auto _ : state) benchmark::DoNotOptimize(plan->Run(args));
   Finish(state, s, config);
 }

@@ -16,7 +16,7 @@
 #include "comparison/peer_libraries.h"
 #include "comparison/summary_reporter.h"
 #include "kernels/default_config.h"
-#include "kernels/gemm_kind.h"
+#include "kernels/gemm.h"
 #include "mmtune/runtime.h"
 #include "tuner/roofline.h"
 
@@ -49,30 +49,31 @@ double ToDouble(T value) {
 // dimensions.
 template <class Kind>
 struct Operands {
-  std::vector<typename Kind::A> a;
-  std::vector<typename Kind::B> b;
-  std::vector<typename Kind::C> c;
+  std::vector<typename GemmTypes<Kind>::A> a;
+  std::vector<typename GemmTypes<Kind>::B> b;
+  std::vector<typename GemmTypes<Kind>::C> c;
   explicit Operands(const Problem& p) {
     std::mt19937 rng(static_cast<unsigned>(p.m * 7919 + p.n * 131 + p.k));
     a.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.k)));
     b.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, p.k * p.n)));
     c.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.n)), 0);
-    for (auto& x : a) x = RandomElement<typename Kind::A>(rng);
-    for (auto& x : b) x = RandomElement<typename Kind::B>(rng);
+    for (auto& x : a) x = RandomElement<typename GemmTypes<Kind>::A>(rng);
+    for (auto& x : b) x = RandomElement<typename GemmTypes<Kind>::B>(rng);
   }
 };
 
 // C = A * B computed by one implementation; false when it could not run.
 template <class Kind>
-using GemmCall = std::function<bool(const Problem&, const typename Kind::A*,
-                                    const typename Kind::B*, typename Kind::C*)>;
+using GemmCall =
+    std::function<bool(const Problem&, const typename GemmTypes<Kind>::A*,
+                       const typename GemmTypes<Kind>::B*, typename GemmTypes<Kind>::C*)>;
 
 // 32 sampled elements of C against a dot product in double (exact for the integer GEMM, which
 // must match bit for bit), with a tolerance for floating C that grows with K (accumulation order
 // differs between implementations).
 template <class Kind>
 bool ResultLooksRight(const Problem& p, const Operands<Kind>& x) {
-  using C = typename Kind::C;
+  using C = typename GemmTypes<Kind>::C;
   std::mt19937 rng(17);
   const double epsilon = std::is_integral_v<C> ? 0.0 : sizeof(C) == 4 ? 1e-6 : 1e-14;
   for (int sample = 0; sample < 32; ++sample) {
@@ -137,11 +138,11 @@ struct Session {
 
 template <class Kind>
 auto PeerCall(const Peer& peer) {
-  if constexpr (std::is_same_v<Kind, RealGemm<float>>) {
+  if constexpr (std::is_same_v<Kind, float>) {
     return peer.sgemm;
-  } else if constexpr (std::is_same_v<Kind, RealGemm<double>>) {
+  } else if constexpr (std::is_same_v<Kind, double>) {
     return peer.dgemm;
-  } else if constexpr (std::is_same_v<Kind, LowpGemm<Bf16Gemm>>) {
+  } else if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
     return peer.bf16_gemm;
   } else {
     return peer.u8s8s32_gemm;
@@ -151,10 +152,10 @@ auto PeerCall(const Peer& peer) {
 template <class Kind>
 Status RegisterProblem(Session& session, const Problem& problem, const Machine& machine,
                        Runtime& runtime, const std::vector<Peer>& peers, double peak_gflops) {
-  using A = typename Kind::A;
-  using B = typename Kind::B;
-  using C = typename Kind::C;
-  using Scalar = typename Kind::Scalar;
+  using A = typename GemmTypes<Kind>::A;
+  using B = typename GemmTypes<Kind>::B;
+  using C = typename GemmTypes<Kind>::C;
+  using Scalar = typename GemmTypes<Kind>::Scalar;
   auto operands_owner = std::make_shared<Operands<Kind>>(problem);
   Operands<Kind>* operands = operands_owner.get();
   session.keep_alive.push_back(operands_owner);
@@ -182,15 +183,15 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
   // The analytical default as the runtime runs an untuned shape: on as many of the problem's
   // threads as the work pays for (DefaultThreadCount), so a 16^3 stays on one thread.
   const KernelConfig config = UntunedConfig(problem, machine);
-  auto plan = Kind::Plan::Create(config);
+  auto plan = GemmPlan<Kind>::Create(config);
   if (!plan) return plan.error();
-  auto shared = std::make_shared<const typename Kind::Plan>(std::move(*plan));
+  auto shared = std::make_shared<const GemmPlan<Kind>>(std::move(*plan));
   session.keep_alive.push_back(shared);
   add("default",
       [shared](const Problem& p, const A* a, const B* b, C* c) {
-        const typename Kind::Args args{Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m,  p.n,
-                                       p.k,               Scalar(1),  a,          p.k, b,
-                                       p.n,               Scalar(0),  c,          p.n};
+        const GemmArgs<Kind> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k,
+                                  Scalar(1),         a,          p.k,        b,   p.n, Scalar(0),
+                                  c,                 p.n};
         return shared->Run(args).ok();
       },
       config.ToString());
@@ -272,19 +273,16 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
     Status status = OkStatus();
     switch (problem.dtype) {
       case DType::kF32:
-        status = RegisterProblem<RealGemm<float>>(session, problem, machine, *runtime, peers, peak);
+        status = RegisterProblem<float>(session, problem, machine, *runtime, peers, peak);
         break;
       case DType::kF64:
-        status =
-            RegisterProblem<RealGemm<double>>(session, problem, machine, *runtime, peers, peak);
+        status = RegisterProblem<double>(session, problem, machine, *runtime, peers, peak);
         break;
       case DType::kBF16:
-        status =
-            RegisterProblem<LowpGemm<Bf16Gemm>>(session, problem, machine, *runtime, peers, peak);
+        status = RegisterProblem<Bf16Gemm>(session, problem, machine, *runtime, peers, peak);
         break;
       case DType::kS8:
-        status =
-            RegisterProblem<LowpGemm<S8Gemm>>(session, problem, machine, *runtime, peers, peak);
+        status = RegisterProblem<S8Gemm>(session, problem, machine, *runtime, peers, peak);
         break;
     }
     if (!status) return status;

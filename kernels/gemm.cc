@@ -1,32 +1,40 @@
 #include "kernels/gemm.h"
 
+#include <type_traits>
+
 #include "kernels/gemm_args.h"
 #include "kernels/gemm_internal.h"
 
 namespace mmtune {
 namespace {
 
-template <typename T>
-constexpr DType DTypeOf() {
-  return sizeof(T) == 4 ? DType::kF32 : DType::kF64;
-}
+template <typename X>
+using RowMajorGemm = detail::RowMajorGemm<X>;
 
-// C = beta * C over the m x n window; beta = 0 writes zeros without reading (NaN must not leak).
-template <typename T>
-void ScaleC(const detail::RowMajorGemm<T>& g) {
+// C = beta * C over the m x n window; beta = 0 writes zeros without reading (NaN must not leak);
+// s32 products wrap modulo 2^32.
+template <typename X>
+void ScaleC(const RowMajorGemm<X>& g) {
+  using C = typename GemmTypes<X>::C;
+  if (g.beta == 1) return;
   for (std::int64_t i = 0; i < g.m; ++i) {
-    T* row = g.c + i * g.ldc;
-    if (g.beta == T(0)) {
-      for (std::int64_t j = 0; j < g.n; ++j) row[j] = T(0);
-    } else if (g.beta != T(1)) {
-      for (std::int64_t j = 0; j < g.n; ++j) row[j] *= g.beta;
+    C* row = g.c + i * g.ldc;
+    for (std::int64_t j = 0; j < g.n; ++j) {
+      C& out = row[j * g.c_col_stride];
+      if (g.beta == 0) {
+        out = C(0);
+      } else if constexpr (std::is_floating_point_v<C>) {
+        out *= g.beta;
+      } else {
+        out = static_cast<C>(static_cast<std::uint32_t>(g.beta) * static_cast<std::uint32_t>(out));
+      }
     }
   }
 }
 
 // The checks of GemmPlan::Run that do not look at the pointers.
-template <typename T>
-Status CheckShape(const KernelConfig& config, const GemmArgs<T>& args) {
+template <typename X>
+Status CheckShape(const KernelConfig& config, const GemmArgs<X>& args) {
   if (auto status = CheckGemmArguments(args.layout, args.trans_a, args.trans_b, args.m, args.n,
                                        args.k, args.lda, args.ldb, args.ldc);
       !status) {
@@ -40,15 +48,23 @@ Status CheckShape(const KernelConfig& config, const GemmArgs<T>& args) {
 }
 
 // `args` in row-major terms (see RowMajorGemm).
-template <typename T>
-detail::RowMajorGemm<T> RowMajorProblem(const GemmArgs<T>& args) {
-  detail::RowMajorGemm<T> g;
+template <typename X>
+RowMajorGemm<X> RowMajorProblem(const GemmArgs<X>& args) {
+  RowMajorGemm<X> g;
   g.alpha = args.alpha;
   g.beta = args.beta;
   g.k = args.k;
   g.c = args.c;
   g.ldc = args.ldc;
-  if (args.layout == Layout::kRowMajor) {
+  const bool row_major = args.layout == Layout::kRowMajor;
+  if constexpr (GemmTypes<X>::kLowPrecision) {
+    g.m = args.m;
+    g.n = args.n;
+    g.a = {args.a, args.lda, row_major ? args.trans_a : detail::Flip(args.trans_a)};
+    g.b = {args.b, args.ldb, row_major ? args.trans_b : detail::Flip(args.trans_b)};
+    g.ldc = row_major ? args.ldc : 1;
+    g.c_col_stride = row_major ? 1 : args.ldc;
+  } else if (row_major) {
     g.m = args.m;
     g.n = args.n;
     g.a = {args.a, args.lda, args.trans_a};
@@ -62,86 +78,117 @@ detail::RowMajorGemm<T> RowMajorProblem(const GemmArgs<T>& args) {
   return g;
 }
 
+// Whether this CPU has every instruction that X's kernels of `config` use.
+template <typename X>
+bool CpuRuns(const KernelConfig& config) {
+  const CpuFeatures& cpu = HostCpuFeatures();
+  if (config.isa > cpu.MaxIsaLevel()) return false;
+  if constexpr (GemmTypes<X>::kLowPrecision) return CpuRunsLowp<X>(cpu, config.isa);
+  return true;
+}
+
 }  // namespace
 
-template <typename T>
-Result<GemmPlan<T>> GemmPlan<T>::Create(const KernelConfig& config) {
-  if (auto status = config.ValidateFor(DTypeOf<T>()); !status) return status.error();
-  if (config.isa > HostCpuFeatures().MaxIsaLevel()) {
-    return MakeError(ErrorCode::kUnsupported,
-                     std::string("this CPU cannot run ") + ToString(config.isa) + " kernels");
+template <typename X>
+Result<GemmPlan<X>> GemmPlan<X>::Create(const KernelConfig& config) {
+  constexpr DType kDType = GemmTypes<X>::kDType;
+  if (auto status = config.ValidateFor(kDType); !status) return status.error();
+  if (!CpuRuns<X>(config)) {
+    return MakeError(ErrorCode::kUnsupported, std::string("this CPU cannot run ") +
+                                                  ToString(config.isa) + " " + ToString(kDType) +
+                                                  " kernels");
   }
   GemmPlan plan;
   plan.config_ = config;
-  if (config.family == KernelFamily::kGemv) {
-    plan.gemv_kernel_ = FindGemvKernel<T>(config.isa, config.mr, config.nr);
+  if constexpr (GemmTypes<X>::kLowPrecision) {
+    if (config.family == KernelFamily::kGemv) {
+      plan.gemv_kernel_ = FindLowpGemvKernel<X>(config.isa, config.mr, config.nr);
+    } else {
+      plan.micro_kernel_ =
+          FindLowpMicroKernel<X>(config.isa, config.mr, config.nr, config.k_unroll);
+    }
   } else {
-    plan.micro_kernel_ = FindMicroKernel<T>(config.isa, config.mr, config.nr, config.k_unroll);
-    // Only the direct driver runs partial tiles in smaller kernels; packed tiles are padded.
-    if (config.family == KernelFamily::kDirect) {
-      plan.snug_tiles_ = &SnugTiles<T>::Of(*plan.micro_kernel_);
+    if (config.family == KernelFamily::kGemv) {
+      plan.gemv_kernel_ = FindGemvKernel<X>(config.isa, config.mr, config.nr);
+    } else {
+      plan.micro_kernel_ = FindMicroKernel<X>(config.isa, config.mr, config.nr, config.k_unroll);
+      // Only the direct driver runs partial tiles in smaller kernels; packed tiles are padded.
+      if (config.family == KernelFamily::kDirect) {
+        plan.snug_tiles_ = &SnugTiles<X>::Of(*plan.micro_kernel_);
+      }
     }
   }
   return plan;
 }
 
-template <typename T>
-Status GemmPlan<T>::Run(const GemmArgs<T>& args, ThreadPool& pool) const {
+template <typename X>
+Status GemmPlan<X>::Run(const GemmArgs<X>& args, ThreadPool& pool) const {
   if (auto status = CheckShape(config_, args); !status) return status;
-  const detail::RowMajorGemm<T> g = RowMajorProblem(args);
+  const RowMajorGemm<X> g = RowMajorProblem(args);
   if (g.m == 0 || g.n == 0) return OkStatus();
-  if (g.k == 0 || g.alpha == T(0)) {
+  if (g.k == 0 || g.alpha == 0) {
     ScaleC(g);
     return OkStatus();
   }
   switch (config_.family) {
     case KernelFamily::kGemv:
-      detail::RunGemv(config_, *gemv_kernel_, g, pool);
+      if constexpr (GemmTypes<X>::kLowPrecision) {
+        detail::RunLowpGemv(config_, *gemv_kernel_, g, pool);
+      } else {
+        detail::RunGemv(config_, *gemv_kernel_, g, pool);
+      }
       break;
     case KernelFamily::kDirect:
-      detail::RunDirect(config_, *micro_kernel_, *snug_tiles_, g, g.a.data, g.b.data, g.c,
-                        pool);
+      // Create refused direct configs for the low-precision GEMMs (KernelConfig::ValidateFor).
+      if constexpr (!GemmTypes<X>::kLowPrecision) {
+        detail::RunDirect(config_, *micro_kernel_, *snug_tiles_, g, g.a.data, g.b.data, g.c,
+                          pool);
+      }
       break;
     case KernelFamily::kPacked:
-      detail::RunPacked(config_, *micro_kernel_, g, pool);
+      detail::RunPacked<X>(config_, *micro_kernel_, g, pool);
       break;
   }
   return OkStatus();
 }
 
-template <typename T>
-Result<BoundGemm<T>> GemmPlan<T>::Bind(const GemmArgs<T>& shape) const {
+template <typename X>
+Result<BoundGemm<X>> GemmPlan<X>::Bind(const GemmArgs<X>& shape) const {
   if (auto status = CheckShape(config_, shape); !status) return status.error();
-  BoundGemm<T> bound;
+  BoundGemm<X> bound;
   bound.plan_ = *this;
   bound.shape_ = shape;
   bound.shape_.a = nullptr;
   bound.shape_.b = nullptr;
   bound.shape_.c = nullptr;
   bound.problem_ = RowMajorProblem(bound.shape_);
-  const detail::RowMajorGemm<T>& g = bound.problem_;
-  bound.runs_direct_ = config_.family == KernelFamily::kDirect && g.m > 0 && g.n > 0 &&
-                       g.k > 0 && g.alpha != T(0);
-  if (bound.runs_direct_) {
-    bound.tiles_ = detail::PlanDirectTiles(config_, *micro_kernel_, *snug_tiles_, g);
+  if constexpr (!GemmTypes<X>::kLowPrecision) {
+    const RowMajorGemm<X>& g = bound.problem_;
+    bound.runs_direct_ = config_.family == KernelFamily::kDirect && g.m > 0 && g.n > 0 &&
+                         g.k > 0 && g.alpha != X(0);
+    if (bound.runs_direct_) {
+      bound.tiles_ = detail::PlanDirectTiles(config_, *micro_kernel_, *snug_tiles_, g);
+    }
   }
   return bound;
 }
 
-template <typename T>
-void BoundGemm<T>::Run(const T* a, const T* b, T* c, ThreadPool& pool) const {
-  if (runs_direct_) [[likely]] {
-    // Column-major problems swap A and B in row-major terms (see RowMajorGemm).
-    const bool row_major = shape_.layout == Layout::kRowMajor;
-    if (tiles_.count > 0) {
-      detail::RunDirectTilePlan(tiles_, row_major ? a : b, row_major ? b : a, c);
+template <typename X>
+void BoundGemm<X>::Run(const A* a, const B* b, C* c, ThreadPool& pool) const {
+  if constexpr (!GemmTypes<X>::kLowPrecision) {
+    if (runs_direct_) [[likely]] {
+      // Column-major problems swap A and B in row-major terms (see RowMajorGemm).
+      const bool row_major = shape_.layout == Layout::kRowMajor;
+      if (tiles_.count > 0) {
+        detail::RunDirectTilePlan(tiles_, row_major ? a : b, row_major ? b : a, c);
+        return;
+      }
+      detail::RunDirect(plan_.config_, *plan_.micro_kernel_, *plan_.snug_tiles_, problem_,
+                        row_major ? a : b, row_major ? b : a, c, pool);
       return;
     }
-    detail::RunDirect(plan_.config_, *plan_.micro_kernel_, *plan_.snug_tiles_, problem_,
-                      row_major ? a : b, row_major ? b : a, c, pool);
-    return;
   }
-  GemmArgs<T> args = shape_;
+  GemmArgs<X> args = shape_;
   args.a = a;
   args.b = b;
   args.c = c;
@@ -151,7 +198,11 @@ void BoundGemm<T>::Run(const T* a, const T* b, T* c, ThreadPool& pool) const {
 
 template class GemmPlan<float>;
 template class GemmPlan<double>;
+template class GemmPlan<Bf16Gemm>;
+template class GemmPlan<S8Gemm>;
 template class BoundGemm<float>;
 template class BoundGemm<double>;
+template class BoundGemm<Bf16Gemm>;
+template class BoundGemm<S8Gemm>;
 
 }  // namespace mmtune

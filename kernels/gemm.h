@@ -1,65 +1,71 @@
 // Runs GEMMs with one kernel configuration: the entry point the tuner times and the runtime
-// calls. BLAS semantics (see reference_gemm.h), any layout, transposes and leading dimensions.
+// calls, one argument struct and one plan for every GEMM X of gemm_types.h (float, double,
+// Bf16Gemm, S8Gemm). BLAS semantics (see reference_gemm.h and lowp_reference.h), any layout,
+// transposes and leading dimensions; beta = 0 never reads C.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/gemm_internal.h"
+#include "kernels/gemm_types.h"
 #include "kernels/kernel_config.h"
-#include "kernels/microkernel.h"
 #include "kernels/thread_pool.h"
 #include "mmtune/result.h"
 #include "mmtune/types.h"
 
 namespace mmtune {
 
-template <typename T>
+// C = alpha * op(A) * op(B) + beta * C with the element types of X (gemm_types.h).
+template <typename X>
 struct GemmArgs {
+  using Types = GemmTypes<X>;
   Layout layout = Layout::kRowMajor;
   Trans trans_a = Trans::kNo;
   Trans trans_b = Trans::kNo;
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
-  T alpha = 1;
-  const T* a = nullptr;
+  typename Types::Scalar alpha = 1;
+  const typename Types::A* a = nullptr;
   std::int64_t lda = 0;
-  const T* b = nullptr;
+  const typename Types::B* b = nullptr;
   std::int64_t ldb = 0;
-  T beta = 0;
-  T* c = nullptr;
+  typename Types::Scalar beta = 0;
+  typename Types::C* c = nullptr;
   std::int64_t ldc = 0;
 };
 
-template <typename T>
+template <typename X>
 class BoundGemm;
 
 // A configuration checked once and bound to its kernels, so that each call pays only for the
 // BLAS argument check: what the runtime keeps per tuned problem and the tuner times.
-template <typename T>
+template <typename X>
 class GemmPlan {
  public:
-  // Fails when the config is invalid for T (KernelConfig::ValidateFor) or needs an ISA level
-  // this CPU lacks: a plan never runs an instruction the CPU does not have.
+  // Fails when the config is invalid for X (KernelConfig::ValidateFor) or needs instructions
+  // this CPU lacks (the ISA level, or AVX512_BF16 / AVX512_VNNI for avx512 bf16 / s8 kernels):
+  // a plan never runs an instruction the CPU does not have.
   static Result<GemmPlan> Create(const KernelConfig& config);
 
   // C = alpha * op(A) * op(B) + beta * C. An error (bad arguments, a gemv plan on a matrix
   // shape) means nothing was written. `config().threads` members of `pool` work on it.
-  Status Run(const GemmArgs<T>& args, ThreadPool& pool) const;
-  Status Run(const GemmArgs<T>& args) const { return Run(args, DefaultThreadPool()); }
+  Status Run(const GemmArgs<X>& args, ThreadPool& pool) const;
+  Status Run(const GemmArgs<X>& args) const { return Run(args, DefaultThreadPool()); }
 
   // This plan bound to one problem: `shape` without its pointers (a, b, c are ignored). Fails
   // where Run would fail for that problem; a BoundGemm's calls then cannot fail.
-  Result<BoundGemm<T>> Bind(const GemmArgs<T>& shape) const;
+  Result<BoundGemm<X>> Bind(const GemmArgs<X>& shape) const;
 
   const KernelConfig& config() const { return config_; }
 
  private:
-  friend class BoundGemm<T>;
+  using Kernels = detail::KernelsOf<X>;
+  friend class BoundGemm<X>;
   KernelConfig config_;
-  const MicroKernelEntry<T>* micro_kernel_ = nullptr;
-  const SnugTiles<T>* snug_tiles_ = nullptr;  // direct family: the kernels of partial tiles
-  const GemvKernelEntry<T>* gemv_kernel_ = nullptr;
+  const typename Kernels::Micro* micro_kernel_ = nullptr;  // packed and direct families
+  const typename Kernels::Snug* snug_tiles_ = nullptr;  // direct: the kernels of partial tiles
+  const typename Kernels::Gemv* gemv_kernel_ = nullptr;
 };
 
 // A plan and one problem (layout, transposes, M, N, K, leading dimensions, alpha, beta), checked
@@ -68,45 +74,53 @@ class GemmPlan {
 // Zen 4 a call took 82 ns against 88 through GemmPlan::Run (its checks and the row-major problem
 // it writes on each call). Direct plans run their driver on the bound problem; other families,
 // where that overhead does not show, and the scale-only cases go through GemmPlan::Run.
-template <typename T>
+template <typename X>
 class BoundGemm {
  public:
+  using A = typename GemmTypes<X>::A;
+  using B = typename GemmTypes<X>::B;
+  using C = typename GemmTypes<X>::C;
+
   // C = alpha * op(A) * op(B) + beta * C for the bound problem. `config().threads` members of
   // `pool` work on it.
-  void Run(const T* a, const T* b, T* c, ThreadPool& pool) const;
-  void Run(const T* a, const T* b, T* c) const { Run(a, b, c, DefaultThreadPool()); }
+  void Run(const A* a, const B* b, C* c, ThreadPool& pool) const;
+  void Run(const A* a, const B* b, C* c) const { Run(a, b, c, DefaultThreadPool()); }
 
-  const GemmArgs<T>& shape() const { return shape_; }
+  const GemmArgs<X>& shape() const { return shape_; }
   // Tile calls planned at Bind (0: each call runs the direct driver or GemmPlan::Run).
   int planned_tile_calls() const { return tiles_.count; }
   const KernelConfig& config() const { return plan_.config(); }
 
  private:
-  friend class GemmPlan<T>;
+  friend class GemmPlan<X>;
   BoundGemm() = default;  // made by GemmPlan::Bind only
-  GemmPlan<T> plan_;
-  GemmArgs<T> shape_;              // pointers null
-  detail::RowMajorGemm<T> problem_;  // pointers null; used where `runs_direct_`
+  GemmPlan<X> plan_;
+  GemmArgs<X> shape_;                // pointers null
+  detail::RowMajorGemm<X> problem_;  // pointers null; used where `runs_direct_`
   bool runs_direct_ = false;
-  detail::DirectTilePlan<T> tiles_;  // where `runs_direct_` and the problem is small
+  typename detail::KernelsOf<X>::TilePlan tiles_;  // where `runs_direct_` and the problem is small
 };
 
 // One-shot convenience: plan and run.
-template <typename T>
-Status Gemm(const KernelConfig& config, const GemmArgs<T>& args, ThreadPool& pool) {
-  auto plan = GemmPlan<T>::Create(config);
+template <typename X>
+Status Gemm(const KernelConfig& config, const GemmArgs<X>& args, ThreadPool& pool) {
+  auto plan = GemmPlan<X>::Create(config);
   if (!plan) return plan.error();
   return plan->Run(args, pool);
 }
 
-template <typename T>
-Status Gemm(const KernelConfig& config, const GemmArgs<T>& args) {
+template <typename X>
+Status Gemm(const KernelConfig& config, const GemmArgs<X>& args) {
   return Gemm(config, args, DefaultThreadPool());
 }
 
 extern template class GemmPlan<float>;
 extern template class GemmPlan<double>;
+extern template class GemmPlan<Bf16Gemm>;
+extern template class GemmPlan<S8Gemm>;
 extern template class BoundGemm<float>;
 extern template class BoundGemm<double>;
+extern template class BoundGemm<Bf16Gemm>;
+extern template class BoundGemm<S8Gemm>;
 
 }  // namespace mmtune

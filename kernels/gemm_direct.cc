@@ -130,7 +130,7 @@ template <typename T>
     if (tail > 0 && !w.masks_b) {
       T* padded =
           ThreadWorkspaceOf<T>(WorkspaceSlot::kEdgeB, static_cast<std::size_t>(w.nr * args.k));
-      PackB(MatrixView<T>{w.b, w.ldb}, p, args.k, tail_begin, tail, w.nr, padded);
+      PackB(MatrixView<T>{w.b, w.ldb}, p, args.k, tail_begin, tail, w.nr, 1, padded);
       padded_tail = padded;
     }
     // visit(j) for the column panel at column j, with b_panel, args.n and args.ldb set to it.

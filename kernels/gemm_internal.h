@@ -4,27 +4,34 @@
 #include <cstdint>
 
 #include "kernels/cache_line.h"
+#include "kernels/gemm_types.h"
 #include "kernels/kernel_config.h"
+#include "kernels/lowp_microkernel.h"
 #include "kernels/microkernel.h"
 #include "kernels/packing.h"
 #include "kernels/thread_pool.h"
 
 namespace mmtune::detail {
 
-// C (m x n, row-major, leading dimension ldc) = alpha * op(A) * op(B) + beta * C. A
-// column-major problem becomes its transpose: C^T = op(B)^T * op(A)^T, which in row-major terms
-// swaps A with B and M with N and keeps each operand's transpose flag.
-template <typename T>
+// C (m x n, element (i, j) at c[i * ldc + j * c_col_stride]) = alpha * op(A) * op(B) + beta * C
+// with op(A) and op(B) read through row-major views. For f32 and f64 a column-major problem
+// becomes its transpose: C^T = op(B)^T * op(A)^T, which in row-major terms swaps A with B and M
+// with N and keeps each operand's transpose flag, so C's columns stay unit-stride. The
+// low-precision GEMMs keep A and B (s8's operands differ in sign) and read a column-major
+// operand as its transposed view; C is then written with row stride 1 and column stride ldc.
+template <typename X>
 struct RowMajorGemm {
+  using Types = GemmTypes<X>;
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
-  T alpha = 1;
-  T beta = 0;
-  MatrixView<T> a;
-  MatrixView<T> b;
-  T* c = nullptr;
-  std::int64_t ldc = 0;
+  typename Types::Scalar alpha = 1;
+  typename Types::Scalar beta = 0;
+  MatrixView<typename Types::A> a;
+  MatrixView<typename Types::B> b;
+  typename Types::C* c = nullptr;
+  std::int64_t ldc = 0;           // C's row stride
+  std::int64_t c_col_stride = 1;  // 1 except for column-major low-precision problems
 };
 
 inline Trans Flip(Trans t) { return t == Trans::kNo ? Trans::kYes : Trans::kNo; }
@@ -58,9 +65,33 @@ inline void Partition(std::int64_t units, int members, int index, std::int64_t* 
   *end = units * (index + 1) / members;
 }
 
+// The kernels of X: MicroKernelEntry / GemvKernelEntry for f32 and f64, their low-precision
+// counterparts for bf16 and s8, which have no direct family (no snug tiles, no tile plans).
+struct NoSnugTiles {};
+struct NoDirectTilePlan {
+  int count = 0;
+};
 template <typename T>
-void RunPacked(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
-               const RowMajorGemm<T>& g, ThreadPool& pool);
+struct DirectTilePlan;
+template <typename X, bool kLowPrecision = GemmTypes<X>::kLowPrecision>
+struct KernelsOf {
+  using Micro = MicroKernelEntry<X>;
+  using Gemv = GemvKernelEntry<X>;
+  using Snug = SnugTiles<X>;
+  using TilePlan = DirectTilePlan<X>;
+};
+template <typename X>
+struct KernelsOf<X, true> {
+  using Micro = LowpMicroKernelEntry<X>;
+  using Gemv = LowpGemvKernelEntry<X>;
+  using Snug = NoSnugTiles;
+  using TilePlan = NoDirectTilePlan;
+};
+
+// The packed family for every GEMM (gemm_packed.cc).
+template <typename X>
+void RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& kernel,
+               const RowMajorGemm<X>& g, ThreadPool& pool);
 // Reads A, B and C through `a`, `b`, `c` (row-major terms), not g's pointers: a BoundGemm's
 // problem is made once and only the pointers come with each call (see BoundGemm).
 template <typename T>
@@ -99,8 +130,13 @@ inline void RunDirectTilePlan(const DirectTilePlan<T>& plan, const T* a, const T
   }
 }
 
+// The gemv family (M = 1 or N = 1): gemm_gemv.cc for f32 and f64, lowp_gemv.cc for bf16 and s8,
+// whose kernels return raw sums in the operands' own types.
 template <typename T>
 void RunGemv(const KernelConfig& config, const GemvKernelEntry<T>& kernel,
              const RowMajorGemm<T>& g, ThreadPool& pool);
+template <class Kind>
+void RunLowpGemv(const KernelConfig& config, const LowpGemvKernelEntry<Kind>& kernel,
+                 const RowMajorGemm<Kind>& g, ThreadPool& pool);
 
 }  // namespace mmtune::detail

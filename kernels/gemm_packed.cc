@@ -1,4 +1,5 @@
-// The packed family: the five loops around the micro-kernel, written once for every ISA.
+// The packed family: the five loops around the micro-kernel, written once for every ISA and
+// every GEMM (f32, f64, and bf16 / s8 with k packed in groups).
 //
 //   jc: nc columns of C/B      (B block kc x nc packed, lives in L3)
 //    pc: kc of the k dimension  (first block applies beta, later ones accumulate)
@@ -15,13 +16,87 @@
 #include "kernels/workspace.h"
 
 namespace mmtune::detail {
+namespace {
 
-template <typename T>
-void RunPacked(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
-               const RowMajorGemm<T>& g, ThreadPool& pool) {
+// One tile call of X's micro-kernel. The f32 / f64 kernels take the operands' addresses as
+// arguments (MicroKernelFn) and write C rows with unit column stride; the low-precision ones
+// take everything in their argument struct and write C through both strides.
+template <typename X, bool kLowPrecision = GemmTypes<X>::kLowPrecision>
+class TileCall {
+ public:
+  using Types = GemmTypes<X>;
+  TileCall(const KernelConfig& config, const MicroKernelEntry<X>& kernel,
+           const RowMajorGemm<X>& g)
+      : fn_(kernel.packed) {
+    args_.alpha = g.alpha;
+    args_.ldc = g.ldc;
+    args_.prefetch_a = config.prefetch_a;
+    args_.prefetch_b = config.prefetch_b;
+    args_.prefetch_c = config.prefetch_c;
+  }
+  // A k block of `depth` elements (whole groups) per panel line; `beta` for its C tiles.
+  void SetBlock(std::int64_t depth, typename Types::Scalar beta) {
+    args_.k = depth;
+    args_.beta = beta;
+  }
+  void SetColumns(int n) { args_.n = n; }
+  void Run(const typename Types::A* a, const typename Types::B* b, typename Types::C* c, int m) {
+    args_.m = m;
+    fn_(a, b, c, args_);
+  }
+
+ private:
+  MicroKernelArgs<X> args_;
+  MicroKernelFn<X> fn_;
+};
+
+template <typename X>
+class TileCall<X, true> {
+ public:
+  using Types = GemmTypes<X>;
+  TileCall(const KernelConfig& config, const LowpMicroKernelEntry<X>& kernel,
+           const RowMajorGemm<X>& g)
+      : fn_(kernel.packed) {
+    args_.alpha = g.alpha;
+    args_.row_stride = g.ldc;
+    args_.col_stride = g.c_col_stride;
+    args_.prefetch_a = config.prefetch_a;
+    args_.prefetch_b = config.prefetch_b;
+    args_.prefetch_c = config.prefetch_c;
+  }
+  void SetBlock(std::int64_t depth, typename Types::Scalar beta) {
+    args_.groups = depth / Types::kGroup;
+    args_.beta = beta;
+  }
+  void SetColumns(int n) { args_.n = n; }
+  void Run(const typename Types::A* a, const typename Types::B* b, typename Types::C* c, int m) {
+    args_.a = a;
+    args_.b = b;
+    args_.c = c;
+    args_.m = m;
+    fn_(args_);
+  }
+
+ private:
+  LowpMicroKernelArgs<X> args_;
+  LowpMicroKernelFn<X> fn_;
+};
+
+}  // namespace
+
+template <typename X>
+void RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& kernel,
+               const RowMajorGemm<X>& g, ThreadPool& pool) {
+  using A = typename GemmTypes<X>::A;
+  using B = typename GemmTypes<X>::B;
+  using C = typename GemmTypes<X>::C;
+  using Scalar = typename GemmTypes<X>::Scalar;
+  constexpr int G = GemmTypes<X>::kGroup;
   const int mr = config.mr;
   const int nr = config.nr;
-  const std::int64_t kc = std::min<std::int64_t>(config.kc, g.k);
+  // k blocks hold whole groups (config.kc is a multiple of G); only the last may end in a
+  // partial group, which packing zero-fills.
+  const std::int64_t kc = std::min<std::int64_t>(config.kc, RoundUp(g.k, G));
   const std::int64_t mc = std::min<std::int64_t>(config.mc, RoundUp(g.m, mr));
   const std::int64_t nc = std::min<std::int64_t>(config.nc, RoundUp(g.n, nr));
   const int team = std::max(1, std::min(config.threads, pool.size()));
@@ -32,17 +107,10 @@ void RunPacked(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
 
   const std::size_t a_elements = static_cast<std::size_t>(mc * kc);
   const std::size_t b_elements = static_cast<std::size_t>(RoundUp(nc, nr) * kc);
-  T* shared_b = share_b ? ThreadWorkspaceOf<T>(WorkspaceSlot::kPackedB, b_elements) : nullptr;
-  T* shared_a = share_a ? ThreadWorkspaceOf<T>(WorkspaceSlot::kPackedA, a_elements) : nullptr;
+  B* shared_b = share_b ? ThreadWorkspaceOf<B>(WorkspaceSlot::kPackedB, b_elements) : nullptr;
+  A* shared_a = share_a ? ThreadWorkspaceOf<A>(WorkspaceSlot::kPackedA, a_elements) : nullptr;
   SpinBarrier barrier(members);
-
-  MicroKernelArgs<T> base;
-  base.alpha = g.alpha;
-  base.ldc = g.ldc;
-  base.prefetch_a = config.prefetch_a;
-  base.prefetch_b = config.prefetch_b;
-  base.prefetch_c = config.prefetch_c;
-  const MicroKernelFn<T> micro_kernel = kernel.packed;
+  const TileCall<X> base(config, kernel, g);
 
   auto task = [&](int tid) {
     const int member = share_b ? tid : 0;
@@ -55,26 +123,24 @@ void RunPacked(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
       col_begin = first * nr;
       col_end = std::min<std::int64_t>(last * nr, g.n);
     }
-    T* packed_b =
-        share_b ? shared_b : ThreadWorkspaceOf<T>(WorkspaceSlot::kPackedB, b_elements);
-    T* packed_a =
-        share_a ? shared_a : ThreadWorkspaceOf<T>(WorkspaceSlot::kPackedA, a_elements);
-    MicroKernelArgs<T> args = base;
+    B* packed_b = share_b ? shared_b : ThreadWorkspaceOf<B>(WorkspaceSlot::kPackedB, b_elements);
+    A* packed_a = share_a ? shared_a : ThreadWorkspaceOf<A>(WorkspaceSlot::kPackedA, a_elements);
+    TileCall<X> tile = base;
 
     for (std::int64_t jc = col_begin; jc < col_end; jc += nc) {
       const std::int64_t nb = std::min(nc, col_end - jc);
       const std::int64_t b_panels = CeilDiv(nb, nr);
       for (std::int64_t pc = 0; pc < g.k; pc += kc) {
         const std::int64_t kb = std::min(kc, g.k - pc);
-        args.k = kb;
-        args.beta = pc == 0 ? g.beta : T(1);
+        const std::int64_t depth = RoundUp(kb, G);  // packed elements per panel line
+        tile.SetBlock(depth, pc == 0 ? g.beta : Scalar(1));
 
         std::int64_t first = 0;
         std::int64_t last = 0;
         Partition(b_panels, members, member, &first, &last);
         if (first < last) {  // this member's panels of the block, in one pass over B's rows
-          PackB(g.b, pc, kb, jc + first * nr, std::min(nb, last * nr) - first * nr, nr,
-                packed_b + first * nr * kb);
+          PackB(g.b, pc, kb, jc + first * nr, std::min(nb, last * nr) - first * nr, nr, G,
+                packed_b + first * nr * depth);
         }
         barrier.ArriveAndWait();
 
@@ -93,21 +159,21 @@ void RunPacked(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
           if (share_a) {
             Partition(a_panels, members, member, &first, &last);
             for (std::int64_t q = first; q < last; ++q) {
-              PackA(g.a, ic + q * mr, std::min<std::int64_t>(mr, mb - q * mr), pc, kb, mr,
-                    packed_a + q * mr * kb);
+              PackA(g.a, ic + q * mr, std::min<std::int64_t>(mr, mb - q * mr), pc, kb, mr, G,
+                    packed_a + q * mr * depth);
             }
             barrier.ArriveAndWait();
             Partition(b_panels, members, member, &jr_first, &jr_last);
           } else {
-            PackA(g.a, ic, mb, pc, kb, mr, packed_a);
+            PackA(g.a, ic, mb, pc, kb, mr, G, packed_a);
           }
           for (std::int64_t q = jr_first; q < jr_last; ++q) {
-            const T* b_panel = packed_b + q * nr * kb;
-            args.n = static_cast<int>(std::min<std::int64_t>(nr, nb - q * nr));
-            T* c_column = g.c + jc + q * nr;
+            const B* b_panel = packed_b + q * nr * depth;
+            tile.SetColumns(static_cast<int>(std::min<std::int64_t>(nr, nb - q * nr)));
+            C* c_column = g.c + (jc + q * nr) * g.c_col_stride;
             for (std::int64_t ir = 0; ir < mb; ir += mr) {
-              args.m = static_cast<int>(std::min<std::int64_t>(mr, mb - ir));
-              micro_kernel(packed_a + ir * kb, b_panel, c_column + (ic + ir) * g.ldc, args);
+              tile.Run(packed_a + ir * depth, b_panel, c_column + (ic + ir) * g.ldc,
+                       static_cast<int>(std::min<std::int64_t>(mr, mb - ir)));
             }
           }
           if (share_a) barrier.ArriveAndWait();  // before the A block is packed again
@@ -119,9 +185,13 @@ void RunPacked(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
   pool.Run(team, task);
 }
 
-template void RunPacked<float>(const KernelConfig&, const MicroKernelEntry<float>&,
-                               const RowMajorGemm<float>&, ThreadPool&);
-template void RunPacked<double>(const KernelConfig&, const MicroKernelEntry<double>&,
-                                const RowMajorGemm<double>&, ThreadPool&);
+#define MMTUNE_INSTANTIATE_RUN_PACKED(X)                                               \
+  template void RunPacked<X>(const KernelConfig&, const typename KernelsOf<X>::Micro&, \
+                             const RowMajorGemm<X>&, ThreadPool&);
+MMTUNE_INSTANTIATE_RUN_PACKED(float)
+MMTUNE_INSTANTIATE_RUN_PACKED(double)
+MMTUNE_INSTANTIATE_RUN_PACKED(Bf16Gemm)
+MMTUNE_INSTANTIATE_RUN_PACKED(S8Gemm)
+#undef MMTUNE_INSTANTIATE_RUN_PACKED
 
 }  // namespace mmtune::detail

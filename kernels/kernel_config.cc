@@ -151,10 +151,6 @@ Status KernelConfig::ValidateFor(DType dtype) const {
       return Invalid(std::string("the ") + mmtune::ToString(dtype) +
                      " dtype has the packed and gemv families only, not direct");
     }
-    if (parallel_loop == ParallelLoop::kJr) {
-      return Invalid(std::string("the ") + mmtune::ToString(dtype) +
-                     " kernels parallelize jc or ic, not jr");
-    }
     if (kc % KGroupOf(dtype) != 0) {
       return Invalid("kc = " + std::to_string(kc) + " must be a multiple of " +
                      std::to_string(KGroupOf(dtype)) + " (the " + mmtune::ToString(dtype) +

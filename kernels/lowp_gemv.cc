@@ -6,8 +6,6 @@
 //   N = 1: c[i, 0] = sum_p op(A)(i, p) * op(B)(p, 0): the matrix is op(A), the vector B's column.
 // The dot form runs when each output's k values are contiguous in the matrix, the axpy form
 // otherwise. Kernels return raw sums; alpha and beta are applied here. Threads split the outputs.
-#include "kernels/lowp_gemv.h"
-
 #include <algorithm>
 #include <type_traits>
 
@@ -44,24 +42,25 @@ const T* Contiguous(const T* x, std::int64_t incx, std::int64_t k, WorkspaceSlot
 
 template <class Kind>
 void RunLowpGemv(const KernelConfig& config, const LowpGemvKernelEntry<Kind>& kernel,
-                 const LowpGemmArgs<Kind>& args, ThreadPool& pool) {
+                 const RowMajorGemm<Kind>& g, ThreadPool& pool) {
   using C = typename Kind::C;
-  // In row-major terms (a column-major operand is its transpose), as the packed driver reads it.
-  const bool row_major = args.layout == Layout::kRowMajor;
-  const Trans ta = row_major ? args.trans_a : Flip(args.trans_a);
-  const Trans tb = row_major ? args.trans_b : Flip(args.trans_b);
-  const bool vector_a = args.m == 1;
-  const std::int64_t len = vector_a ? args.n : args.m;
-  const std::int64_t incy = vector_a == row_major ? 1 : args.ldc;
+  // g reads a column-major operand through its transposed view and writes C through both
+  // strides (RowMajorGemm), as the packed driver does.
+  const Trans ta = g.a.trans;
+  const Trans tb = g.b.trans;
+  const std::int64_t lda = g.a.ld;
+  const std::int64_t ldb = g.b.ld;
+  const bool vector_a = g.m == 1;
+  const std::int64_t len = vector_a ? g.n : g.m;
+  const std::int64_t incy = vector_a ? g.c_col_stride : g.ldc;
   // M = 1: column j of op(B) is contiguous when B is transposed; N = 1: row i of op(A) when A
   // is not. The vector's stride along k: A's row 0 or B's column 0.
   const bool dot = vector_a ? tb == Trans::kYes : ta == Trans::kNo;
-  const std::int64_t incx =
-      vector_a ? (ta == Trans::kNo ? 1 : args.lda) : (tb == Trans::kNo ? args.ldb : 1);
-  const typename Kind::A* xa = args.a;
-  const typename Kind::B* xb = args.b;
-  if (dot && vector_a) xa = Contiguous(args.a, incx, args.k, WorkspaceSlot::kPackedA);
-  if (dot && !vector_a) xb = Contiguous(args.b, incx, args.k, WorkspaceSlot::kPackedB);
+  const std::int64_t incx = vector_a ? (ta == Trans::kNo ? 1 : lda) : (tb == Trans::kNo ? ldb : 1);
+  const typename Kind::A* xa = g.a.data;
+  const typename Kind::B* xb = g.b.data;
+  if (dot && vector_a) xa = Contiguous(g.a.data, incx, g.k, WorkspaceSlot::kPackedA);
+  if (dot && !vector_a) xb = Contiguous(g.b.data, incx, g.k, WorkspaceSlot::kPackedB);
 
   const int team = std::max(1, std::min(config.threads, pool.size()));
   auto task = [&](int tid) {
@@ -76,28 +75,28 @@ void RunLowpGemv(const KernelConfig& config, const LowpGemvKernelEntry<Kind>& ke
     const std::int64_t count = end - begin;
     C* sums = ThreadWorkspaceOf<C>(WorkspaceSlot::kVector, static_cast<std::size_t>(count));
     if (dot && vector_a) {
-      kernel.dot_b(count, args.k, args.b + begin * args.ldb, args.ldb, xa, sums);
+      kernel.dot_b(count, g.k, g.b.data + begin * ldb, ldb, xa, sums);
     } else if (dot) {
-      kernel.dot_a(count, args.k, args.a + begin * args.lda, args.lda, xb, sums);
+      kernel.dot_a(count, g.k, g.a.data + begin * lda, lda, xb, sums);
     } else {
       std::fill(sums, sums + count, C(0));
       if (vector_a) {
-        kernel.axpy_b(args.k, count, xa, incx, args.b + begin, args.ldb, sums);
+        kernel.axpy_b(g.k, count, xa, incx, g.b.data + begin, ldb, sums);
       } else {
-        kernel.axpy_a(args.k, count, xb, incx, args.a + begin, args.lda, sums);
+        kernel.axpy_a(g.k, count, xb, incx, g.a.data + begin, lda, sums);
       }
     }
     for (std::int64_t r = 0; r < count; ++r) {
-      C& out = args.c[(begin + r) * incy];
-      out = Finish<Kind>(sums[r], args.alpha, args.beta, out);
+      C& out = g.c[(begin + r) * incy];
+      out = Finish<Kind>(sums[r], g.alpha, g.beta, out);
     }
   };
   pool.Run(team, task);
 }
 
 template void RunLowpGemv<Bf16Gemm>(const KernelConfig&, const LowpGemvKernelEntry<Bf16Gemm>&,
-                                    const LowpGemmArgs<Bf16Gemm>&, ThreadPool&);
+                                    const RowMajorGemm<Bf16Gemm>&, ThreadPool&);
 template void RunLowpGemv<S8Gemm>(const KernelConfig&, const LowpGemvKernelEntry<S8Gemm>&,
-                                  const LowpGemmArgs<S8Gemm>&, ThreadPool&);
+                                  const RowMajorGemm<S8Gemm>&, ThreadPool&);
 
 }  // namespace mmtune::detail

@@ -1,5 +1,5 @@
-// The low-precision GEMMs (bf16 x bf16 -> f32, u8 x s8 -> s32): their element types, the
-// interface of their generated micro-kernels and the registry that lists them. The hardware
+// The low-precision GEMMs (bf16 x bf16 -> f32, u8 x s8 -> s32; gemm_types.h): the interface of
+// their generated micro-kernels and the registry that lists them. The hardware
 // dot-product instructions (AVX512_BF16 VDPBF16PS, AVX512_VNNI VPDPBUSD) consume k in groups
 // (2 bf16 or 4 bytes per 32-bit lane), so the packed family packs both operands with k grouped.
 // M = 1 and N = 1 (decode steps) have a gemv family that streams the matrix in place instead.
@@ -8,37 +8,13 @@
 #include <cstdint>
 #include <span>
 
+#include "kernels/gemm_types.h"
 #include "machine/cpu_features.h"
-#include "mmtune/bf16.h"
-#include "mmtune/types.h"
 
 namespace mmtune {
 
-// bf16: A and B bfloat16, C, alpha and beta f32; accumulation in f32.
-struct Bf16Gemm {
-  using A = BFloat16;
-  using B = BFloat16;
-  using C = float;
-  using Scalar = float;
-  static constexpr int kGroup = 2;  // k values per 32-bit lane of a packed panel
-  static constexpr DType kDType = DType::kBF16;
-};
-
-// s8: A u8, B s8 (the operand signs of VPDPBUSD), C, alpha and beta s32. Exact: products and
-// sums are integers, computed modulo 2^32 (wrap-around, no saturation) like the instructions.
-struct S8Gemm {
-  using A = std::uint8_t;
-  using B = std::int8_t;
-  using C = std::int32_t;
-  using Scalar = std::int32_t;
-  static constexpr int kGroup = 4;
-  static constexpr DType kDType = DType::kS8;
-};
-
-// Packed panels: k is split into groups of kGroup consecutive values, zero-padded at the end.
-// A panel of MR rows holds, for group g and row i, the kGroup values at a[(g * MR + i) * kGroup];
-// a B panel of NR columns those of column j at b[(g * NR + j) * kGroup]. One group of one row
-// or column is 4 bytes for both kinds: a 32-bit broadcast of A meets a vector load of B.
+// Packed panels (packing.h) have k in groups of kGroup values: one group of one row or column
+// is 4 bytes for both kinds, so a 32-bit broadcast of A meets a vector load of B.
 template <class Kind>
 struct LowpMicroKernelArgs {
   std::int64_t groups = 0;  // k groups in the panels

@@ -16,7 +16,7 @@ std::int32_t Wrap(std::uint64_t bits) { return static_cast<std::int32_t>(bits & 
 }  // namespace
 
 template <class Kind>
-Status ReferenceLowpGemm(const LowpGemmArgs<Kind>& args) {
+Status ReferenceLowpGemm(const GemmArgs<Kind>& args) {
   if (auto status = CheckGemmArguments(args.layout, args.trans_a, args.trans_b, args.m, args.n,
                                        args.k, args.lda, args.ldb, args.ldc);
       !status) {
@@ -61,7 +61,7 @@ Status ReferenceLowpGemm(const LowpGemmArgs<Kind>& args) {
   return OkStatus();
 }
 
-template Status ReferenceLowpGemm<Bf16Gemm>(const LowpGemmArgs<Bf16Gemm>&);
-template Status ReferenceLowpGemm<S8Gemm>(const LowpGemmArgs<S8Gemm>&);
+template Status ReferenceLowpGemm<Bf16Gemm>(const GemmArgs<Bf16Gemm>&);
+template Status ReferenceLowpGemm<S8Gemm>(const GemmArgs<S8Gemm>&);
 
 }  // namespace mmtune

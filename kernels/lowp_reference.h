@@ -4,16 +4,16 @@
 // what the wrapping s32 kernels must produce bit for bit.
 #pragma once
 
-#include "kernels/lowp_gemm.h"
+#include "kernels/gemm.h"
 
 namespace mmtune {
 
 // Full BLAS semantics (M or N = 0: nothing; alpha = 0 or K = 0: C = beta * C; beta = 0 never
 // reads C); an error, and nothing touched, for arguments CheckGemmArguments rejects.
 template <class Kind>
-Status ReferenceLowpGemm(const LowpGemmArgs<Kind>& args);
+Status ReferenceLowpGemm(const GemmArgs<Kind>& args);
 
-extern template Status ReferenceLowpGemm<Bf16Gemm>(const LowpGemmArgs<Bf16Gemm>&);
-extern template Status ReferenceLowpGemm<S8Gemm>(const LowpGemmArgs<S8Gemm>&);
+extern template Status ReferenceLowpGemm<Bf16Gemm>(const GemmArgs<Bf16Gemm>&);
+extern template Status ReferenceLowpGemm<S8Gemm>(const GemmArgs<S8Gemm>&);
 
 }  // namespace mmtune

@@ -1,6 +1,10 @@
 #include "kernels/packing.h"
 
+#include <cstring>
+#include <type_traits>
+
 #include "kernels/cache_line.h"
+#include "mmtune/bf16.h"
 
 namespace mmtune {
 namespace {
@@ -66,11 +70,60 @@ void PackRowPair(const T* r0, const T* r1, const T* next0, const T* next1, std::
   }
 }
 
-}  // namespace
+
+// One panel of `width` lines (rows of A or columns of B), `valid` of them real: the value of
+// line `l` at k offset `p` is base[l * line_stride + p * k_stride] (one of the strides is 1).
+// Written group by group so that the output is sequential. Whole groups of a full panel take a
+// fast path without bounds checks (a 4-byte copy per line when k is contiguous, G rows
+// interleaved when lines are); the edges (missing lines, the last partial group) are zero-filled
+// element by element.
+template <typename T, int G>
+T* PackPanel(int width, int valid, std::int64_t depth, const T* base, std::int64_t line_stride,
+             std::int64_t k_stride, T* out) {
+  const std::int64_t groups = (depth + G - 1) / G;
+  const std::int64_t fast_groups = valid == width ? depth / G : 0;
+  std::int64_t g = 0;
+  if (k_stride == 1) {
+    for (; g < fast_groups; ++g) {
+      const T* first = base + g * G;
+      for (int l = 0; l < width; ++l, out += G) {
+        std::memcpy(out, first + l * line_stride, G * sizeof(T));
+      }
+    }
+  } else if (line_stride == 1) {
+    for (; g < fast_groups; ++g) {
+      const T* rows[G];
+      for (int t = 0; t < G; ++t) rows[t] = base + (g * G + t) * k_stride;
+      for (int l = 0; l < width; ++l) {
+        for (int t = 0; t < G; ++t) *out++ = rows[t][l];
+      }
+    }
+  }
+  for (; g < groups; ++g) {
+    for (int l = 0; l < width; ++l) {
+      for (int t = 0; t < G; ++t) {
+        const std::int64_t p = g * G + t;
+        *out++ = l < valid && p < depth ? base[l * line_stride + p * k_stride] : T{};
+      }
+    }
+  }
+  return out;
+}
 
 template <typename T>
-void PackA(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::int64_t col0,
-           std::int64_t depth, int mr, T* packed) {
+T* PackPanelOfGroup(int group, int width, int valid, std::int64_t depth, const T* base,
+                    std::int64_t line_stride, std::int64_t k_stride, T* out) {
+  switch (group) {
+    case 2: return PackPanel<T, 2>(width, valid, depth, base, line_stride, k_stride, out);
+    case 4: return PackPanel<T, 4>(width, valid, depth, base, line_stride, k_stride, out);
+    default: return PackPanel<T, 1>(width, valid, depth, base, line_stride, k_stride, out);
+  }
+}
+
+// f32 and f64 panels, k not grouped, with a fast path for each operand layout.
+template <typename T>
+void PackAUngrouped(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows,
+                    std::int64_t col0, std::int64_t depth, int mr, T* packed) {
   for (std::int64_t panel = 0; panel < rows; panel += mr) {
     const int valid = static_cast<int>(rows - panel < mr ? rows - panel : mr);
     if (a.trans == Trans::kYes) {
@@ -110,8 +163,8 @@ void PackA(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::in
 }
 
 template <typename T>
-void PackB(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
-           std::int64_t cols, int nr, T* packed) {
+void PackBUngrouped(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth,
+                    std::int64_t col0, std::int64_t cols, int nr, T* packed) {
   if (b.trans == Trans::kNo) {
     // A group of kPackBRowGroup rows at a time across all the panels: each source row is read
     // sequentially, which the hardware prefetchers follow (panel by panel, a 16-float strip of
@@ -158,13 +211,64 @@ void PackB(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::i
   }
 }
 
-template void PackA<float>(const MatrixView<float>&, std::int64_t, std::int64_t, std::int64_t,
-                           std::int64_t, int, float*);
-template void PackA<double>(const MatrixView<double>&, std::int64_t, std::int64_t, std::int64_t,
-                            std::int64_t, int, double*);
-template void PackB<float>(const MatrixView<float>&, std::int64_t, std::int64_t, std::int64_t,
-                           std::int64_t, int, float*);
-template void PackB<double>(const MatrixView<double>&, std::int64_t, std::int64_t, std::int64_t,
-                            std::int64_t, int, double*);
+template <typename T>
+void PackAGrouped(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::int64_t col0,
+                  std::int64_t depth, int mr, int group, T* packed) {
+  // op(A)(i, p) = a.At(i, p): rows are the lines.
+  const bool k_contiguous = a.trans == Trans::kNo;
+  const std::int64_t line_stride = k_contiguous ? a.ld : 1;
+  const std::int64_t k_stride = k_contiguous ? 1 : a.ld;
+  for (std::int64_t panel = 0; panel < rows; panel += mr) {
+    const int valid = static_cast<int>(rows - panel < mr ? rows - panel : mr);
+    packed = PackPanelOfGroup<T>(group, mr, valid, depth, &a.At(row0 + panel, col0), line_stride,
+                                 k_stride, packed);
+  }
+}
+
+template <typename T>
+void PackBGrouped(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
+                  std::int64_t cols, int nr, int group, T* packed) {
+  // op(B)(p, j) = b.At(p, j): columns are the lines.
+  const bool k_contiguous = b.trans == Trans::kYes;
+  const std::int64_t line_stride = k_contiguous ? b.ld : 1;
+  const std::int64_t k_stride = k_contiguous ? 1 : b.ld;
+  for (std::int64_t panel = 0; panel < cols; panel += nr) {
+    const int valid = static_cast<int>(cols - panel < nr ? cols - panel : nr);
+    packed = PackPanelOfGroup<T>(group, nr, valid, depth, &b.At(row0, col0 + panel), line_stride,
+                                 k_stride, packed);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void PackA(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::int64_t col0,
+           std::int64_t depth, int mr, int group, T* packed) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (group == 1) return PackAUngrouped(a, row0, rows, col0, depth, mr, packed);
+  }
+  PackAGrouped(a, row0, rows, col0, depth, mr, group, packed);
+}
+
+template <typename T>
+void PackB(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
+           std::int64_t cols, int nr, int group, T* packed) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (group == 1) return PackBUngrouped(b, row0, depth, col0, cols, nr, packed);
+  }
+  PackBGrouped(b, row0, depth, col0, cols, nr, group, packed);
+}
+
+#define MMTUNE_INSTANTIATE_PACKING(T)                                                    \
+  template void PackA<T>(const MatrixView<T>&, std::int64_t, std::int64_t, std::int64_t, \
+                         std::int64_t, int, int, T*);                                    \
+  template void PackB<T>(const MatrixView<T>&, std::int64_t, std::int64_t, std::int64_t, \
+                         std::int64_t, int, int, T*);
+MMTUNE_INSTANTIATE_PACKING(float)
+MMTUNE_INSTANTIATE_PACKING(double)
+MMTUNE_INSTANTIATE_PACKING(BFloat16)
+MMTUNE_INSTANTIATE_PACKING(std::uint8_t)
+MMTUNE_INSTANTIATE_PACKING(std::int8_t)
+#undef MMTUNE_INSTANTIATE_PACKING
 
 }  // namespace mmtune

@@ -1,8 +1,11 @@
-// Packing copies a block of op(A) or op(B) into the micro-panel order the micro-kernels stream:
-// A in panels of `mr` rows (element (i, p) of a panel at p * mr + i), B in panels of `nr`
-// columns (element (p, j) at p * nr + j). Rows or columns past the matrix edge are zero-filled,
-// so the micro-kernel always runs a full tile and only its store is masked. Written once,
-// ISA-independent.
+// Packing copies a block of op(A) or op(B) into the micro-panel order the micro-kernels stream,
+// for every GEMM: k runs in groups of `group` consecutive values (1 for f32 and f64; the k group
+// of the low-precision dot-product instructions, gemm_types.h). A panel of `mr` rows holds, for
+// group g and row i, its values at (g * mr + i) * group; a B panel of `nr` columns those of
+// column j at (g * nr + j) * group. With group 1 that is element (i, p) of A at p * mr + i and
+// (p, j) of B at p * nr + j. Rows, columns and k past the matrix edge are zero-filled, so the
+// micro-kernel always runs a full tile of whole groups and only its store is masked. Written
+// once, ISA-independent.
 #pragma once
 
 #include <cstdint>
@@ -25,15 +28,15 @@ struct MatrixView {
 };
 
 // Packs rows [row0, row0 + rows) x columns [col0, col0 + depth) of op(A) into ceil(rows / mr)
-// panels of mr x depth, the last one zero-padded.
+// panels of mr x RoundUp(depth, group), the last one zero-padded.
 template <typename T>
 void PackA(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::int64_t col0,
-           std::int64_t depth, int mr, T* packed);
+           std::int64_t depth, int mr, int group, T* packed);
 
 // Packs rows [row0, row0 + depth) x columns [col0, col0 + cols) of op(B) into ceil(cols / nr)
-// panels of depth x nr, the last one zero-padded.
+// panels of RoundUp(depth, group) x nr, the last one zero-padded.
 template <typename T>
 void PackB(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
-           std::int64_t cols, int nr, T* packed);
+           std::int64_t cols, int nr, int group, T* packed);
 
 }  // namespace mmtune

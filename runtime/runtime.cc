@@ -14,8 +14,8 @@
 #include "common/log.h"
 #include "db/store.h"
 #include "kernels/default_config.h"
+#include "kernels/gemm.h"
 #include "kernels/gemm_args.h"
-#include "kernels/gemm_kind.h"
 #include "kernels/thread_pool.h"
 #include "machine/cpu_binding.h"
 #include "runtime/machine_match.h"
@@ -66,10 +66,10 @@ struct CallKeyHash {
   }
 };
 
-// The plans of one GEMM kind (gemm_kind.h).
+// The plans of one GEMM X (gemm_types.h).
 template <class Kind>
 struct TypedPlans {
-  using Plan = typename Kind::Plan;
+  using Plan = GemmPlan<Kind>;
   std::optional<Plan> plan;  // the looked-up config
   std::optional<Plan> solo;  // the same on one thread, for when another call has the pool
 };
@@ -79,10 +79,10 @@ struct TypedPlans {
 struct PlanEntry {
   Problem problem;  // the call's problem; threads = the runtime's most
   Lookup lookup;
-  TypedPlans<RealGemm<float>> f32;
-  TypedPlans<RealGemm<double>> f64;
-  TypedPlans<LowpGemm<Bf16Gemm>> bf16;
-  TypedPlans<LowpGemm<S8Gemm>> s8;
+  TypedPlans<float> f32;
+  TypedPlans<double> f64;
+  TypedPlans<Bf16Gemm> bf16;
+  TypedPlans<S8Gemm> s8;
   TeamOrAlone team_or_alone;  // for a multi-threaded plan: whether the team pays right now
   // For the record file (only counted for calls without an exact winner); counting is not part
   // of the entry's logical state, and calls see entries as const.
@@ -91,11 +91,11 @@ struct PlanEntry {
 
   template <class Kind>
   const TypedPlans<Kind>& Plans() const {
-    if constexpr (std::is_same_v<Kind, RealGemm<float>>) {
+    if constexpr (std::is_same_v<Kind, float>) {
       return f32;
-    } else if constexpr (std::is_same_v<Kind, RealGemm<double>>) {
+    } else if constexpr (std::is_same_v<Kind, double>) {
       return f64;
-    } else if constexpr (std::is_same_v<Kind, LowpGemm<Bf16Gemm>>) {
+    } else if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
       return bf16;
     } else {
       return s8;
@@ -115,7 +115,7 @@ struct PlanEntry {
  private:
   template <class Kind>
   static Status MakeTypedPlans(const KernelConfig& config, TypedPlans<Kind>& plans) {
-    using Plan = typename Kind::Plan;
+    using Plan = GemmPlan<Kind>;
     auto plan = Plan::Create(config);
     if (!plan) return plan.error();
     KernelConfig alone = config;
@@ -247,9 +247,9 @@ struct Runtime::Impl {
   Result<std::unique_ptr<PlanEntry>> MakeEntry(const Problem& problem) const;
 
   // Inlined into the public entry points, so that the call's arguments are not copied once
-  // more on the way in. `Kind` is one of gemm_kind.h.
+  // more on the way in. `Kind` is one of the GEMMs of gemm_types.h.
   template <class Kind>
-  [[gnu::always_inline]] inline Status Gemm(const typename Kind::Args& args) const;
+  [[gnu::always_inline]] inline Status Gemm(const GemmArgs<Kind>& args) const;
 };
 
 Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& problem) const {
@@ -291,7 +291,7 @@ Result<std::shared_ptr<const PlanEntry>> Runtime::Impl::EntryFor(const Problem& 
 }
 
 template <class Kind>
-Status Runtime::Impl::Gemm(const typename Kind::Args& args) const {
+Status Runtime::Impl::Gemm(const GemmArgs<Kind>& args) const {
   // A malformed shape must fail before it creates a plan entry; the plan checks the leading
   // dimensions itself (one full check per call is enough, small GEMMs feel every nanosecond).
   if (args.m <= 0 || args.n <= 0 || args.k < 0) [[unlikely]] {
@@ -299,8 +299,8 @@ Status Runtime::Impl::Gemm(const typename Kind::Args& args) const {
     return CheckGemmArguments(args.layout, args.trans_a, args.trans_b, args.m, args.n, args.k,
                               args.lda, args.ldb, args.ldc);
   }
-  const Problem problem =
-      ProblemOf(Kind::kDType, args.layout, args.trans_a, args.trans_b, args.m, args.n, args.k);
+  const Problem problem = ProblemOf(GemmTypes<Kind>::kDType, args.layout, args.trans_a,
+                                    args.trans_b, args.m, args.n, args.k);
   const PlanEntry* cached = CachedEntry(KeyOf(problem));
   if (cached == nullptr) [[unlikely]] {
     auto made = EntryFor(problem);
@@ -312,7 +312,7 @@ Status Runtime::Impl::Gemm(const typename Kind::Args& args) const {
   const TypedPlans<Kind>& plans = e.Plans<Kind>();
   auto execute = [&] {
     return RunWithPoolOrAlone(*plans.plan, *plans.solo, e.team_or_alone,
-                              [&](const typename Kind::Plan& plan) { return plan.Run(args, *pool); });
+                              [&](const GemmPlan<Kind>& plan) { return plan.Run(args, *pool); });
   };
   if (!Records(e)) [[likely]] return execute();
   return CountedInto(e, execute);
@@ -370,21 +370,21 @@ Runtime::~Runtime() {
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
                      std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  return impl_->Gemm<RealGemm<float>>(
+  return impl_->Gemm<float>(
       {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, double alpha, const double* a, std::int64_t lda,
                      const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
-  return impl_->Gemm<RealGemm<double>>(
+  return impl_->Gemm<double>(
       {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, float alpha, const BFloat16* a, std::int64_t lda,
                      const BFloat16* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  return impl_->Gemm<LowpGemm<Bf16Gemm>>(
+  return impl_->Gemm<Bf16Gemm>(
       {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
@@ -392,7 +392,7 @@ Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m
                      std::int64_t k, std::int32_t alpha, const std::uint8_t* a, std::int64_t lda,
                      const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
                      std::int64_t ldc) {
-  return impl_->Gemm<LowpGemm<S8Gemm>>(
+  return impl_->Gemm<S8Gemm>(
       {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
@@ -402,9 +402,8 @@ Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m
                      std::int64_t ldc) {
   return SignedInt8Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, c, ldc,
                         [&](std::int64_t shifted_lda, const std::uint8_t* shifted) {
-                          return impl_->Gemm<LowpGemm<S8Gemm>>({layout, trans_a, trans_b, m, n, k,
-                                                                alpha, shifted, shifted_lda, b,
-                                                                ldb, beta, c, ldc});
+                          return impl_->Gemm<S8Gemm>({layout, trans_a, trans_b, m, n, k, alpha,
+                                                      shifted, shifted_lda, b, ldb, beta, c, ldc});
                         });
 }
 
@@ -501,12 +500,12 @@ Result<FixedGemm<T>> Runtime::Bind(Layout layout, Trans trans_a, Trans trans_b, 
     fixed->lookup.config_json = "{}";
     return FixedGemm<T>(std::move(fixed));
   }
-  const Problem problem = impl_->ProblemOf(RealGemm<T>::kDType, layout, trans_a, trans_b, m, n, k);
+  const Problem problem = impl_->ProblemOf(GemmTypes<T>::kDType, layout, trans_a, trans_b, m, n, k);
   auto entry = impl_->EntryFor(problem);
   if (!entry) return entry.error();
-  const TypedPlans<RealGemm<T>>& plans = (*entry)->template Plans<RealGemm<T>>();
-  const GemmArgs<T> shape{layout, trans_a, trans_b, m,    n,       k,   alpha,
-                          nullptr, lda,  nullptr, ldb, beta, nullptr, ldc};
+  const TypedPlans<T>& plans = (*entry)->template Plans<T>();
+  const GemmArgs<T> shape{layout,  trans_a, trans_b, m,   n,    k,       alpha,
+                          nullptr, lda,     nullptr, ldb, beta, nullptr, ldc};
   auto plan = plans.plan->Bind(shape);
   if (!plan) return plan.error();
   auto solo = plans.solo->Bind(shape);

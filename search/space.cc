@@ -145,9 +145,9 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
 }
 
 // bf16 and s8: every gemv kernel for M = 1 or N = 1; else the packed family (the dot-product
-// instructions need k-grouped panels), the jc or ic loop in parallel, kc a multiple of 16 (every
-// k group, and whole unrolled steps). The fixed kc points hold as many bytes of a B micro-panel
-// row as the f32 ones.
+// instructions need k-grouped panels), any of the jc, ic or jr loops in parallel, kc a multiple
+// of 16 (every k group, and whole unrolled steps). The fixed kc points hold as many bytes of a
+// B micro-panel row as the f32 ones.
 template <class Kind>
 void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
                     const SpaceOptions& options, std::vector<KernelConfig>& out) {
@@ -163,8 +163,9 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
   constexpr std::int64_t b_elem = sizeof(typename Kind::B);
   constexpr std::int64_t scale = 4 / b_elem;
   const std::vector<ParallelLoop> loops =
-      problem.threads > 1 ? std::vector<ParallelLoop>{ParallelLoop::kJc, ParallelLoop::kIc}
-                          : std::vector<ParallelLoop>{ParallelLoop::kJc};
+      problem.threads > 1
+          ? std::vector<ParallelLoop>{ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}
+          : std::vector<ParallelLoop>{ParallelLoop::kJc};
   for (const LowpMicroKernelEntry<Kind>& kernel : LowpMicroKernels<Kind>(isa)) {
     const KernelConfig base = KernelBase(isa, kernel, problem.threads);
     AddPackedConfigs(problem, cache, base, a_elem, b_elem, 16,

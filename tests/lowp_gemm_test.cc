@@ -3,7 +3,7 @@
 // shape, both layouts, all transposes, padded leading dimensions, alpha/beta variants, NaN in C
 // with beta = 0 and canaries around C. s8 results must match bit for bit; bf16 within an f32
 // accumulation bound that scales with K.
-#include "kernels/lowp_gemm.h"
+#include "kernels/gemm.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 #include "gemm_test_util.h"
 #include "kernels/default_config.h"
 #include "kernels/gemm_args.h"
-#include "kernels/lowp_packing.h"
+#include "kernels/packing.h"
 #include "kernels/lowp_reference.h"
 #include "machine/machine.h"
 
@@ -56,7 +56,7 @@ double Magnitude(BFloat16 x) { return std::abs(ToFloat(x)); }
 template <class Kind>
 struct LowpCase {
   static constexpr std::int64_t kPad = 64;
-  LowpGemmArgs<Kind> args;
+  GemmArgs<Kind> args;
   std::vector<typename Kind::A> a;
   std::vector<typename Kind::B> b;
   std::vector<typename Kind::C> c;
@@ -64,8 +64,8 @@ struct LowpCase {
   std::vector<double> bound;
   std::string name;
 
-  LowpGemmArgs<Kind> Bound() {
-    LowpGemmArgs<Kind> bound_args = args;
+  GemmArgs<Kind> Bound() {
+    GemmArgs<Kind> bound_args = args;
     bound_args.a = a.data() + kPad;
     bound_args.b = b.data() + kPad;
     bound_args.c = c.data() + kPad;
@@ -79,7 +79,7 @@ LowpCase<Kind> MakeCase(Layout layout, Trans ta, Trans tb, std::int64_t m, std::
                         std::int64_t extra_ld, bool nan_c, std::mt19937_64& rng) {
   using C = typename Kind::C;
   LowpCase<Kind> lc;
-  LowpGemmArgs<Kind>& args = lc.args;
+  GemmArgs<Kind>& args = lc.args;
   args = {layout, ta, tb, m, n, k, alpha, nullptr, 0, nullptr, 0, beta, nullptr, 0};
   args.lda = MinLeadingDimension(layout, ta, m, k) + extra_ld;
   args.ldb = MinLeadingDimension(layout, tb, k, n) + extra_ld;
@@ -111,7 +111,7 @@ LowpCase<Kind> MakeCase(Layout layout, Trans ta, Trans tb, std::int64_t m, std::
     }
   }
   lc.expected = lc.c;
-  LowpGemmArgs<Kind> reference = lc.Bound();
+  GemmArgs<Kind> reference = lc.Bound();
   reference.c = lc.expected.data() + LowpCase<Kind>::kPad;
   EXPECT_TRUE(ReferenceLowpGemm<Kind>(reference).ok());
   // bf16: the kernels accumulate in f32, so |error| <= (k + 4) * eps32 * (|alpha| sum |a||b| +
@@ -173,7 +173,7 @@ int CheckResult(const LowpCase<Kind>& lc, const std::string& what) {
 // wrong elements CheckResult reported).
 template <class Kind>
 ::testing::AssertionResult RunsCorrectly(LowpCase<Kind>& lc, const KernelConfig& config) {
-  auto plan = LowpGemmPlan<Kind>::Create(config);
+  auto plan = GemmPlan<Kind>::Create(config);
   if (!plan.ok()) {
     return ::testing::AssertionFailure() << config.ToString() << ": " << plan.error().message;
   }
@@ -217,10 +217,10 @@ TYPED_TEST(LowpGemmTest, EveryMicroKernelOnEveryTileCorner) {
         const std::int64_t depth = (k + G - 1) / G * G;
         std::vector<typename Kind::A> packed_a(static_cast<std::size_t>(mr * depth));
         std::vector<typename Kind::B> packed_b(static_cast<std::size_t>(nr * depth));
-        PackAGrouped(MatrixView<typename Kind::A>{a.data(), k, Trans::kNo}, 0, mr, 0, k, mr, G,
-                     packed_a.data());
-        PackBGrouped(MatrixView<typename Kind::B>{b.data(), nr, Trans::kNo}, 0, k, 0, nr, nr, G,
-                     packed_b.data());
+        PackA(MatrixView<typename Kind::A>{a.data(), k, Trans::kNo}, 0, mr, 0, k, mr, G,
+              packed_a.data());
+        PackB(MatrixView<typename Kind::B>{b.data(), nr, Trans::kNo}, 0, k, 0, nr, nr, G,
+              packed_b.data());
         const std::int64_t ldc = nr + 3;
         for (int m = 1; m <= mr; ++m) {
           for (int n = 1; n <= nr; ++n) {
@@ -310,7 +310,8 @@ KernelConfig RandomConfig(IsaLevel isa, std::int64_t m, std::int64_t n, std::mt1
   c.nr = entry.nr;
   c.k_unroll = entry.k_unroll;
   c.threads = pick(1, 2);
-  c.parallel_loop = pick(0, 1) == 0 ? ParallelLoop::kJc : ParallelLoop::kIc;
+  constexpr ParallelLoop kLoops[] = {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr};
+  c.parallel_loop = kLoops[pick(0, 2)];
   c.prefetch_a = pick(0, 1) * pick(1, 16);
   c.prefetch_b = pick(0, 1) * pick(1, 16);
   c.prefetch_c = pick(0, 1) == 1;
@@ -409,7 +410,7 @@ TYPED_TEST(LowpGemmTest, GemvPlanRejectsMatrixShapes) {
   std::mt19937_64 rng(43);
   const auto gemvs = LowpGemvKernels<Kind>(IsaLevel::kGeneric);
   ASSERT_FALSE(gemvs.empty());
-  auto plan = LowpGemmPlan<Kind>::Create(GemvConfig(gemvs[0], 1));
+  auto plan = GemmPlan<Kind>::Create(GemvConfig(gemvs[0], 1));
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   LowpCase<Kind> lc = MakeCase<Kind>(Layout::kRowMajor, Trans::kNo, Trans::kNo, 2, 3, 4,
                                      ScalarFrom<Kind>(1), ScalarFrom<Kind>(0), 0, false, rng);
@@ -442,13 +443,58 @@ TYPED_TEST(LowpGemmTest, DefaultConfigIsValidAndCorrect) {
         LowpCase<Kind> lc = MakeCase<Kind>(Layout::kColMajor, Trans::kYes, Trans::kNo, m, n, k,
                                            ScalarFrom<Kind>(-1), ScalarFrom<Kind>(1), 2, false,
                                            rng);
-        auto plan = LowpGemmPlan<Kind>::Create(config);
+        auto plan = GemmPlan<Kind>::Create(config);
         ASSERT_TRUE(plan.ok()) << config.ToString() << ": " << plan.error().message;
         ASSERT_TRUE(plan->Run(lc.Bound()).ok());
         if (CheckResult(lc, config.ToString()) > 0) return;
       }
     }
   }
+}
+
+// The packed driver's three 2-thread splits (jc, ic, and jr, where both threads share the
+// packed A and B blocks) on blocks small enough that every loop runs several times, through
+// GemmPlan::Run and through a plan bound to the shape (GemmPlan::Bind), both layouts.
+TYPED_TEST(LowpGemmTest, EveryParallelLoopAndBoundPlansMatchTheReference) {
+  using Kind = TypeParam;
+  std::mt19937_64 rng(37);
+  int cases = 0;
+  for (IsaLevel isa : RunnableLevels()) {
+    if (!Runnable<Kind>(isa)) continue;
+    const auto kernels = LowpMicroKernels<Kind>(isa);
+    for (const auto* entry : {&kernels.front(), &kernels.back()}) {
+      for (ParallelLoop loop : {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}) {
+        KernelConfig c;
+        c.family = KernelFamily::kPacked;
+        c.isa = isa;
+        c.mr = entry->mr;
+        c.nr = entry->nr;
+        c.k_unroll = entry->k_unroll;
+        c.threads = 2;
+        c.parallel_loop = loop;
+        c.kc = 8 * Kind::kGroup;
+        c.mc = 2 * c.mr;
+        c.nc = 2 * c.nr;
+        for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+          LowpCase<Kind> lc = MakeCase<Kind>(layout, Trans::kNo, Trans::kYes, 97, 101, 103,
+                                             ScalarFrom<Kind>(-1), ScalarFrom<Kind>(2), 1, false,
+                                             rng);
+          const std::vector<typename Kind::C> initial = lc.c;
+          ASSERT_TRUE(RunsCorrectly(lc, c));
+          auto plan = GemmPlan<Kind>::Create(c);
+          ASSERT_TRUE(plan.ok());
+          auto bound = plan->Bind(lc.Bound());
+          ASSERT_TRUE(bound.ok()) << bound.error().message;
+          lc.c = initial;
+          const GemmArgs<Kind> args = lc.Bound();
+          bound->Run(args.a, args.b, args.c);
+          EXPECT_EQ(CheckResult(lc, "bound " + c.ToString()), 0);
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
 }
 
 TYPED_TEST(LowpGemmTest, EmptyAndScaleOnlyProblems) {
@@ -462,7 +508,7 @@ TYPED_TEST(LowpGemmTest, EmptyAndScaleOnlyProblems) {
     LowpCase<Kind> lc = MakeCase<Kind>(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k,
                                        ScalarFrom<Kind>(static_cast<double>(alpha)),
                                        ScalarFrom<Kind>(3), 1, false, rng);
-    auto plan = LowpGemmPlan<Kind>::Create(DefaultConfig(problem, *host));
+    auto plan = GemmPlan<Kind>::Create(DefaultConfig(problem, *host));
     ASSERT_TRUE(plan.ok());
     ASSERT_TRUE(plan->Run(lc.Bound()).ok());
     EXPECT_EQ(CheckResult(lc, "scale only"), 0);
@@ -481,14 +527,14 @@ TEST(LowpS8Test, ExtremeValuesAreExactAndWrapModulo2To32) {
       for (std::size_t i = 0; i < lc.a.size(); ++i) lc.a[i] = 255;
       for (std::size_t i = 0; i < lc.b.size(); ++i) lc.b[i] = i % 3 == 0 ? -128 : 127;
       lc.expected = lc.c;
-      LowpGemmArgs<S8Gemm> reference = lc.Bound();
+      GemmArgs<S8Gemm> reference = lc.Bound();
       reference.c = lc.expected.data() + LowpCase<S8Gemm>::kPad;
       ASSERT_TRUE(ReferenceLowpGemm<S8Gemm>(reference).ok());
       Problem problem{DType::kS8, Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 40, 301, 1};
       auto host = DetectHostMachine();
       ASSERT_TRUE(host.ok());
       KernelConfig config = DefaultConfig(problem, DescribeMachine(host->cpu, host->topology, isa));
-      auto plan = LowpGemmPlan<S8Gemm>::Create(config);
+      auto plan = GemmPlan<S8Gemm>::Create(config);
       ASSERT_TRUE(plan.ok()) << plan.error().message;
       ASSERT_TRUE(plan->Run(lc.Bound()).ok());
       EXPECT_EQ(CheckResult(lc, std::string(ToString(isa)) + " extreme"), 0);
@@ -507,15 +553,15 @@ TEST(LowpConfigTest, RejectsWhatTheLowPrecisionKernelsCannotRun) {
     ASSERT_FALSE(status.ok()) << config.ToString();
     EXPECT_NE(status.error().message.find(words), std::string::npos) << status.error().message;
     if (dtype == DType::kBF16) {
-      EXPECT_FALSE(LowpGemmPlan<Bf16Gemm>::Create(config).ok());
+      EXPECT_FALSE(GemmPlan<Bf16Gemm>::Create(config).ok());
     }
   };
   KernelConfig c = good;
   c.family = KernelFamily::kDirect;
   expect_error(c, DType::kBF16, "packed and gemv families only");
   c = good;
-  c.parallel_loop = ParallelLoop::kJr;
-  expect_error(c, DType::kBF16, "not jr");
+  c.parallel_loop = ParallelLoop::kJr;  // the packed driver's jr split serves every dtype
+  EXPECT_TRUE(c.ValidateFor(DType::kBF16).ok());
   c = good;
   c.kc = 4 * 3 + 1;
   expect_error(c, DType::kBF16, "multiple of 2");
@@ -557,7 +603,7 @@ TEST(LowpConfigTest, RejectsWhatTheLowPrecisionKernelsCannotRun) {
     native.nr = 32;
     native.mc = 64;
     native.nc = 64;
-    auto plan = LowpGemmPlan<Bf16Gemm>::Create(native);
+    auto plan = GemmPlan<Bf16Gemm>::Create(native);
     ASSERT_FALSE(plan.ok());
     EXPECT_EQ(plan.error().code, ErrorCode::kUnsupported);
   }

@@ -69,8 +69,8 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
             // Packed mode: pack the operands exactly as the drivers do.
             std::vector<T> pa(static_cast<std::size_t>(kernel.mr * k + 1));
             std::vector<T> pb(static_cast<std::size_t>(kernel.nr * k + 1));
-            PackA<T>({gc.a.data(), gc.a.ld, Trans::kNo}, 0, m, 0, k, kernel.mr, pa.data());
-            PackB<T>({gc.b.data(), gc.b.ld, Trans::kNo}, 0, k, 0, n, kernel.nr, pb.data());
+            PackA<T>({gc.a.data(), gc.a.ld, Trans::kNo}, 0, m, 0, k, kernel.mr, 1, pa.data());
+            PackB<T>({gc.b.data(), gc.b.ld, Trans::kNo}, 0, k, 0, n, kernel.nr, 1, pb.data());
             MicroKernelArgs<T> args = TileArgs(gc, 0, 0);
             args.prefetch_a = static_cast<int>(k % 3);
             args.prefetch_b = 2;
@@ -94,7 +94,7 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
               const GuardedCopy<T> a(
                   gc.a.data(), StoredExtent(Layout::kRowMajor, ta, m, k, gc.a.ld));
               std::vector<T> padded_b(static_cast<std::size_t>(k * kernel.nr));
-              PackB<T>({gc.b.data(), gc.b.ld, Trans::kNo}, 0, k, 0, n, kernel.nr,
+              PackB<T>({gc.b.data(), gc.b.ld, Trans::kNo}, 0, k, 0, n, kernel.nr, 1,
                        padded_b.data());
               const bool b_in_place = n == kernel.nr || kernel.edge_reads_n_columns_of_b;
               const GuardedCopy<T> b(

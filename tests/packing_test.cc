@@ -74,7 +74,7 @@ void CheckPackA(Trans trans, int mr, std::int64_t rows, std::int64_t depth) {
   const std::int64_t col0 = 5;
   const Source<T> a(row0 + rows, col0 + depth, trans);
   std::vector<T> packed = PanelBuffer<T>(rows, mr, depth);
-  PackA(a.view, row0, rows, col0, depth, mr, packed.data());
+  PackA(a.view, row0, rows, col0, depth, mr, 1, packed.data());
   ExpectPanels(packed, depth, mr, rows,
                [&](std::int64_t row, std::int64_t p) { return a.view.At(row0 + row, col0 + p); });
 }
@@ -87,7 +87,7 @@ void CheckPackB(Trans trans, int nr, std::int64_t depth, std::int64_t cols) {
   const std::int64_t col0 = 1;
   const Source<T> b(row0 + depth, col0 + cols, trans);
   std::vector<T> packed = PanelBuffer<T>(cols, nr, depth);
-  PackB(b.view, row0, depth, col0, cols, nr, packed.data());
+  PackB(b.view, row0, depth, col0, cols, nr, 1, packed.data());
   ExpectPanels(packed, depth, nr, cols,
                [&](std::int64_t col, std::int64_t p) { return b.view.At(row0 + p, col0 + col); });
 }

@@ -582,11 +582,11 @@ void ExpectLowpMatchesReference(Runtime& runtime, const Problem& p, typename Kin
     for (std::int32_t& x : c) x = static_cast<std::int32_t>(rng());
   }
   std::vector<C> expected = c;
-  ASSERT_TRUE(ReferenceLowpGemm<Kind>(LowpGemmArgs<Kind>{p.layout, p.trans_a, p.trans_b, p.m,
-                                                         p.n, p.k, alpha, a.data(), lda, b.data(),
-                                                         ldb, beta, expected.data(), ldc}));
-  const Status status = runtime.Gemm(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha,
-                                     a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+  ASSERT_TRUE(ReferenceLowpGemm<Kind>(GemmArgs<Kind>{p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k,
+                                                     alpha, a.data(), lda, b.data(), ldb, beta,
+                                                     expected.data(), ldc}));
+  const Status status = runtime.Gemm(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha, a.data(),
+                                     lda, b.data(), ldb, beta, c.data(), ldc);
   ASSERT_TRUE(status) << status.error().message;
   for (std::size_t i = 0; i < c.size(); ++i) {
     if constexpr (std::is_same_v<Kind, Bf16Gemm>) {

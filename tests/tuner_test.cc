@@ -127,9 +127,8 @@ void Bf16CheckerCatchesOneWrongElement(const Problem& p, bool expect_full) {
   EXPECT_EQ(checker.full(), expect_full);
   auto reference = [&](float alpha, float beta) {
     beta == 0.0f ? buffers.PoisonC(0) : buffers.ResetC(0);
-    ASSERT_TRUE(ReferenceLowpGemm<Bf16Gemm>(
-                    buffers.ArgsFor<LowpGemmArgs<Bf16Gemm>>(0, alpha, beta))
-                    .ok());
+    ASSERT_TRUE(
+        ReferenceLowpGemm<Bf16Gemm>(buffers.ArgsFor<GemmArgs<Bf16Gemm>>(0, alpha, beta)).ok());
   };
   for (const auto& [alpha, beta] : {std::pair<float, float>{1, 0}, {-1.5f, 0.5f}}) {
     reference(alpha, beta);
@@ -171,8 +170,7 @@ void S8CheckerIsExact(const Problem& p, bool expect_full) {
   EXPECT_EQ(checker.full(), expect_full);
   auto reference = [&](std::int32_t alpha, std::int32_t beta) {
     beta == 0 ? buffers.PoisonC(0) : buffers.ResetC(0);
-    ASSERT_TRUE(
-        ReferenceLowpGemm<S8Gemm>(buffers.ArgsFor<LowpGemmArgs<S8Gemm>>(0, alpha, beta)).ok());
+    ASSERT_TRUE(ReferenceLowpGemm<S8Gemm>(buffers.ArgsFor<GemmArgs<S8Gemm>>(0, alpha, beta)).ok());
   };
   for (const auto& [alpha, beta] : {std::pair<std::int32_t, std::int32_t>{1, 0}, {-3, 2}}) {
     reference(alpha, beta);

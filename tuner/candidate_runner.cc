@@ -5,10 +5,10 @@
 #include <cmath>
 #include <new>
 
-#include "kernels/gemm_kind.h"
+#include "kernels/gemm.h"
 #include "tuner/problem_buffers.h"
-#include "tuner/roofline.h"
 #include "tuner/result_checker.h"
+#include "tuner/roofline.h"
 #include "tuner/s8_result_checker.h"
 
 namespace mmtune {
@@ -29,14 +29,14 @@ std::uint64_t ColdCacheTargetBytes(const Machine& machine) {
   return bytes > 0 ? bytes : (32ull << 20);
 }
 
-// What the runner needs to know of one GEMM kind (gemm_kind.h): its operand buffers and result
+// What the runner needs to know of one GEMM (gemm_types.h): its operand buffers and result
 // checker, and the runs that verify a candidate. Each kind verifies with alpha 1, beta 0 on a
 // poisoned C (a correct GEMM never reads it) and with a general alpha and beta on a random C.
 template <class Kind, typename Buffers_, typename Checker_>
 struct Workload {
-  using Plan = typename Kind::Plan;
-  using Args = typename Kind::Args;
-  using Scalar = typename Kind::Scalar;
+  using Plan = GemmPlan<Kind>;
+  using Args = GemmArgs<Kind>;
+  using Scalar = typename GemmTypes<Kind>::Scalar;
   using Buffers = Buffers_;
   using Checker = Checker_;
   struct VerificationRun {
@@ -46,20 +46,19 @@ struct Workload {
 };
 
 template <typename T>
-struct RealWorkload : Workload<RealGemm<T>, ProblemBuffers<T>, ResultChecker<T>> {
+struct RealWorkload : Workload<T, ProblemBuffers<T>, ResultChecker<T>> {
   static constexpr typename RealWorkload::VerificationRun kRuns[] = {{T(1), T(0), true},
                                                                      {T(-1.5), T(0.5), false}};
 };
 
-struct Bf16Workload : Workload<LowpGemm<Bf16Gemm>, ProblemBuffers<BFloat16, BFloat16, float>,
+struct Bf16Workload : Workload<Bf16Gemm, ProblemBuffers<BFloat16, BFloat16, float>,
                                ResultChecker<float, BFloat16>> {
   static constexpr VerificationRun kRuns[] = {{1.0f, 0.0f, true}, {-1.5f, 0.5f, false}};
 };
 
 // s8: beta 2 and alpha -3 on a C of random 32-bit values, so the result wraps modulo 2^32.
 struct S8Workload
-    : Workload<LowpGemm<S8Gemm>, ProblemBuffers<std::uint8_t, std::int8_t, std::int32_t>,
-               S8ResultChecker> {
+    : Workload<S8Gemm, ProblemBuffers<std::uint8_t, std::int8_t, std::int32_t>, S8ResultChecker> {
   static constexpr VerificationRun kRuns[] = {{1, 0, true}, {-3, 2, false}};
 };
 

@@ -79,7 +79,7 @@ class ProblemBuffers {
   // Whether the canaries around C of copy `copy` are intact.
   bool CanariesIntact(int copy) const;
 
-  // The GEMM arguments on copy `copy`: `Args` is GemmArgs<T> or LowpGemmArgs<Kind>, whose
+  // The GEMM arguments on copy `copy`: `Args` is GemmArgs<T> or GemmArgs<Kind>, whose
   // fields are named alike.
   template <class Args>
   Args ArgsFor(int copy, decltype(Args::alpha) alpha, decltype(Args::beta) beta) {
