@@ -128,7 +128,7 @@ KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
   // 32-bit accumulator lanes. The dot-product instructions take the FMA pipes: on Zen 4, 8x32
   // ran 1.01-1.03x (bf16) and 1.03-1.18x (s8) the 14x32 of the rule without the accumulator
   // limit (2048^3, 512x4096x4096, 128x3072x768, one thread, interleaved).
-  const Tile best = PackedTile(LowpMicroKernels<Kind>(isa), VectorLanes(isa, 4),
+  const Tile best = PackedTile(MicroKernels<Kind>(isa), VectorLanes(isa, 4),
                                VectorFmasPerCycle(machine, isa));
   // As if the cores shared their last-level cache: the low-precision split was not measured
   // on cores that do not (PackedParallelLoop).

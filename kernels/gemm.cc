@@ -100,22 +100,15 @@ Result<GemmPlan<X>> GemmPlan<X>::Create(const KernelConfig& config) {
   }
   GemmPlan plan;
   plan.config_ = config;
-  if constexpr (GemmTypes<X>::kLowPrecision) {
-    if (config.family == KernelFamily::kGemv) {
-      plan.gemv_kernel_ = FindLowpGemvKernel<X>(config.isa, config.mr, config.nr);
-    } else {
-      plan.micro_kernel_ =
-          FindLowpMicroKernel<X>(config.isa, config.mr, config.nr, config.k_unroll);
-    }
-  } else {
-    if (config.family == KernelFamily::kGemv) {
-      plan.gemv_kernel_ = FindGemvKernel<X>(config.isa, config.mr, config.nr);
-    } else {
-      plan.micro_kernel_ = FindMicroKernel<X>(config.isa, config.mr, config.nr, config.k_unroll);
-      // Only the direct driver runs partial tiles in smaller kernels; packed tiles are padded.
-      if (config.family == KernelFamily::kDirect) {
-        plan.snug_tiles_ = &SnugTiles<X>::Of(*plan.micro_kernel_);
-      }
+  if (config.family == KernelFamily::kGemv) {
+    plan.gemv_kernel_ = FindGemvKernel<X>(config.isa, config.mr, config.nr);
+    return plan;
+  }
+  plan.micro_kernel_ = FindMicroKernel<X>(config.isa, config.mr, config.nr, config.k_unroll);
+  // Only the direct driver runs partial tiles in smaller kernels; packed tiles are padded.
+  if constexpr (!GemmTypes<X>::kLowPrecision) {
+    if (config.family == KernelFamily::kDirect) {
+      plan.snug_tiles_ = &SnugTiles<X>::Of(*plan.micro_kernel_);
     }
   }
   return plan;

@@ -65,8 +65,8 @@ inline void Partition(std::int64_t units, int members, int index, std::int64_t* 
   *end = units * (index + 1) / members;
 }
 
-// The kernels of X: MicroKernelEntry / GemvKernelEntry for f32 and f64, their low-precision
-// counterparts for bf16 and s8, which have no direct family (no snug tiles, no tile plans).
+// The kernels of X (KernelEntries, microkernel.h) and what its direct family needs: the
+// low-precision GEMMs have none (no snug tiles, no tile plans).
 struct NoSnugTiles {};
 struct NoDirectTilePlan {
   int count = 0;
@@ -74,16 +74,12 @@ struct NoDirectTilePlan {
 template <typename T>
 struct DirectTilePlan;
 template <typename X, bool kLowPrecision = GemmTypes<X>::kLowPrecision>
-struct KernelsOf {
-  using Micro = MicroKernelEntry<X>;
-  using Gemv = GemvKernelEntry<X>;
+struct KernelsOf : KernelEntries<X> {
   using Snug = SnugTiles<X>;
   using TilePlan = DirectTilePlan<X>;
 };
 template <typename X>
-struct KernelsOf<X, true> {
-  using Micro = LowpMicroKernelEntry<X>;
-  using Gemv = LowpGemvKernelEntry<X>;
+struct KernelsOf<X, true> : KernelEntries<X> {
   using Snug = NoSnugTiles;
   using TilePlan = NoDirectTilePlan;
 };

@@ -58,4 +58,17 @@ struct GemmTypes<float> : RealGemmTypes<float> {};
 template <>
 struct GemmTypes<double> : RealGemmTypes<double> {};
 
+// f.template operator()<X>() for the GEMM X of `dtype`: code written once for every X, chosen
+// by a dtype at run time.
+template <typename F>
+decltype(auto) WithGemmOf(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kF64: return f.template operator()<double>();
+    case DType::kBF16: return f.template operator()<Bf16Gemm>();
+    case DType::kS8: return f.template operator()<S8Gemm>();
+    case DType::kF32: break;
+  }
+  return f.template operator()<float>();
+}
+
 }  // namespace mmtune

@@ -76,28 +76,18 @@ Status Invalid(const std::string& message) {
 }
 
 bool KernelExists(DType dtype, IsaLevel isa, int mr, int nr, int k_unroll) {
-  switch (dtype) {
-    case DType::kF32: return FindMicroKernel<float>(isa, mr, nr, k_unroll) != nullptr;
-    case DType::kF64: return FindMicroKernel<double>(isa, mr, nr, k_unroll) != nullptr;
-    case DType::kBF16: return FindLowpMicroKernel<Bf16Gemm>(isa, mr, nr, k_unroll) != nullptr;
-    case DType::kS8: return FindLowpMicroKernel<S8Gemm>(isa, mr, nr, k_unroll) != nullptr;
-  }
-  return false;
+  return WithGemmOf(dtype, [&]<typename X>() {
+    return FindMicroKernel<X>(isa, mr, nr, k_unroll) != nullptr;
+  });
 }
 
 bool GemvExists(DType dtype, IsaLevel isa, int mr, int nr) {
-  switch (dtype) {
-    case DType::kF32: return FindGemvKernel<float>(isa, mr, nr) != nullptr;
-    case DType::kF64: return FindGemvKernel<double>(isa, mr, nr) != nullptr;
-    case DType::kBF16: return FindLowpGemvKernel<Bf16Gemm>(isa, mr, nr) != nullptr;
-    case DType::kS8: return FindLowpGemvKernel<S8Gemm>(isa, mr, nr) != nullptr;
-  }
-  return false;
+  return WithGemmOf(dtype, [&]<typename X>() { return FindGemvKernel<X>(isa, mr, nr) != nullptr; });
 }
 
-// k values per group of the low-precision packed panels (1 for f32 and f64).
+// k values per group of the packed panels (1 for f32 and f64).
 int KGroupOf(DType dtype) {
-  return dtype == DType::kBF16 ? Bf16Gemm::kGroup : dtype == DType::kS8 ? S8Gemm::kGroup : 1;
+  return WithGemmOf(dtype, []<typename X>() { return GemmTypes<X>::kGroup; });
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "kernels/gemm_types.h"
+#include "kernels/microkernel.h"
 #include "machine/cpu_features.h"
 
 namespace mmtune {
@@ -79,16 +80,17 @@ struct LowpGemvKernelEntry {
   LowpGemvAxpyBFn<Kind> axpy_b;  // M = 1, op(B) stored k-major (row-major B, no transpose)
 };
 
-// Every kernel compiled for `isa` (empty if none), in the order of the tile lists in
-// lowp_kernel_tables.h: by vectors wide, then rows, then k unroll.
-template <class Kind>
-std::span<const LowpMicroKernelEntry<Kind>> LowpMicroKernels(IsaLevel isa);
-template <class Kind>
-const LowpMicroKernelEntry<Kind>* FindLowpMicroKernel(IsaLevel isa, int mr, int nr, int k_unroll);
-template <class Kind>
-std::span<const LowpGemvKernelEntry<Kind>> LowpGemvKernels(IsaLevel isa);
-template <class Kind>
-const LowpGemvKernelEntry<Kind>* FindLowpGemvKernel(IsaLevel isa, int mr, int nr);
+// The registry (microkernel.h: MicroKernels<X>, FindMicroKernel<X>, ...) lists these entries.
+template <>
+struct KernelEntries<Bf16Gemm> {
+  using Micro = LowpMicroKernelEntry<Bf16Gemm>;
+  using Gemv = LowpGemvKernelEntry<Bf16Gemm>;
+};
+template <>
+struct KernelEntries<S8Gemm> {
+  using Micro = LowpMicroKernelEntry<S8Gemm>;
+  using Gemv = LowpGemvKernelEntry<S8Gemm>;
+};
 
 // Whether the CPU has the instructions `Kind`'s kernels at `isa` use beyond the ISA level itself:
 // AVX512_BF16 for bf16 and AVX512_VNNI for s8 at avx512; nothing more below.

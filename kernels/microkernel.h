@@ -85,18 +85,35 @@ struct GemvKernelEntry {
   GemvAxpyFn<T> axpy;
 };
 
-// Every kernel compiled for `isa` (empty if this build has none), in the order of the tile
-// lists in kernel_tables.h: by vectors wide, then rows, k unroll 1 before 4. DirectTile keeps
-// the first of equally costed tiles, so that order breaks its ties toward the narrower tile.
-template <typename T>
-std::span<const MicroKernelEntry<T>> MicroKernels(IsaLevel isa);
-template <typename T>
-std::span<const GemvKernelEntry<T>> GemvKernels(IsaLevel isa);
+// The kernel entry types of GEMM X (gemm_types.h): these for f32 and f64, the low-precision
+// ones for bf16 and s8 (lowp_microkernel.h).
+template <typename X>
+struct KernelEntries;
+template <>
+struct KernelEntries<float> {
+  using Micro = MicroKernelEntry<float>;
+  using Gemv = GemvKernelEntry<float>;
+};
+template <>
+struct KernelEntries<double> {
+  using Micro = MicroKernelEntry<double>;
+  using Gemv = GemvKernelEntry<double>;
+};
 
-template <typename T>
-const MicroKernelEntry<T>* FindMicroKernel(IsaLevel isa, int mr, int nr, int k_unroll);
-template <typename T>
-const GemvKernelEntry<T>* FindGemvKernel(IsaLevel isa, int mr, int nr);
+// The registry, one table per GEMM X and ISA level. Every kernel compiled for `isa` (empty if
+// this build has none), in the order of the tile lists in kernel_tables.h and
+// lowp_kernel_tables.h: by vectors wide, then rows, k unroll 1 before 4. DirectTile keeps the
+// first of equally costed tiles, so that order breaks its ties toward the narrower tile.
+template <typename X>
+std::span<const typename KernelEntries<X>::Micro> MicroKernels(IsaLevel isa);
+template <typename X>
+std::span<const typename KernelEntries<X>::Gemv> GemvKernels(IsaLevel isa);
+
+template <typename X>
+const typename KernelEntries<X>::Micro* FindMicroKernel(IsaLevel isa, int mr, int nr,
+                                                        int k_unroll);
+template <typename X>
+const typename KernelEntries<X>::Gemv* FindGemvKernel(IsaLevel isa, int mr, int nr);
 
 // Vector lanes of `T` at `isa` (NR and GEMV nr are multiples of it).
 int VectorLanes(IsaLevel isa, std::size_t element_size);

@@ -1,87 +1,81 @@
-// Looks kernels up in the per-ISA tables. Which tables exist is decided at build time: the x86
-// ISA translation units are compiled only for x86-64 targets.
+// The registry: looks kernels up in the per-ISA tables of every GEMM. Which tables exist is
+// decided at build time: the x86 ISA translation units are compiled only for x86-64 targets.
 #include <map>
 
 #include "kernels/kernel_tables.h"
+#include "kernels/lowp_kernel_tables.h"
 
 namespace mmtune {
 
-template <>
-std::span<const MicroKernelEntry<float>> MicroKernels<float>(IsaLevel isa) {
+namespace {
+
+// The table of `isa` among a GEMM's per-ISA tables (null where this build has none).
+template <typename Entry>
+std::span<const Entry> ByIsa(IsaLevel isa, std::span<const Entry> (*generic)(),
+                             std::span<const Entry> (*avx2)(), std::span<const Entry> (*avx512)()) {
   switch (isa) {
-    case IsaLevel::kGeneric: return GenericF32MicroKernels();
-#if MMTUNE_X86_KERNELS
-    case IsaLevel::kAvx2: return Avx2F32MicroKernels();
-    case IsaLevel::kAvx512: return Avx512F32MicroKernels();
-#else
-    default: break;
-#endif
+    case IsaLevel::kGeneric: return generic();
+    case IsaLevel::kAvx2: return avx2 != nullptr ? avx2() : std::span<const Entry>();
+    case IsaLevel::kAvx512: return avx512 != nullptr ? avx512() : std::span<const Entry>();
   }
   return {};
 }
 
-template <>
-std::span<const MicroKernelEntry<double>> MicroKernels<double>(IsaLevel isa) {
-  switch (isa) {
-    case IsaLevel::kGeneric: return GenericF64MicroKernels();
-#if MMTUNE_X86_KERNELS
-    case IsaLevel::kAvx2: return Avx2F64MicroKernels();
-    case IsaLevel::kAvx512: return Avx512F64MicroKernels();
-#else
-    default: break;
-#endif
-  }
-  return {};
-}
+}  // namespace
 
-template <>
-std::span<const GemvKernelEntry<float>> GemvKernels<float>(IsaLevel isa) {
-  switch (isa) {
-    case IsaLevel::kGeneric: return GenericF32GemvKernels();
 #if MMTUNE_X86_KERNELS
-    case IsaLevel::kAvx2: return Avx2F32GemvKernels();
-    case IsaLevel::kAvx512: return Avx512F32GemvKernels();
+#define MMTUNE_ISA_TABLES(NAME, KIND) \
+  Generic##NAME##KIND##Kernels, Avx2##NAME##KIND##Kernels, Avx512##NAME##KIND##Kernels
 #else
-    default: break;
+#define MMTUNE_ISA_TABLES(NAME, KIND) Generic##NAME##KIND##Kernels, nullptr, nullptr
 #endif
-  }
-  return {};
-}
 
-template <>
-std::span<const GemvKernelEntry<double>> GemvKernels<double>(IsaLevel isa) {
-  switch (isa) {
-    case IsaLevel::kGeneric: return GenericF64GemvKernels();
-#if MMTUNE_X86_KERNELS
-    case IsaLevel::kAvx2: return Avx2F64GemvKernels();
-    case IsaLevel::kAvx512: return Avx512F64GemvKernels();
-#else
-    default: break;
-#endif
-  }
-  return {};
-}
+// The registry of GEMM X, whose per-ISA tables are named <Isa>NAME{Micro,Gemv}Kernels.
+#define MMTUNE_REGISTRY(X, NAME)                                                        \
+  template <>                                                                          \
+  std::span<const KernelEntries<X>::Micro> MicroKernels<X>(IsaLevel isa) {              \
+    return ByIsa<KernelEntries<X>::Micro>(isa, MMTUNE_ISA_TABLES(NAME, Micro));         \
+  }                                                                                    \
+  template <>                                                                          \
+  std::span<const KernelEntries<X>::Gemv> GemvKernels<X>(IsaLevel isa) {                \
+    return ByIsa<KernelEntries<X>::Gemv>(isa, MMTUNE_ISA_TABLES(NAME, Gemv));           \
+  }                                                                                    \
+  template const KernelEntries<X>::Micro* FindMicroKernel<X>(IsaLevel, int, int, int); \
+  template const KernelEntries<X>::Gemv* FindGemvKernel<X>(IsaLevel, int, int);
 
-template <typename T>
-const MicroKernelEntry<T>* FindMicroKernel(IsaLevel isa, int mr, int nr, int k_unroll) {
-  for (const auto& entry : MicroKernels<T>(isa)) {
+template <typename X>
+const typename KernelEntries<X>::Micro* FindMicroKernel(IsaLevel isa, int mr, int nr,
+                                                        int k_unroll) {
+  for (const auto& entry : MicroKernels<X>(isa)) {
     if (entry.mr == mr && entry.nr == nr && entry.k_unroll == k_unroll) return &entry;
   }
   return nullptr;
 }
 
-template <typename T>
-const GemvKernelEntry<T>* FindGemvKernel(IsaLevel isa, int mr, int nr) {
-  for (const auto& entry : GemvKernels<T>(isa)) {
+template <typename X>
+const typename KernelEntries<X>::Gemv* FindGemvKernel(IsaLevel isa, int mr, int nr) {
+  for (const auto& entry : GemvKernels<X>(isa)) {
     if (entry.mr == mr && entry.nr == nr) return &entry;
   }
   return nullptr;
 }
 
-template const MicroKernelEntry<float>* FindMicroKernel<float>(IsaLevel, int, int, int);
-template const MicroKernelEntry<double>* FindMicroKernel<double>(IsaLevel, int, int, int);
-template const GemvKernelEntry<float>* FindGemvKernel<float>(IsaLevel, int, int);
-template const GemvKernelEntry<double>* FindGemvKernel<double>(IsaLevel, int, int);
+MMTUNE_REGISTRY(float, F32)
+MMTUNE_REGISTRY(double, F64)
+MMTUNE_REGISTRY(Bf16Gemm, Bf16)
+MMTUNE_REGISTRY(S8Gemm, S8)
+#undef MMTUNE_REGISTRY
+#undef MMTUNE_ISA_TABLES
+
+template <>
+bool CpuRunsLowp<Bf16Gemm>(const CpuFeatures& cpu, IsaLevel isa) {
+  return isa != IsaLevel::kAvx512 || cpu.avx512_bf16;
+}
+
+template <>
+bool CpuRunsLowp<S8Gemm>(const CpuFeatures& cpu, IsaLevel isa) {
+  return isa != IsaLevel::kAvx512 || cpu.avx512_vnni;
+}
 
 template <typename T>
 const SnugTiles<T>& SnugTiles<T>::Of(const MicroKernelEntry<T>& kernel) {

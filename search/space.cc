@@ -153,7 +153,7 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
                     const SpaceOptions& options, std::vector<KernelConfig>& out) {
   if (!CpuRunsLowp<Kind>(machine.cpu, isa)) return;
   if (problem.m == 1 || problem.n == 1) {
-    for (const LowpGemvKernelEntry<Kind>& kernel : LowpGemvKernels<Kind>(isa)) {
+    for (const LowpGemvKernelEntry<Kind>& kernel : GemvKernels<Kind>(isa)) {
       out.push_back(GemvConfig(isa, kernel, problem.threads));
     }
     return;
@@ -166,7 +166,7 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
       problem.threads > 1
           ? std::vector<ParallelLoop>{ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}
           : std::vector<ParallelLoop>{ParallelLoop::kJc};
-  for (const LowpMicroKernelEntry<Kind>& kernel : LowpMicroKernels<Kind>(isa)) {
+  for (const LowpMicroKernelEntry<Kind>& kernel : MicroKernels<Kind>(isa)) {
     const KernelConfig base = KernelBase(isa, kernel, problem.threads);
     AddPackedConfigs(problem, cache, base, a_elem, b_elem, 16,
                      {128 * scale, 256 * scale, 384 * scale}, loops, PrefetchVariants(options),

@@ -207,7 +207,7 @@ TYPED_TEST(LowpGemmTest, EveryMicroKernelOnEveryTileCorner) {
   int kernels_run = 0;
   for (IsaLevel isa : RunnableLevels()) {
     if (!Runnable<Kind>(isa)) continue;
-    for (const auto& entry : LowpMicroKernels<Kind>(isa)) {
+    for (const auto& entry : MicroKernels<Kind>(isa)) {
       const int mr = entry.mr, nr = entry.nr;
       for (std::int64_t k : {std::int64_t{1}, std::int64_t{G + 1}, std::int64_t{4 * G * 2 + 3}}) {
         std::vector<typename Kind::A> a(static_cast<std::size_t>(mr * k));
@@ -296,11 +296,11 @@ template <class Kind>
 KernelConfig RandomConfig(IsaLevel isa, std::int64_t m, std::int64_t n, std::mt19937_64& rng) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   if ((m == 1 || n == 1) && pick(0, 1) == 1) {
-    const auto gemvs = LowpGemvKernels<Kind>(isa);
+    const auto gemvs = GemvKernels<Kind>(isa);
     return GemvConfig(gemvs[static_cast<std::size_t>(pick(0, static_cast<int>(gemvs.size()) - 1))],
                       pick(1, 2));
   }
-  const auto kernels = LowpMicroKernels<Kind>(isa);
+  const auto kernels = MicroKernels<Kind>(isa);
   const auto& entry =
       kernels[static_cast<std::size_t>(pick(0, static_cast<int>(kernels.size()) - 1))];
   KernelConfig c;
@@ -369,7 +369,7 @@ TYPED_TEST(LowpGemmTest, EveryGemvKernelInEveryOrientation) {
   int cases = 0;
   for (IsaLevel isa : RunnableLevels()) {
     if (!Runnable<Kind>(isa)) continue;
-    for (const auto& entry : LowpGemvKernels<Kind>(isa)) {
+    for (const auto& entry : GemvKernels<Kind>(isa)) {
       const std::int64_t step = entry.nr * G;  // k values of the dot form's unrolled step
       const std::int64_t lanes = entry.nr;     // outputs of the axpy form's unrolled step
       const std::vector<std::array<std::int64_t, 2>> lengths_and_depths = {
@@ -408,7 +408,7 @@ TYPED_TEST(LowpGemmTest, EveryGemvKernelInEveryOrientation) {
 TYPED_TEST(LowpGemmTest, GemvPlanRejectsMatrixShapes) {
   using Kind = TypeParam;
   std::mt19937_64 rng(43);
-  const auto gemvs = LowpGemvKernels<Kind>(IsaLevel::kGeneric);
+  const auto gemvs = GemvKernels<Kind>(IsaLevel::kGeneric);
   ASSERT_FALSE(gemvs.empty());
   auto plan = GemmPlan<Kind>::Create(GemvConfig(gemvs[0], 1));
   ASSERT_TRUE(plan.ok()) << plan.error().message;
@@ -461,7 +461,7 @@ TYPED_TEST(LowpGemmTest, EveryParallelLoopAndBoundPlansMatchTheReference) {
   int cases = 0;
   for (IsaLevel isa : RunnableLevels()) {
     if (!Runnable<Kind>(isa)) continue;
-    const auto kernels = LowpMicroKernels<Kind>(isa);
+    const auto kernels = MicroKernels<Kind>(isa);
     for (const auto* entry : {&kernels.front(), &kernels.back()}) {
       for (ParallelLoop loop : {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}) {
         KernelConfig c;

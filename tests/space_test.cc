@@ -203,10 +203,10 @@ void ExpectLowpSpace(std::optional<IsaLevel> cap) {
         level = c.isa;
       }
       if (vector_shape) {
-        EXPECT_EQ(kernels.size(), LowpGemvKernels<Kind>(level).size());
-        EXPECT_EQ(space.size(), LowpGemvKernels<Kind>(level).size());
+        EXPECT_EQ(kernels.size(), GemvKernels<Kind>(level).size());
+        EXPECT_EQ(space.size(), GemvKernels<Kind>(level).size());
       } else {
-        EXPECT_EQ(kernels.size(), LowpMicroKernels<Kind>(level).size());
+        EXPECT_EQ(kernels.size(), MicroKernels<Kind>(level).size());
         const std::set<ParallelLoop> all_loops = {ParallelLoop::kJc, ParallelLoop::kIc,
                                                   ParallelLoop::kJr};
         EXPECT_EQ(loops, threads == 1 ? std::set<ParallelLoop>{ParallelLoop::kJc} : all_loops);
