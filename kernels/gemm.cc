@@ -125,11 +125,7 @@ Status GemmPlan<X>::Run(const GemmArgs<X>& args, ThreadPool& pool) const {
   }
   switch (config_.family) {
     case KernelFamily::kGemv:
-      if constexpr (GemmTypes<X>::kLowPrecision) {
-        detail::RunLowpGemv(config_, *gemv_kernel_, g, pool);
-      } else {
-        detail::RunGemv(config_, *gemv_kernel_, g, pool);
-      }
+      detail::RunGemv<X>(config_, *gemv_kernel_, g, pool);
       break;
     case KernelFamily::kDirect:
       // Create refused direct configs for the low-precision GEMMs (KernelConfig::ValidateFor).

@@ -1,12 +1,15 @@
-// The gemv family: M = 1 or N = 1 (decode steps, one token at a time). Memory-bound, so the
-// only goal is to stream the matrix once, sequentially, at full bandwidth:
-//   - dot form: the matrix's rows are contiguous along k; `mr` rows are read together, each
-//     dotted with the vector (x copied to contiguous memory first if it is strided);
-//   - axpy form: the matrix's rows run along the output; `mr` rows at a time are added, scaled,
-//     into a contiguous accumulator, which is scaled into C at the end.
-// Both kernels read the elements before the matrix's first cache-line boundary apart, so that
-// their main loops read whole lines (microkernel_impl.h, ElementsBeforeLine).
-// Threads split the output elements.
+// The gemv family of every GEMM: M = 1 or N = 1 (decode steps, one token at a time).
+// Memory-bound, so the only goal is to stream the matrix once, in place and sequentially, at
+// full bandwidth. One operand is the matrix and the other the vector (row-major terms):
+//   M = 1: c[0, j] = sum_p op(A)(0, p) * op(B)(p, j): the matrix is op(B), the vector A's row;
+//   N = 1: c[i, 0] = sum_p op(A)(i, p) * op(B)(p, 0): the matrix is op(A), the vector B's column.
+//   - dot form, where each output's k values are contiguous in the matrix: `mr` rows are read
+//     together, each dotted with the vector (copied to contiguous memory first if strided);
+//   - axpy form otherwise: the matrix's storage rows run along the output; `mr` of them at a
+//     time are added, scaled, into a contiguous accumulator, which is scaled into C at the end.
+// The f32 / f64 dot kernels apply alpha and beta themselves; the low-precision kernels return
+// raw sums in their own types (A and B differ for s8, so they come as an A-matrix and a B-matrix
+// variant), finished here. Threads split the output elements.
 #include <algorithm>
 #include <cstdint>
 
@@ -16,98 +19,124 @@
 namespace mmtune::detail {
 namespace {
 
-// The product as y (len outputs, stride incy) = alpha * M * x + beta * y, where M (len x k) is
-// given in one of two orientations.
-template <typename T>
-struct GemvShape {
-  std::int64_t len = 0;
-  std::int64_t k = 0;
-  bool dot = false;       // M's rows (one per output) are contiguous: M(r, p) = mat[r * ld + p]
-  const T* mat = nullptr; // otherwise M(r, p) = mat[p * ld + r] (rows of storage run along r)
-  std::int64_t ld = 0;
-  const T* x = nullptr;
-  std::int64_t incx = 1;
-  T* y = nullptr;
-  std::int64_t incy = 1;
-};
-
-template <typename T>
-GemvShape<T> Orient(const RowMajorGemm<T>& g) {
-  GemvShape<T> s;
-  s.k = g.k;
-  if (g.m == 1) {
-    // c[0, j] = sum_p op(A)(0, p) * op(B)(p, j): the matrix is op(B)^T, the vector row 0 of op(A).
-    s.len = g.n;
-    s.y = g.c;
-    s.incy = 1;
-    s.x = g.a.data;
-    s.incx = g.a.trans == Trans::kNo ? 1 : g.a.ld;
-    s.mat = g.b.data;
-    s.ld = g.b.ld;
+// alpha * sum + beta * out; out is not read when beta = 0; s32 wraps modulo 2^32.
+template <typename X>
+typename GemmTypes<X>::C Finish(typename GemmTypes<X>::C sum, typename GemmTypes<X>::Scalar alpha,
+                                typename GemmTypes<X>::Scalar beta,
+                                const typename GemmTypes<X>::C& out) {
+  using C = typename GemmTypes<X>::C;
+  if constexpr (std::is_floating_point_v<C>) {
+    return beta == C(0) ? alpha * sum : alpha * sum + beta * out;
   } else {
-    // c[i, 0] = sum_p op(A)(i, p) * op(B)(p, 0).
-    s.len = g.m;
-    s.y = g.c;
-    s.incy = g.ldc;
-    s.x = g.b.data;
-    s.incx = g.b.trans == Trans::kNo ? g.b.ld : 1;
-    s.mat = g.a.data;
-    s.ld = g.a.ld;
+    std::uint32_t value = static_cast<std::uint32_t>(alpha) * static_cast<std::uint32_t>(sum);
+    if (beta != 0) value += static_cast<std::uint32_t>(beta) * static_cast<std::uint32_t>(out);
+    return static_cast<C>(value);
   }
-  s.dot = GemvDotForm(g.m, g.a.trans, g.b.trans);
-  return s;
+}
+
+// A strided vector copied to contiguous memory of the calling thread (the dot form loads it in
+// whole vectors), or the vector itself when it already is.
+template <typename T>
+const T* Contiguous(const T* x, std::int64_t incx, std::int64_t k, WorkspaceSlot slot) {
+  if (incx == 1) return x;
+  T* copy = ThreadWorkspaceOf<T>(slot, static_cast<std::size_t>(k));
+  for (std::int64_t p = 0; p < k; ++p) copy[p] = x[p * incx];
+  return copy;
 }
 
 }  // namespace
 
-template <typename T>
-void RunGemv(const KernelConfig& config, const GemvKernelEntry<T>& kernel,
-             const RowMajorGemm<T>& g, ThreadPool& pool) {
-  GemvShape<T> s = Orient(g);
-  if (s.dot && s.incx != 1) {
-    T* x = ThreadWorkspaceOf<T>(WorkspaceSlot::kVector, static_cast<std::size_t>(s.k));
-    for (std::int64_t p = 0; p < s.k; ++p) x[p] = s.x[p * s.incx];
-    s.x = x;
-    s.incx = 1;
+template <typename X>
+void RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& kernel,
+             const RowMajorGemm<X>& g, ThreadPool& pool) {
+  using C = typename GemmTypes<X>::C;
+  constexpr bool kLowPrecision = GemmTypes<X>::kLowPrecision;
+  const bool vector_a = g.m == 1;
+  const bool dot = GemvDotForm(g.m, g.a.trans, g.b.trans);
+  const std::int64_t len = vector_a ? g.n : g.m;
+  const std::int64_t k = g.k;
+  const std::int64_t incy = vector_a ? g.c_col_stride : g.ldc;
+  // The vector's stride along k: A's row 0 or B's column 0; the dot form reads it contiguous.
+  std::int64_t incx =
+      vector_a ? (g.a.trans == Trans::kNo ? 1 : g.a.ld) : (g.b.trans == Trans::kNo ? g.b.ld : 1);
+  const auto* xa = g.a.data;
+  const auto* xb = g.b.data;
+  if (dot) {
+    if (vector_a) xa = Contiguous(xa, incx, k, WorkspaceSlot::kPackedA);
+    if (!vector_a) xb = Contiguous(xb, incx, k, WorkspaceSlot::kPackedB);
+    incx = 1;
   }
-  const int lanes_unit = std::max(1, config.nr);
+  const std::int64_t lda = g.a.ld;
+  const std::int64_t ldb = g.b.ld;
+
   const int team = std::max(1, std::min(config.threads, pool.size()));
   auto task = [&](int tid) {
-    std::int64_t first = 0, last = 0;
-    // Whole row-steps (dot) or whole vector-steps (axpy) per thread keep the kernels aligned.
-    const std::int64_t unit = s.dot ? config.mr : lanes_unit;
-    Partition(CeilDiv(s.len, unit), team, tid, &first, &last);
+    // Whole row steps (dot) or vector steps (axpy) per thread keep the kernels on their fast path.
+    const std::int64_t unit = dot ? config.mr : std::max(1, config.nr);
+    std::int64_t first = 0;
+    std::int64_t last = 0;
+    Partition(CeilDiv(len, unit), team, tid, &first, &last);
     const std::int64_t begin = first * unit;
-    const std::int64_t end = std::min(last * unit, s.len);
+    const std::int64_t end = std::min(last * unit, len);
     if (begin >= end) return;
     const std::int64_t count = end - begin;
-    if (s.dot) {
-      kernel.dot(count, s.k, s.mat + begin * s.ld, s.ld, s.x, s.y + begin * s.incy, s.incy,
-                 g.alpha, g.beta);
-      return;
-    }
-    // acc starts at the matrix columns' offset within a cache line: the kernel reads the
-    // columns before B's first line boundary apart, and its main loop then finds acc on whole
-    // lines as well.
-    const T* columns = s.mat + begin;
-    constexpr std::int64_t kLineElements = kCacheLineBytes / static_cast<std::int64_t>(sizeof(T));
-    const std::int64_t before_line = ElementsBeforeLine(columns);
-    const std::int64_t shift = before_line == 0 ? 0 : kLineElements - before_line;
-    T* acc = ThreadWorkspaceOf<T>(WorkspaceSlot::kVector, static_cast<std::size_t>(count + shift)) +
+    C* y = g.c + begin * incy;
+    C* sums = nullptr;
+    if (dot) {
+      if constexpr (!kLowPrecision) {
+        const auto* mat = vector_a ? g.b.data + begin * ldb : g.a.data + begin * lda;
+        kernel.dot(count, k, mat, vector_a ? ldb : lda, vector_a ? xa : xb, y, incy, g.alpha,
+                   g.beta);
+        return;
+      } else {
+        sums = ThreadWorkspaceOf<C>(WorkspaceSlot::kVector, static_cast<std::size_t>(count));
+        if (vector_a) {
+          kernel.dot_b(count, k, g.b.data + begin * ldb, ldb, xa, sums);
+        } else {
+          kernel.dot_a(count, k, g.a.data + begin * lda, lda, xb, sums);
+        }
+      }
+    } else {
+      // f32 / f64: the sums start at the matrix columns' offset within a cache line: the kernel
+      // reads the columns before the matrix's first line boundary apart (microkernel_impl.h),
+      // and its main loop then finds the sums on whole lines as well.
+      std::int64_t shift = 0;
+      if constexpr (!kLowPrecision) {
+        constexpr std::int64_t kLineElements =
+            kCacheLineBytes / static_cast<std::int64_t>(sizeof(C));
+        const std::int64_t before_line =
+            ElementsBeforeLine(vector_a ? g.b.data + begin : g.a.data + begin);
+        shift = before_line == 0 ? 0 : kLineElements - before_line;
+      }
+      sums = ThreadWorkspaceOf<C>(WorkspaceSlot::kVector, static_cast<std::size_t>(count + shift)) +
              shift;
-    std::fill(acc, acc + count, T(0));
-    kernel.axpy(s.k, count, s.x, s.incx, columns, s.ld, acc);
+      std::fill(sums, sums + count, C(0));
+      if constexpr (kLowPrecision) {
+        if (vector_a) {
+          kernel.axpy_b(k, count, xa, incx, g.b.data + begin, ldb, sums);
+        } else {
+          kernel.axpy_a(k, count, xb, incx, g.a.data + begin, lda, sums);
+        }
+      } else {
+        kernel.axpy(k, count, vector_a ? xa : xb, incx,
+                    vector_a ? g.b.data + begin : g.a.data + begin, vector_a ? ldb : lda, sums);
+      }
+    }
     for (std::int64_t r = 0; r < count; ++r) {
-      T& out = s.y[(begin + r) * s.incy];
-      out = g.beta == T(0) ? g.alpha * acc[r] : g.alpha * acc[r] + g.beta * out;
+      C& out = y[r * incy];
+      out = Finish<X>(sums[r], g.alpha, g.beta, out);
     }
   };
   pool.Run(team, task);
 }
 
-template void RunGemv<float>(const KernelConfig&, const GemvKernelEntry<float>&,
-                             const RowMajorGemm<float>&, ThreadPool&);
-template void RunGemv<double>(const KernelConfig&, const GemvKernelEntry<double>&,
-                              const RowMajorGemm<double>&, ThreadPool&);
+#define MMTUNE_INSTANTIATE_RUN_GEMV(X)                                                  \
+  template void RunGemv<X>(const KernelConfig&, const typename KernelEntries<X>::Gemv&, \
+                           const RowMajorGemm<X>&, ThreadPool&);
+MMTUNE_INSTANTIATE_RUN_GEMV(float)
+MMTUNE_INSTANTIATE_RUN_GEMV(double)
+MMTUNE_INSTANTIATE_RUN_GEMV(Bf16Gemm)
+MMTUNE_INSTANTIATE_RUN_GEMV(S8Gemm)
+#undef MMTUNE_INSTANTIATE_RUN_GEMV
 
 }  // namespace mmtune::detail

@@ -126,13 +126,9 @@ inline void RunDirectTilePlan(const DirectTilePlan<T>& plan, const T* a, const T
   }
 }
 
-// The gemv family (M = 1 or N = 1): gemm_gemv.cc for f32 and f64, lowp_gemv.cc for bf16 and s8,
-// whose kernels return raw sums in the operands' own types.
-template <typename T>
-void RunGemv(const KernelConfig& config, const GemvKernelEntry<T>& kernel,
-             const RowMajorGemm<T>& g, ThreadPool& pool);
-template <class Kind>
-void RunLowpGemv(const KernelConfig& config, const LowpGemvKernelEntry<Kind>& kernel,
-                 const RowMajorGemm<Kind>& g, ThreadPool& pool);
+// The gemv family for every GEMM (M = 1 or N = 1; gemm_gemv.cc).
+template <typename X>
+void RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& kernel,
+             const RowMajorGemm<X>& g, ThreadPool& pool);
 
 }  // namespace mmtune::detail
