@@ -23,6 +23,7 @@
 #include "tuner/quiet_peaks.h"
 #include "tuner/roofline.h"
 #include "tuner/shape_sets.h"
+#include "tuner/shard_cost.h"
 #include "tuner/tune_lock.h"
 #include "tuner/tune_session.h"
 
@@ -200,6 +201,7 @@ void RunTune(const TuneOptions& options, Context& context) {
   if (!threads) return context.Fail(kExitUsage, threads.error().message);
 
   std::vector<Problem> problems;
+  std::size_t listed = 0;  // shapes or recorded problems before sharding
   if (!options.from_record.empty()) {
     // The record's problems carry their dtype, layout, transposes and threads; most
     // time-consuming first, so an interrupted or budget-limited run tunes what matters most.
@@ -217,18 +219,40 @@ void RunTune(const TuneOptions& options, Context& context) {
       problem.threads = std::min(problem.threads, std::max(1, machine->topology.cores));
       all.push_back(problem);
     }
-    problems = ApplyShard(all, shard);
+    listed = all.size();
+    problems = ApplyShard(all, shard, EstimatedTuneCost);
   } else {
-    for (const Shape& shape : ApplyShard(*shapes, shard)) {
+    auto problems_of = [&](const Shape& shape) {
+      std::vector<Problem> of_shape;
       for (int count : threads->counts) {
-        problems.push_back(Problem{kind->dtype, kind->layout, kind->trans_a, kind->trans_b,
+        of_shape.push_back(Problem{kind->dtype, kind->layout, kind->trans_a, kind->trans_b,
                                    shape.m, shape.n, shape.k, count});
       }
+      return of_shape;
+    };
+    auto cost = [&](const Shape& shape) {
+      double sum = 0.0;
+      for (const Problem& problem : problems_of(shape)) sum += EstimatedTuneCost(problem);
+      return sum;
+    };
+    listed = shapes->size();
+    for (const Shape& shape : ApplyShard(*shapes, shard, cost)) {
+      for (const Problem& problem : problems_of(shape)) problems.push_back(problem);
     }
   }
+  if (problems.empty() && (listed == 0 || shard.count == 1)) {
+    return context.Fail(kExitUsage, "nothing to tune: the list is empty");
+  }
   if (problems.empty()) {
-    return context.Fail(kExitUsage, "nothing to tune: the shape list (or this shard of it) is "
-                                    "empty");
+    // More shards than items: this shard's DB is still created, empty, so that a merge of every
+    // shard's DB (docs/deploy.md) finds one file per shard.
+    auto store = TuningStore::Open(options.db, DbOpenMode::kReadWrite);
+    if (!store) return context.Fail(kExitFailure, store.error().message);
+    const char* what = options.from_record.empty() ? " shape" : " recorded problem";
+    *context.err << "mmtune: shard " << options.shard << " has nothing to tune (" << listed
+                 << what << (listed == 1 ? "" : "s") << " for " << shard.count << " shards); "
+                 << options.db << " holds no winners\n";
+    return;
   }
 
   // The DB is opened (and so checked) before any wait for another tune; the lock is released
@@ -341,7 +365,8 @@ void SetupTuneCommand(CLI::App& app, Context& context) {
                  "Exit with an error at once when another tune runs on this machine or this DB, "
                  "instead of waiting for it (one tune at a time keeps timings undisturbed)");
   tune->add_option("--shard", options->shard,
-                   "Tune only part i of N of the shape list (i/N, 0-based), for N machines");
+                   "Tune only part i of N of the shape list (i/N, 0-based), for N machines; "
+                   "parts are balanced by estimated cost");
   tune->add_option("--from-record", options->from_record,
                    "Tune the problems an application recorded with MMTUNE_RECORD (most "
                    "time-consuming first; each keeps its dtype, layout, transposes and threads, "

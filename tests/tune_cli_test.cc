@@ -195,6 +195,36 @@ TEST(TuneCliTest, TuneStoresAWinnerPerShapeAndPrintsATable) {
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM sessions WHERE status = 'finished'"), 1);
 }
 
+// Five shards of a three-shape list, as a Slurm array of five tasks runs them: every shard exits
+// 0, the two with nothing to do say so in one line and still leave an (empty) DB, and merging
+// all five DBs gives every shape its winner.
+TEST(TuneCliTest, MoreShardsThanShapesAllSucceedAndMergeToEveryShape) {
+  const std::string dir = FreshTestDir("tune_shards");
+  std::string inputs;
+  int idle = 0;
+  for (int index = 0; index < 5; ++index) {
+    const std::string db = dir + "/tune-" + std::to_string(index) + ".db";
+    const RunResult r =
+        RunMmtune("tune --db '" + db + "' --shapes 8x8x8,24x24x24,1x64x64 --strategy model " +
+                  "--budget 0 --threads 1 --shard " + std::to_string(index) + "/5");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    if (r.err.find("has nothing to tune") != std::string::npos) {
+      ++idle;
+      EXPECT_EQ(Lines(r.err), 1) << r.err;
+      EXPECT_TRUE(r.out.empty()) << r.out;
+      EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 0);
+    } else {
+      EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 1) << r.err;
+    }
+    inputs += " '" + db + "'";
+  }
+  EXPECT_EQ(idle, 2);
+  const std::string fleet = dir + "/fleet.db";
+  const RunResult merged = RunMmtune("merge --out '" + fleet + "'" + inputs);
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  EXPECT_EQ(QueryInt(fleet, "SELECT COUNT(*) FROM winners"), 3);
+}
+
 // Counts measurements of the search (not the confirm round) that were repeated for the same
 // problem and config: resuming must never re-run one.
 std::int64_t RepeatedSearchMeasurements(const std::string& db) {

@@ -23,6 +23,7 @@
 #include "tuner/roofline.h"
 #include "tuner/sample_stats.h"
 #include "tuner/shape_sets.h"
+#include "tuner/shard_cost.h"
 #include "tuner/tune_session.h"
 #include "tests/synthetic_machine.h"
 
@@ -437,16 +438,17 @@ TEST(ShapeSetsTest, CsvAndJsonFiles) {
 }
 
 TEST(ShapeSetsTest, ShardsAreDisjointAndCoverEverything) {
+  const auto unit = [](const Shape&) { return 1.0; };
   std::vector<Shape> shapes;
   for (int i = 1; i <= 10; ++i) shapes.push_back({i, i, i});
   shapes.push_back({3, 3, 3});  // a repeat goes to exactly one shard
   std::multiset<std::int64_t> seen;
   for (int index = 0; index < 3; ++index) {
-    for (const Shape& s : ApplyShard(shapes, Shard{index, 3})) seen.insert(s.m);
+    for (const Shape& s : ApplyShard(shapes, Shard{index, 3}, unit)) seen.insert(s.m);
   }
   EXPECT_EQ(seen.size(), 10u);
   EXPECT_EQ(std::set<std::int64_t>(seen.begin(), seen.end()).size(), 10u);
-  EXPECT_EQ(ApplyShard(shapes, Shard{1, 3}), ApplyShard(shapes, Shard{1, 3}));
+  EXPECT_EQ(ApplyShard(shapes, Shard{1, 3}, unit), ApplyShard(shapes, Shard{1, 3}, unit));
   auto shard = ParseShard("2/4");
   ASSERT_TRUE(shard.ok());
   EXPECT_EQ(shard->index, 2);
@@ -454,6 +456,47 @@ TEST(ShapeSetsTest, ShardsAreDisjointAndCoverEverything) {
   for (const char* bad : {"4/4", "-1/4", "1/0", "1", "a/b", "1/4x"}) {
     EXPECT_FALSE(ParseShard(bad).ok()) << bad;
   }
+}
+
+// One costly shape and many cheap ones: the costly one takes a shard of its own and the cheap
+// ones fill the others evenly (round-robin would give shard 0 the costly shape and a share of
+// the rest). Every shard's items keep the list's order.
+TEST(ShapeSetsTest, ShardsBalanceTheirCost) {
+  std::vector<Shape> shapes = {{1, 1, 1}, {1000, 1, 1}};
+  for (int i = 2; i <= 9; ++i) shapes.push_back({i, 1, 1});
+  const auto cost = [](const Shape& s) { return static_cast<double>(s.m); };
+  const std::vector<Shape> first = ApplyShard(shapes, Shard{0, 3}, cost);
+  EXPECT_EQ(first, (std::vector<Shape>{{1000, 1, 1}}));
+  double load[2] = {0, 0};
+  std::multiset<std::int64_t> seen;
+  for (int index = 1; index < 3; ++index) {
+    const std::vector<Shape> mine = ApplyShard(shapes, Shard{index, 3}, cost);
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      load[index - 1] += cost(mine[i]);
+      seen.insert(mine[i].m);
+      if (i > 0) {
+        EXPECT_LT(mine[i - 1].m, mine[i].m);  // list order
+      }
+    }
+  }
+  EXPECT_EQ(seen.size(), 9u);
+  EXPECT_LE(std::abs(load[0] - load[1]), 9.0);  // 1 + ... + 9 = 45 split within one item
+  // More shards than shapes: the extra shards are empty.
+  EXPECT_TRUE(ApplyShard(std::vector<Shape>{{2, 2, 2}}, Shard{1, 2}, cost).empty());
+}
+
+// The estimate grows with the flops, is the same for every machine (a fixed reference space)
+// and gives a GEMV, whose space is small, far less than a matrix shape of equal flops.
+TEST(ShardCostTest, GrowsWithFlopsAndKnowsSmallSpaces) {
+  const double small = EstimatedTuneCost(MakeProblem(DType::kF32, 256, 256, 256));
+  const double big = EstimatedTuneCost(MakeProblem(DType::kF32, 1024, 1024, 1024));
+  EXPECT_GT(small, 0.0);
+  EXPECT_GT(big, 32.0 * small);
+  const double gemv = EstimatedTuneCost(MakeProblem(DType::kF32, 1, 4096, 4096));
+  const double matrix = EstimatedTuneCost(MakeProblem(DType::kF32, 64, 256, 1024));
+  EXPECT_LT(gemv, matrix / 4);
+  EXPECT_EQ(EstimatedTuneCost(MakeProblem(DType::kBF16, 128, 768, 768)),
+            EstimatedTuneCost(MakeProblem(DType::kBF16, 128, 768, 768)));
 }
 
 TEST(RooflineTest, ComputeAndMemoryBound) {

@@ -1,6 +1,6 @@
 // Where the shapes to tune come from: built-in presets, a comma-separated list on the command
 // line, or a CSV/JSON file; and `--shard i/N`, which splits the list deterministically so that N
-// machines of one type tune disjoint parts (merged later).
+// machines of one type tune disjoint parts of about equal cost (merged later).
 #pragma once
 
 #include <algorithm>
@@ -40,19 +40,33 @@ struct Shard {
 // "i/N" with 0 <= i < N.
 Result<Shard> ParseShard(std::string_view text);
 
-// Removes repeated items (first occurrence stays), then keeps the items whose position is
-// `index` modulo `count`. For shapes and for whole problems (`tune --from-record`).
-template <typename Item>
-std::vector<Item> ApplyShard(const std::vector<Item>& items, const Shard& shard) {
+// Removes repeated items (first occurrence stays), then splits them between the `shard.count`
+// shards by `cost(item)` (a double): the costliest first, each to the shard with the least cost
+// so far (ties: the lowest index). Returns shard `shard.index`'s items in list order. Every
+// machine computes the same split from the same list and costs. For shapes and for whole
+// problems (`tune --from-record`).
+template <typename Item, typename Cost>
+std::vector<Item> ApplyShard(const std::vector<Item>& items, const Shard& shard, Cost&& cost) {
   std::vector<Item> unique;
   for (const Item& item : items) {
     if (std::find(unique.begin(), unique.end(), item) == unique.end()) unique.push_back(item);
   }
+  std::vector<double> costs;
+  for (const Item& item : unique) costs.push_back(cost(item));
+  std::vector<std::size_t> order(unique.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return costs[x] > costs[y]; });
+  std::vector<double> load(static_cast<std::size_t>(shard.count), 0.0);
+  std::vector<bool> taken(unique.size(), false);
+  for (std::size_t i : order) {
+    const auto least = std::min_element(load.begin(), load.end()) - load.begin();
+    load[static_cast<std::size_t>(least)] += costs[i];
+    taken[i] = least == shard.index;
+  }
   std::vector<Item> mine;
   for (std::size_t i = 0; i < unique.size(); ++i) {
-    if (static_cast<int>(i % static_cast<std::size_t>(shard.count)) == shard.index) {
-      mine.push_back(unique[i]);
-    }
+    if (taken[i]) mine.push_back(unique[i]);
   }
   return mine;
 }
