@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "mmtune/result.h"
 
@@ -35,8 +36,25 @@ constexpr float ToFloat(BFloat16 value) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(value.bits) << 16);
 }
 
-// Converts a whole buffer; the spans must have the same size (else nothing is written).
-Status ToBFloat16(std::span<const float> values, std::span<BFloat16> out);
-Status ToFloat(std::span<const BFloat16> values, std::span<float> out);
+// Converts a whole buffer; the spans must have the same size (else nothing is written). Inline,
+// like the conversions above, so that using them needs no library symbol.
+inline Status ToBFloat16(std::span<const float> values, std::span<BFloat16> out) {
+  if (values.size() != out.size()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "conversion of " + std::to_string(values.size()) +
+                         " values into a buffer of " + std::to_string(out.size()));
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = ToBFloat16(values[i]);
+  return OkStatus();
+}
+inline Status ToFloat(std::span<const BFloat16> values, std::span<float> out) {
+  if (values.size() != out.size()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "conversion of " + std::to_string(values.size()) +
+                         " values into a buffer of " + std::to_string(out.size()));
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = ToFloat(values[i]);
+  return OkStatus();
+}
 
 }  // namespace mmtune
