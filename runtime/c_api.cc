@@ -2,9 +2,12 @@
 // per-thread message, and never lets a C++ exception cross into C.
 #include "mmtune/mmtune.h"
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "mmtune/bf16.h"
 #include "mmtune/runtime.h"
@@ -289,6 +292,44 @@ mmtune_status mmtune_gemm_s8s8s32(mmtune_runtime* runtime, int layout, int trans
                                   int32_t beta, int32_t* c, int64_t ldc) {
   return GemmFromC("mmtune_gemm_s8s8s32", runtime, layout, trans_a, trans_b, m, n, k, alpha, a,
                    lda, b, ldb, beta, c, ldc);
+}
+
+int64_t mmtune_lookup_json(const mmtune_runtime* runtime, const char* dtype, int layout,
+                           int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, char* json,
+                           int64_t size) {
+  constexpr const char* kRoutine = "mmtune_lookup_json";
+  try {
+    KindFromC kind;
+    if (CheckKind(kRoutine, runtime, layout, trans_a, trans_b, &kind) != MMTUNE_OK) return -1;
+    auto parsed = mmtune::ParseDType(dtype == nullptr ? "" : dtype);
+    if (!parsed) return FailIn(kRoutine, MMTUNE_INVALID_ARGUMENT, parsed.error().message), -1;
+    const mmtune::Problem problem{*parsed, kind.layout, kind.trans_a, kind.trans_b, m, n, k, 1};
+    if (auto valid = problem.Validate(); !valid) {
+      return FailIn(kRoutine, MMTUNE_INVALID_ARGUMENT, valid.error().message), -1;
+    }
+    if (size < 0 || (size > 0 && json == nullptr)) {
+      return FailIn(kRoutine, MMTUNE_INVALID_ARGUMENT, "json is NULL or size negative"), -1;
+    }
+    const mmtune::LookupReport report = runtime->runtime->Lookup(problem);
+    nlohmann::json out = {{"tier", mmtune::ToString(report.tier)},
+                          {"config", report.config_text},
+                          {"config_json", nlohmann::json::parse(report.config_json, nullptr,
+                                                                false)},
+                          {"threads", report.threads},
+                          {"threads_reason", report.threads_reason},
+                          {"tuned", nullptr},
+                          {"gflops", report.gflops}};
+    if (report.tier != mmtune::LookupTier::kDefault) out["tuned"] = report.tuned.ToString();
+    const std::string text = out.dump();
+    if (size > 0) {
+      const std::size_t copied = std::min(text.size(), static_cast<std::size_t>(size - 1));
+      text.copy(json, copied);
+      json[copied] = '\0';
+    }
+    return static_cast<int64_t>(text.size());
+  } catch (const std::exception& e) {
+    return FailIn(kRoutine, MMTUNE_INTERNAL, e.what()), -1;
+  }
 }
 
 void mmtune_f32_to_bf16(const float* values, mmtune_bf16* out, int64_t count) {

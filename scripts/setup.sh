@@ -40,6 +40,7 @@ packages=(
   libhwloc-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
   libbenchmark-dev libgtest-dev libgmock-dev
   libblas3 libblas-test
+  python3 python3-numpy python3-pytest
   libjs-chart.js
 )
 if [[ $with_peers == 1 ]]; then

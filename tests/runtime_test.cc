@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "db/store.h"
 #include "kernels/default_config.h"
 #include "kernels/gemm_args.h"
@@ -1262,6 +1264,47 @@ TEST_F(RuntimeTest, CApiFixedGemms) {
   mmtune_fixed_dgemm_free(fixed_d);
   mmtune_fixed_sgemm_free(empty);
   mmtune_fixed_sgemm_free(nullptr);
+}
+
+// mmtune_lookup_json: the lookup as JSON, snprintf-style (size 0 asks for the length, a short
+// buffer is truncated and NUL-terminated), and one-line errors for bad arguments.
+TEST(CApiTest, LookupJsonReportsTheTierAndTheConfig) {
+  mmtune_runtime* runtime = nullptr;
+  ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK);
+  const std::int64_t length = mmtune_lookup_json(runtime, "bf16", MMTUNE_ROW_MAJOR,
+                                                 MMTUNE_NO_TRANS, MMTUNE_TRANS, 64, 48, 32,
+                                                 nullptr, 0);
+  ASSERT_GT(length, 0) << mmtune_last_error();
+  std::string text(static_cast<std::size_t>(length) + 1, 'x');
+  ASSERT_EQ(mmtune_lookup_json(runtime, "bf16", MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_TRANS,
+                               64, 48, 32, text.data(), length + 1),
+            length);
+  EXPECT_EQ(text[static_cast<std::size_t>(length)], '\0');
+  text.resize(static_cast<std::size_t>(length));
+  const nlohmann::json report = nlohmann::json::parse(text);
+  EXPECT_EQ(report["tier"], "default");
+  EXPECT_TRUE(report["tuned"].is_null());
+  EXPECT_GE(report["threads"].get<int>(), 1);
+  EXPECT_FALSE(report["config"].get<std::string>().empty());
+  EXPECT_TRUE(report["config_json"].is_object());
+  char short_buffer[8];
+  EXPECT_EQ(mmtune_lookup_json(runtime, "bf16", MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_TRANS,
+                               64, 48, 32, short_buffer, sizeof short_buffer),
+            length);
+  EXPECT_EQ(std::string(short_buffer), text.substr(0, 7));
+
+  EXPECT_EQ(mmtune_lookup_json(runtime, "f16", MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS,
+                               4, 4, 4, nullptr, 0),
+            -1);
+  EXPECT_NE(std::string(mmtune_last_error()).find("mmtune_lookup_json"), std::string::npos);
+  EXPECT_EQ(mmtune_lookup_json(runtime, "f32", MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS,
+                               -1, 4, 4, nullptr, 0),
+            -1);
+  EXPECT_EQ(mmtune_lookup_json(runtime, "f32", 7, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 4, 4, 4,
+                               nullptr, 0),
+            -1);
+  EXPECT_NE(std::string(mmtune_last_error()).find("layout"), std::string::npos);
+  mmtune_close(runtime);
 }
 
 // s8s8s32: the reference sums the signed products in 64 bits; the runtime must equal it modulo

@@ -108,6 +108,16 @@ mmtune_status mmtune_gemm_s8s8s32(mmtune_runtime* runtime, int layout, int trans
                                   const int8_t* a, int64_t lda, const int8_t* b, int64_t ldb,
                                   int32_t beta, int32_t* c, int64_t ldc);
 
+/* What the runtime would run for a problem of `dtype` ("f32", "f64", "bf16" or "s8"), as a JSON
+ * object: {"tier": "exact"|"nearest"|"default", "config": one line, "config_json": the config,
+ * "threads": N, "threads_reason": why, "tuned": the tuned problem or null, "gflops": measured
+ * when tuned}. Writes at most `size` bytes (NUL included) into `json` and returns the length of
+ * the whole text without the NUL, so a call with size 0 asks how much room it needs; -1 on a
+ * bad argument (mmtune_last_error says which). */
+int64_t mmtune_lookup_json(const mmtune_runtime* runtime, const char* dtype, int layout,
+                           int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, char* json,
+                           int64_t size);
+
 /* Conversions of `count` values: f32 to bf16 rounds to nearest, ties to even (NaN stays NaN,
  * overflow becomes Inf); bf16 to f32 is exact. */
 void mmtune_f32_to_bf16(const float* values, mmtune_bf16* out, int64_t count);
