@@ -1,13 +1,15 @@
 #!/bin/sh
 # `cmake --install` into a fresh prefix, then what an application developer does with it: the
 # three examples built out of tree against the prefix (C through pkg-config, C++ and a BLAS
-# program through find_package) and run; the libraries' sonames and their exported symbols
+# program through find_package) and run; the Python package imported from the prefix, finding
+# the library and the CLI by itself; the libraries' sonames and their exported symbols
 # (only the public API); the installed CLI and the package files.
-#   install_test.sh BUILD_DIR SOURCE_DIR C_COMPILER
+#   install_test.sh BUILD_DIR SOURCE_DIR C_COMPILER [PYTHON]
 set -eu
 build=$1
 source=$2
 cc=$3
+python=${4:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix="$work/prefix"
@@ -63,4 +65,17 @@ for example in cpp blas; do
 done
 "$work/cpp/gemm" | grep -q "matches the reference" || fail "the C++ example failed"
 "$work/blas/sgemm" | grep -q "matches the reference" || fail "the BLAS example failed"
+
+# Python: the installed package finds libmmtune.so and the CLI relative to itself.
+if [ -n "$python" ] && "$python" -c "import numpy" 2>/dev/null; then
+  site="$prefix/lib/python3/dist-packages"
+  [ -e "$site/mmtune/__init__.py" ] || fail "the Python package is not in $site"
+  env -u LD_LIBRARY_PATH -u MMTUNE_LIBRARY -u MMTUNE_CLI PYTHONPATH="$site" "$python" -c '
+import numpy as np, mmtune, mmtune._library as lib
+a = np.arange(12, dtype=np.float32).reshape(3, 4)
+with mmtune.Runtime() as rt:
+    assert np.array_equal(rt.matmul(a, a.T), a @ a.T)
+assert lib.cli_path().startswith("'"$prefix"'"), lib.cli_path()
+' || fail "the installed Python package does not work"
+fi
 echo "install_test: prefix, examples, sonames and exports are right"

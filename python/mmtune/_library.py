@@ -1,0 +1,71 @@
+"""Finds and declares libmmtune.so and the mmtune CLI."""
+
+import ctypes
+import os
+import shutil
+
+try:  # written by `cmake --install`: where the library and the CLI lie, relative to this file
+    from mmtune._install_paths import BINDIR, LIBDIR
+except ImportError:  # the source tree
+    BINDIR = LIBDIR = None
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _library_path():
+    if os.environ.get("MMTUNE_LIBRARY"):
+        return os.environ["MMTUNE_LIBRARY"]
+    if LIBDIR is not None:
+        candidate = os.path.join(_HERE, LIBDIR, "libmmtune.so.0")
+        if os.path.exists(candidate):
+            return candidate
+    return "libmmtune.so.0"
+
+
+def cli_path():
+    """The mmtune executable: MMTUNE_CLI, the install's, or the one on PATH."""
+    if os.environ.get("MMTUNE_CLI"):
+        return os.environ["MMTUNE_CLI"]
+    if BINDIR is not None:
+        candidate = os.path.join(_HERE, BINDIR, "mmtune")
+        if os.path.exists(candidate):
+            return candidate
+    found = shutil.which("mmtune")
+    if found is None:
+        raise FileNotFoundError("the mmtune CLI is not found: set MMTUNE_CLI or put it on PATH")
+    return found
+
+
+_i64 = ctypes.c_int64
+_int = ctypes.c_int
+_p = ctypes.c_void_p
+
+
+class Options(ctypes.Structure):
+    """mmtune_options of mmtune/mmtune.h."""
+    _fields_ = [("db_path", ctypes.c_char_p), ("max_threads", _int),
+                ("allow_compatible", _int), ("record_path", ctypes.c_char_p)]
+
+
+def load():
+    lib = ctypes.CDLL(_library_path())
+    lib.mmtune_options_init.argtypes = [ctypes.POINTER(Options)]
+    lib.mmtune_options_init.restype = None
+    lib.mmtune_open_with_options.argtypes = [ctypes.POINTER(Options), ctypes.POINTER(_p)]
+    lib.mmtune_open_with_options.restype = _int
+    lib.mmtune_close.argtypes = [_p]
+    lib.mmtune_close.restype = None
+    lib.mmtune_last_error.argtypes = []
+    lib.mmtune_last_error.restype = ctypes.c_char_p
+    gemm_head = [_p, _int, _int, _int, _i64, _i64, _i64]
+    for name, scalar in (("mmtune_sgemm", ctypes.c_float), ("mmtune_dgemm", ctypes.c_double),
+                         ("mmtune_gemm_bf16", ctypes.c_float),
+                         ("mmtune_gemm_u8s8s32", ctypes.c_int32),
+                         ("mmtune_gemm_s8s8s32", ctypes.c_int32)):
+        function = getattr(lib, name)
+        function.argtypes = gemm_head + [scalar, _p, _i64, _p, _i64, scalar, _p, _i64]
+        function.restype = _int
+    lib.mmtune_lookup_json.argtypes = [_p, ctypes.c_char_p, _int, _int, _int, _i64, _i64, _i64,
+                                       ctypes.c_char_p, _i64]
+    lib.mmtune_lookup_json.restype = _i64
+    return lib

@@ -1,0 +1,208 @@
+"""Runtime, matmul, lookup and tune over the C API."""
+
+import ctypes
+import json
+import os
+import subprocess
+
+import numpy as np
+
+from mmtune import _library
+
+_ROW_MAJOR, _COL_MAJOR = 101, 102
+_NO_TRANS, _TRANS = 111, 112
+
+# (A dtype, B dtype) -> (C function, C dtype, scalar type, dtype name for lookup)
+_GEMMS = {
+    (np.dtype(np.float32), np.dtype(np.float32)): ("mmtune_sgemm", np.float32, float, "f32"),
+    (np.dtype(np.float64), np.dtype(np.float64)): ("mmtune_dgemm", np.float64, float, "f64"),
+    (np.dtype(np.uint16), np.dtype(np.uint16)): ("mmtune_gemm_bf16", np.float32, float, "bf16"),
+    (np.dtype(np.uint8), np.dtype(np.int8)): ("mmtune_gemm_u8s8s32", np.int32, int, "s8"),
+    (np.dtype(np.int8), np.dtype(np.int8)): ("mmtune_gemm_s8s8s32", np.int32, int, "s8"),
+}
+
+_lib = None
+
+
+def _c():
+    global _lib
+    if _lib is None:
+        _lib = _library.load()
+    return _lib
+
+
+class Error(RuntimeError):
+    """A failure the library reported; `status` is the C API's mmtune_status code."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+def _check(status):
+    if status != 0:
+        raise Error(_c().mmtune_last_error().decode(), status)
+
+
+def _operand(x, layout):
+    """(transpose flag, leading dimension, array) describing matrix x in `layout` terms without
+    a copy where one of its strides is the element size; otherwise of a C-ordered copy."""
+    rows, cols = x.shape
+    item = x.itemsize
+    s0, s1 = x.strides
+    # In row-major terms the storage of op(X) = X runs along s1 (no transpose) or along s0
+    # (transposed); column-major the other way round.
+    along, across = (s1, s0) if layout == _ROW_MAJOR else (s0, s1)
+    lines, length = (rows, cols) if layout == _ROW_MAJOR else (cols, rows)
+
+    if x.size == 0:  # K = 0: nothing is read
+        return _NO_TRANS, max(1, length), x
+
+    def fits(unit_stride, line_stride, n_lines, line_length):
+        unit = unit_stride == item or line_length <= 1
+        spaced = line_stride >= 0 and line_stride % item == 0 and \
+            (n_lines <= 1 or line_stride // item >= max(1, line_length))
+        return unit and spaced
+
+    if fits(along, across, lines, length):
+        return _NO_TRANS, max(1, length, across // item if lines > 1 else 0), x
+    if fits(across, along, length, lines):
+        return _TRANS, max(1, lines, along // item if length > 1 else 0), x
+    copy = np.ascontiguousarray(x) if layout == _ROW_MAJOR else np.asfortranarray(x)
+    return _operand(copy, layout)
+
+
+class Runtime:
+    """An mmtune runtime: the winners of `db` (a `mmtune tune` DB or an export) for this machine;
+    without a db, the analytical defaults. `max_threads` = 0: every core this process may use
+    (MMTUNE_NUM_THREADS caps it); `allow_compatible`: also the winners of machines with the same
+    ISA level and caches. Use as a context manager, or close() it."""
+
+    def __init__(self, db=None, max_threads=0, allow_compatible=False):
+        self._handle = None
+        options = _library.Options()
+        _c().mmtune_options_init(ctypes.byref(options))
+        options.db_path = None if db is None else os.fsencode(db)
+        options.max_threads = int(max_threads)
+        options.allow_compatible = int(bool(allow_compatible))
+        handle = ctypes.c_void_p()
+        _check(_c().mmtune_open_with_options(ctypes.byref(options), ctypes.byref(handle)))
+        self._handle = handle
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            _c().mmtune_close(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def _live(self):
+        if not self._handle:
+            raise ValueError("this mmtune.Runtime is closed")
+        return self._handle
+
+    def matmul(self, a, b, out=None):
+        """out = a @ b. a and b: 2-D arrays of float32, float64, bfloat16 bits (uint16, giving
+        float32), int8 x int8 or uint8 x int8 (giving int32, exact modulo 2^32), C or Fortran
+        order or transposed views, read in place where one stride is the element size (copied
+        otherwise). out: None (a new C-ordered array) or an array of the result's shape and
+        dtype with one unit stride, overwritten."""
+        a = np.asarray(a)
+        b = np.asarray(b)
+        if a.ndim != 2 or b.ndim != 2:
+            raise ValueError(f"matmul needs 2-D arrays, got {a.ndim}-D and {b.ndim}-D")
+        gemm = _GEMMS.get((a.dtype, b.dtype))
+        if gemm is None:
+            raise TypeError(f"no mmtune GEMM for {a.dtype} x {b.dtype}: use float32, float64, "
+                            "uint16 (bfloat16 bits), int8 x int8 or uint8 x int8")
+        function, c_dtype, scalar, _ = gemm
+        (m, k), (k2, n) = a.shape, b.shape
+        if k != k2:
+            raise ValueError(f"shapes {a.shape} and {b.shape} do not multiply (K {k} != {k2})")
+        if out is None:
+            out = np.empty((m, n), dtype=c_dtype)
+        else:
+            if not isinstance(out, np.ndarray) or out.dtype != np.dtype(c_dtype) or \
+                    out.shape != (m, n):
+                raise ValueError(f"out must be a {np.dtype(c_dtype)} array of shape {(m, n)}")
+            if not out.flags.writeable:
+                raise ValueError("out is read-only")
+        if m == 0 or n == 0:
+            return out
+        item = out.itemsize
+        s0, s1 = out.strides
+        if (s1 == item or n == 1) and s0 % item == 0 and (m == 1 or s0 // item >= n):
+            layout, ldc = _ROW_MAJOR, max(1, n, s0 // item if m > 1 else 0)
+        elif (s0 == item or m == 1) and s1 % item == 0 and (n == 1 or s1 // item >= m):
+            layout, ldc = _COL_MAJOR, max(1, m, s1 // item if n > 1 else 0)
+        else:
+            raise ValueError("out must have one unit stride (C or Fortran order, or a view of "
+                             "one), since the GEMM writes it in place")
+        ta, lda, a = _operand(a, layout)
+        tb, ldb, b = _operand(b, layout)
+        _check(getattr(_c(), function)(
+            self._live(), layout, ta, tb, m, n, k, scalar(1), a.ctypes.data, lda, b.ctypes.data,
+            ldb, scalar(0), out.ctypes.data, ldc))
+        return out
+
+    def lookup(self, m, n, k, dtype="f32", layout="row", trans="NN"):
+        """What the runtime runs for the problem: a dict with tier ("exact", "nearest",
+        "default"), config (one line), config_json, threads, threads_reason, tuned, gflops."""
+        if layout not in ("row", "col"):
+            raise ValueError(f"layout must be 'row' or 'col', not {layout!r}")
+        if len(trans) != 2 or any(t not in "NT" for t in trans):
+            raise ValueError(f"trans must be NN, NT, TN or TT, not {trans!r}")
+        flags = [_TRANS if t == "T" else _NO_TRANS for t in trans]
+        args = [self._live(), str(dtype).encode(), _ROW_MAJOR if layout == "row" else _COL_MAJOR,
+                flags[0], flags[1], int(m), int(n), int(k)]
+        length = _c().mmtune_lookup_json(*args, None, 0)
+        if length < 0:
+            raise ValueError(_c().mmtune_last_error().decode())
+        buffer = ctypes.create_string_buffer(length + 1)
+        _c().mmtune_lookup_json(*args, buffer, length + 1)
+        return json.loads(buffer.value.decode())
+
+
+def _shape_text(shape):
+    if isinstance(shape, str):
+        return shape
+    m, n, k = shape
+    return f"{int(m)}x{int(n)}x{int(k)}"
+
+
+def tune(shapes, db, dtype="f32", budget=None, threads=None, strategy=None, extra_args=()):
+    """Runs `mmtune tune` on this machine for `shapes` ("MxNxK" strings or (m, n, k) tuples)
+    into `db` and returns each shape's winner as Runtime.lookup reports it, with "shape" added.
+    Raises Error with the CLI's message when the tune fails."""
+    texts = [_shape_text(s) for s in shapes]
+    if not texts:
+        raise ValueError("tune needs at least one shape")
+    command = [_library.cli_path(), "tune", "--db", os.fspath(db), "--shapes", ",".join(texts),
+               "--dtype", str(dtype)]
+    if budget is not None:
+        command += ["--budget", str(budget)]
+    if threads is not None:
+        command += ["--threads", str(threads)]
+    if strategy is not None:
+        command += ["--strategy", str(strategy)]
+    command += [str(arg) for arg in extra_args]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        raise Error(lines[-1] if lines else f"mmtune tune exited {done.returncode}",
+                    done.returncode)
+    winners = []
+    with Runtime(db=db) as runtime:
+        for text in texts:
+            m, n, k = (int(v) for v in text.lower().split("x"))
+            winner = runtime.lookup(m, n, k, dtype=dtype)
+            winner["shape"] = text
+            winners.append(winner)
+    return winners

@@ -1,0 +1,145 @@
+"""The Python package against the reference (NumPy in double / exact integers): every dtype,
+C and Fortran order, transposed and strided views, `out`, errors, lookup and tune."""
+
+import numpy as np
+import pytest
+
+import mmtune
+
+RNG = np.random.default_rng(7)
+
+
+def bf16_bits(x):
+    """float32 -> bfloat16 bits, round to nearest even (as mmtune's conversion)."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def bf16_value(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+@pytest.fixture(scope="module")
+def rt():
+    with mmtune.Runtime() as runtime:
+        yield runtime
+
+
+def views(x):
+    """x itself, in Fortran order, as a transposed view of a transposed copy, and strided."""
+    yield "C", x
+    yield "F", np.asfortranarray(x)
+    yield "T-view", np.ascontiguousarray(x.T).T
+    wide = np.zeros((x.shape[0], 2 * x.shape[1] + 3), dtype=x.dtype)
+    wide[:, 1:2 * x.shape[1] + 1:2] = x
+    yield "strided", wide[:, 1:2 * x.shape[1] + 1:2]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 5, 3), (33, 17, 65), (1, 40, 30), (40, 1, 30)])
+def test_real_matmul_in_every_order(rt, dtype, shape):
+    m, n, k = shape
+    a = RNG.standard_normal((m, k)).astype(dtype)
+    b = RNG.standard_normal((k, n)).astype(dtype)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    tol = 1e-4 if dtype == np.float32 else 1e-11
+    for a_name, a_view in views(a):
+        for b_name, b_view in views(b):
+            c = rt.matmul(a_view, b_view)
+            assert c.dtype == dtype and c.shape == (m, n)
+            np.testing.assert_allclose(c, want, rtol=tol, atol=tol * np.sqrt(k),
+                                       err_msg=f"A {a_name}, B {b_name}")
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_out_is_written_in_place_and_nan_is_not_read(rt, order):
+    a = RNG.standard_normal((9, 11)).astype(np.float32)
+    b = RNG.standard_normal((11, 6)).astype(np.float32)
+    out = np.full((9, 6), np.nan, dtype=np.float32, order=order)
+    result = rt.matmul(a, b, out=out)
+    assert result is out
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+    # A column-strided view of a bigger array with a canary around it.
+    big = np.full((9, 14), -7.0, dtype=np.float32)
+    rt.matmul(a, b, out=big[:, 2:8])
+    np.testing.assert_allclose(big[:, 2:8], a @ b, rtol=1e-5, atol=1e-5)
+    assert np.all(big[:, :2] == -7.0) and np.all(big[:, 8:] == -7.0)
+
+
+def test_bf16_matmul(rt):
+    a = RNG.standard_normal((24, 40)).astype(np.float32)
+    b = RNG.standard_normal((40, 16)).astype(np.float32)
+    a16, b16 = bf16_bits(a), bf16_bits(b)
+    want = bf16_value(a16).astype(np.float64) @ bf16_value(b16).astype(np.float64)
+    for _, b_view in views(b16):
+        c = rt.matmul(a16, b_view)
+        assert c.dtype == np.float32
+        np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("a_dtype", [np.int8, np.uint8])
+def test_int8_matmul_is_exact(rt, a_dtype):
+    info = np.iinfo(a_dtype)
+    a = RNG.integers(info.min, info.max + 1, size=(13, 300), dtype=a_dtype)
+    b = RNG.integers(-128, 128, size=(300, 10), dtype=np.int8)
+    want = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
+    for _, a_view in views(a):
+        for _, b_view in views(b):
+            c = rt.matmul(a_view, b_view)
+            assert c.dtype == np.int32
+            np.testing.assert_array_equal(c, want)
+
+
+def test_empty_and_zero_k(rt):
+    assert rt.matmul(np.zeros((0, 3), np.float32), np.zeros((3, 4), np.float32)).shape == (0, 4)
+    c = rt.matmul(np.zeros((2, 0), np.float32), np.zeros((0, 3), np.float32))
+    np.testing.assert_array_equal(c, np.zeros((2, 3), np.float32))
+
+
+def test_bad_input_raises_clear_errors(rt):
+    f = np.zeros((3, 4), np.float32)
+    with pytest.raises(TypeError, match="float16"):
+        rt.matmul(f.astype(np.float16), f.T.astype(np.float16))
+    with pytest.raises(TypeError, match="float32 x float64"):
+        rt.matmul(f, np.zeros((4, 2), np.float64))
+    with pytest.raises(ValueError, match="do not multiply"):
+        rt.matmul(f, f)
+    with pytest.raises(ValueError, match="2-D"):
+        rt.matmul(np.zeros(3, np.float32), f)
+    with pytest.raises(ValueError, match="out must be a float32 array of shape"):
+        rt.matmul(f, f.T, out=np.zeros((3, 3), np.float64))
+    with pytest.raises(ValueError, match="unit stride"):
+        rt.matmul(f, f.T, out=np.zeros((6, 6), np.float32)[::2, ::2])
+    with pytest.raises(ValueError, match="read-only"):
+        out = np.zeros((3, 3), np.float32)
+        out.flags.writeable = False
+        rt.matmul(f, f.T, out=out)
+    with pytest.raises(ValueError, match="lookup_json"):
+        rt.lookup(4, 4, 4, dtype="f16")
+    with pytest.raises(mmtune.Error, match="does not exist") as raised:
+        mmtune.Runtime(db="/nonexistent/mmtune.db")
+    assert raised.value.status == 3  # MMTUNE_NOT_FOUND
+    closed = mmtune.Runtime()
+    closed.close()
+    with pytest.raises(ValueError, match="closed"):
+        closed.matmul(f, f.T)
+
+
+def test_lookup_without_a_db_is_the_default(rt):
+    report = rt.lookup(128, 768, 768, dtype="f32")
+    assert report["tier"] == "default"
+    assert report["threads"] >= 1
+    assert report["config"]
+
+
+def test_tune_returns_exact_winners(tmp_path):
+    db = tmp_path / "tuned.db"
+    winners = mmtune.tune(["16x16x16", (1, 64, 64)], db=db, budget=0, threads=1,
+                          strategy="model")
+    assert [w["shape"] for w in winners] == ["16x16x16", "1x64x64"]
+    assert all(w["tier"] == "exact" for w in winners), winners
+    with mmtune.Runtime(db=db) as tuned:
+        a = RNG.standard_normal((16, 16)).astype(np.float32)
+        np.testing.assert_allclose(tuned.matmul(a, a), a @ a, rtol=1e-5, atol=1e-5)
+    with pytest.raises(mmtune.Error, match="shape"):
+        mmtune.tune(["0x4x4"], db=db)
