@@ -81,15 +81,11 @@ struct LowpGemvKernelEntry {
 };
 
 // The registry (microkernel.h: MicroKernels<X>, FindMicroKernel<X>, ...) lists these entries.
-template <>
-struct KernelEntries<Bf16Gemm> {
-  using Micro = LowpMicroKernelEntry<Bf16Gemm>;
-  using Gemv = LowpGemvKernelEntry<Bf16Gemm>;
-};
-template <>
-struct KernelEntries<S8Gemm> {
-  using Micro = LowpMicroKernelEntry<S8Gemm>;
-  using Gemv = LowpGemvKernelEntry<S8Gemm>;
+template <class Kind>
+  requires Kind::kLowPrecision
+struct KernelEntries<Kind> {
+  using Micro = LowpMicroKernelEntry<Kind>;
+  using Gemv = LowpGemvKernelEntry<Kind>;
 };
 
 // Whether the CPU has the instructions `Kind`'s kernels at `isa` use beyond the ISA level itself:

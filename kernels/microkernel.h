@@ -3,6 +3,7 @@
 // vector), and keep no state.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -89,15 +90,10 @@ struct GemvKernelEntry {
 // ones for bf16 and s8 (lowp_microkernel.h).
 template <typename X>
 struct KernelEntries;
-template <>
-struct KernelEntries<float> {
-  using Micro = MicroKernelEntry<float>;
-  using Gemv = GemvKernelEntry<float>;
-};
-template <>
-struct KernelEntries<double> {
-  using Micro = MicroKernelEntry<double>;
-  using Gemv = GemvKernelEntry<double>;
+template <std::floating_point T>
+struct KernelEntries<T> {
+  using Micro = MicroKernelEntry<T>;
+  using Gemv = GemvKernelEntry<T>;
 };
 
 // The registry, one table per GEMM X and ISA level. Every kernel compiled for `isa` (empty if

@@ -225,18 +225,13 @@ void PackAGrouped(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, 
   }
 }
 
+// op(B)'s columns are the rows of op(B)^T, which is B's view with the other transpose flag, so
+// B's panels are A's panels of that view.
 template <typename T>
 void PackBGrouped(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
                   std::int64_t cols, int nr, int group, T* packed) {
-  // op(B)(p, j) = b.At(p, j): columns are the lines.
-  const bool k_contiguous = b.trans == Trans::kYes;
-  const std::int64_t line_stride = k_contiguous ? b.ld : 1;
-  const std::int64_t k_stride = k_contiguous ? 1 : b.ld;
-  for (std::int64_t panel = 0; panel < cols; panel += nr) {
-    const int valid = static_cast<int>(cols - panel < nr ? cols - panel : nr);
-    packed = PackPanelOfGroup<T>(group, nr, valid, depth, &b.At(row0, col0 + panel), line_stride,
-                                 k_stride, packed);
-  }
+  const MatrixView<T> transposed{b.data, b.ld, b.trans == Trans::kNo ? Trans::kYes : Trans::kNo};
+  PackAGrouped(transposed, col0, cols, row0, depth, nr, group, packed);
 }
 
 }  // namespace

@@ -12,25 +12,26 @@ except ImportError:  # the source tree
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _library_path():
-    if os.environ.get("MMTUNE_LIBRARY"):
-        return os.environ["MMTUNE_LIBRARY"]
-    if LIBDIR is not None:
-        candidate = os.path.join(_HERE, LIBDIR, "libmmtune.so.0")
+def _installed(variable, directory, name):
+    """The file `name` from the environment variable, else from the install's `directory`
+    (relative to this package), else None."""
+    if os.environ.get(variable):
+        return os.environ[variable]
+    if directory is not None:
+        candidate = os.path.join(_HERE, directory, name)
         if os.path.exists(candidate):
             return candidate
-    return "libmmtune.so.0"
+    return None
+
+
+def _library_path():
+    """libmmtune.so: MMTUNE_LIBRARY, the install's, or the system library path's."""
+    return _installed("MMTUNE_LIBRARY", LIBDIR, "libmmtune.so.0") or "libmmtune.so.0"
 
 
 def cli_path():
     """The mmtune executable: MMTUNE_CLI, the install's, or the one on PATH."""
-    if os.environ.get("MMTUNE_CLI"):
-        return os.environ["MMTUNE_CLI"]
-    if BINDIR is not None:
-        candidate = os.path.join(_HERE, BINDIR, "mmtune")
-        if os.path.exists(candidate):
-            return candidate
-    found = shutil.which("mmtune")
+    found = _installed("MMTUNE_CLI", BINDIR, "mmtune") or shutil.which("mmtune")
     if found is None:
         raise FileNotFoundError("the mmtune CLI is not found: set MMTUNE_CLI or put it on PATH")
     return found
