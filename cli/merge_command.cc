@@ -41,7 +41,8 @@ void SetupMergeCommand(CLI::App& app, Context& context) {
   auto options = std::make_shared<MergeCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "merge",
-      "Fold several tuning DBs (e.g. one per 'mmtune tune --shard i/N' machine) into one: "
+      "Fold several tuning DBs or JSON exports (e.g. one per 'mmtune tune --shard i/N' "
+      "machine) into one: "
       "machines by fingerprint, and per machine and shape the winner with the most GFLOP/s "
       "(a tie keeps the one already there). Inputs are only read; merging again changes "
       "nothing. Measurements and sessions are not copied.");
@@ -50,9 +51,10 @@ void SetupMergeCommand(CLI::App& app, Context& context) {
                       "new file, created complete or not at all")
       ->required();
   command->add_option("inputs", options->inputs,
-                      "Tuning DBs to merge, in order of preference on ties")
+                      "Tuning DBs or JSON exports ('mmtune export --format json') to merge, in "
+                      "order of preference on ties")
       ->required()
-      ->type_name("DB");
+      ->type_name("FILE");
   command->callback([options, &context]() { RunMerge(*options, context); });
 }
 

@@ -185,16 +185,10 @@ std::string NameMachines(const std::vector<MachineRecord>& machines) {
   return names;
 }
 
-// What an export writes: the selected machines and their winners.
-struct Selection {
-  std::vector<MachineRecord> machines;
-  std::vector<WinnerRecord> winners;
-};
-
-Result<Selection> SelectForExport(const TuningStore& source, const ExportOptions& options) {
+Result<WinnerSet> SelectForExport(const TuningStore& source, const ExportOptions& options) {
   auto machines = source.Machines();
   if (!machines) return machines.error();
-  Selection selection;
+  WinnerSet selection;
   if (options.machines.kind == MachineSelection::Kind::kAll) {
     selection.machines = std::move(*machines);
     auto winners = source.Winners("");
@@ -239,7 +233,7 @@ Result<Selection> SelectForExport(const TuningStore& source, const ExportOptions
 // transaction; the file then leaves WAL mode, because a WAL file cannot be opened read-only from
 // a read-only directory (SQLite must create its `-shm` beside it), which is where deployed files
 // tend to live.
-Status WriteSqliteExport(const std::string& path, const Selection& selection) {
+Status WriteSqliteExport(const std::string& path, const WinnerSet& selection) {
   {
     auto store = TuningStore::Open(path, DbOpenMode::kReadWrite);
     if (!store) return store.error();
@@ -259,44 +253,11 @@ Status WriteSqliteExport(const std::string& path, const Selection& selection) {
   return OkStatus();
 }
 
-nlohmann::json ExportDocument(const Selection& selection) {
-  nlohmann::json machines = nlohmann::json::array();
-  for (const MachineRecord& machine : selection.machines) {
-    machines.push_back({{"fingerprint", machine.fingerprint},
-                        {"fingerprint_basis", machine.fingerprint_basis},
-                        {"description", machine.description},
-                        {"peaks", machine.peaks}});
-  }
-  nlohmann::json winners = nlohmann::json::array();
-  for (const WinnerRecord& winner : selection.winners) {
-    nlohmann::json config;
-    to_json(config, winner.config);
-    const Problem& problem = winner.problem;
-    winners.push_back({{"fingerprint", winner.fingerprint},
-                       {"dtype", ToString(problem.dtype)},
-                       {"layout", ToString(problem.layout)},
-                       {"trans", TransPairToString(problem.trans_a, problem.trans_b)},
-                       {"m", problem.m},
-                       {"n", problem.n},
-                       {"k", problem.k},
-                       {"threads", problem.threads},
-                       {"config", std::move(config)},
-                       {"gflops", winner.gflops},
-                       {"median_seconds", winner.median_seconds},
-                       {"default_gflops", winner.default_gflops},
-                       {"updated_at", winner.updated_at}});
-  }
-  return {{"schema_version", kExportJsonSchemaVersion},
-          {"generator", std::string("mmtune ") + kVersion + " (" + kGitRevision + ")"},
-          {"machines", std::move(machines)},
-          {"winners", std::move(winners)}};
-}
-
-Status WriteJsonExport(const std::string& path, const Selection& selection) {
+Status WriteJsonExport(const std::string& path, const WinnerSet& selection) {
   // Invalid UTF-8 from a hostile description is replaced rather than thrown, so dumping cannot
   // fail.
   const std::string text =
-      ExportDocument(selection).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+      ExportDocumentOf(selection).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
       "\n";
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -352,6 +313,21 @@ class MergedContent {
   std::vector<WinnerRecord> winners_;
   std::map<std::string, std::size_t, std::less<>> winner_index_;
 };
+
+// The machines and winners of one merge input: an mmtune DB, or a JSON export.
+Result<WinnerSet> ReadMergeInput(const std::string& path) {
+  if (LooksLikeJson(path)) return ReadExportDocument(path);
+  auto store = TuningStore::Open(path, DbOpenMode::kReadOnly);
+  if (!store) return store.error();
+  WinnerSet content;
+  auto machines = store->Machines();
+  if (!machines) return machines.error();
+  content.machines = std::move(*machines);
+  auto winners = store->Winners("");
+  if (!winners) return winners.error();
+  content.winners = std::move(*winners);
+  return content;
+}
 
 // Imports `content` into `store` and counts what the output holds afterwards.
 Result<MergeSummary> ImportMerged(TuningStore& store, const MergedContent& content) {
@@ -469,13 +445,9 @@ Result<MergeSummary> MergeStores(const std::string& out_path,
                        "input " + input + " is the output itself (its winners take part in the "
                        "merge anyway)");
     }
-    auto store = TuningStore::Open(input, DbOpenMode::kReadOnly);
-    if (!store) return store.error();
-    auto machines = store->Machines();
-    if (!machines) return machines.error();
-    auto winners = store->Winners("");
-    if (!winners) return winners.error();
-    content.Add(std::move(*machines), std::move(*winners));
+    auto input_content = ReadMergeInput(input);
+    if (!input_content) return input_content.error();
+    content.Add(std::move(input_content->machines), std::move(input_content->winners));
   }
 
   if (output->exists) {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "db/export_document.h"
 #include "db/store.h"
 #include "mmtune/result.h"
 
@@ -21,19 +22,11 @@ namespace mmtune {
 
 enum class ExportFormat : std::uint8_t {
   kSqlite,  // an mmtune DB (current schema) in rollback-journal mode, readable from read-only dirs
-  kJson,    // one JSON document, see `kExportJsonSchemaVersion`
+  kJson,    // one JSON document, see `kExportJsonSchemaVersion` (db/export_document.h)
 };
 const char* ToString(ExportFormat format);
 // "sqlite" or "json".
 Result<ExportFormat> ParseExportFormat(std::string_view text);
-
-// The JSON export's layout version, written as "schema_version". Version 1:
-//   {"schema_version": 1, "generator": "mmtune X.Y.Z (rev)",
-//    "machines": [{"fingerprint", "fingerprint_basis", "description", "peaks"}],
-//    "winners": [{"fingerprint", "dtype", "layout", "trans", "m", "n", "k", "threads",
-//                 "config", "gflops", "median_seconds", "default_gflops", "updated_at"}]}
-// A reader must refuse a version it does not know; fields may be added within a version.
-inline constexpr int kExportJsonSchemaVersion = 1;
 
 // Which machines' winners an export keeps.
 struct MachineSelection {
@@ -79,14 +72,15 @@ struct MergeSummary {
   std::int64_t winners = 0;   // in the output afterwards
 };
 
-// Folds the machines and winners of `inputs` (mmtune DBs, opened read-only and left
-// byte-identical) into `out_path`, an existing mmtune DB whose own winners compete too, or a new
+// Folds the machines and winners of `inputs` (mmtune DBs or JSON exports, opened read-only and
+// left byte-identical) into `out_path`, an existing mmtune DB whose own winners compete too, or a new
 // file. Machines are matched by fingerprint; one keeps its description and gains measured peaks
 // only when it has none. For each machine and problem the winner with the highest gflops stays
 // (a tie keeps the one already in the output, or the earlier input), so merging the same inputs
 // again changes nothing. Only machines, problems, configs and winners are written; the whole
 // merge is one transaction. Every input and the output are checked before anything is written:
-// a missing, foreign, non-SQLite or newer-schema file is an error and nothing changes.
+// a missing, foreign, non-SQLite or newer-schema file, or a JSON document that is not a readable
+// export, is an error and nothing changes. An input starting with '{' is read as JSON.
 Result<MergeSummary> MergeStores(const std::string& out_path,
                                  const std::vector<std::string>& inputs);
 

@@ -687,6 +687,114 @@ TEST(DeployMergeTest, AnyBadFileWritesNothing) {
   EXPECT_FALSE(std::filesystem::exists(dir / "new.db"));
 }
 
+// The winners of `path` as comparable text: machine, problem, config, speeds and tuning time.
+std::vector<std::string> WinnerRows(const std::string& path) {
+  std::vector<std::string> rows;
+  for (const WinnerRecord& w : ReadWinners(path)) {
+    rows.push_back(w.fingerprint + " " + w.problem.ToString() + " " + w.config.ToString() + " " +
+                   std::to_string(w.gflops) + " " + std::to_string(w.median_seconds) + " " +
+                   std::to_string(w.default_gflops) + " " + w.updated_at);
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+TEST(DeployMergeTest, JsonExportsMergeLikeTheDbsTheyCameFrom) {
+  ScratchDir dir("json_merge");
+  const std::string a = dir / "a.db";
+  const std::string b = dir / "b.db";
+  WriteTuningDb(a, TwoMachines());
+  WriteTuningDb(b, {Tuned{TestMachine(1), 128, 60, 25.0, TestPeaks()},
+                    Tuned{TestMachine(2), 1024, 480, 7.0, nullptr}});
+  const std::string a_json = dir / "a.json";
+  ASSERT_TRUE(ExportWinners(a, a_json, ExportAll(ExportFormat::kJson)).ok());
+  // Leading white space, as an editor or a pipe may leave, does not hide the JSON.
+  const std::string document = Slurp(a_json);
+  { std::ofstream(a_json, std::ios::trunc) << "\n  " << document; }
+
+  const std::string from_dbs = dir / "from_dbs.db";
+  auto expected = MergeStores(from_dbs, {a, b});
+  ASSERT_TRUE(expected.ok()) << expected.error().message;
+  const std::string from_json = dir / "from_json.db";
+  auto merged = MergeStores(from_json, {a_json, b});
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_EQ(merged->machines, expected->machines);
+  EXPECT_EQ(merged->winners, expected->winners);
+  EXPECT_EQ(WinnerRows(from_json), WinnerRows(from_dbs));
+  EXPECT_EQ(QueryText(from_json, "SELECT peaks FROM machines WHERE fingerprint = '" +
+                                     TestMachine(1).fingerprint + "'"),
+            TestPeaks().dump());
+  EXPECT_EQ(QueryText(from_json, "SELECT description FROM machines WHERE fingerprint = '" +
+                                     TestMachine(2).fingerprint + "'"),
+            QueryText(from_dbs, "SELECT description FROM machines WHERE fingerprint = '" +
+                                    TestMachine(2).fingerprint + "'"));
+  EXPECT_EQ(Slurp(a_json), "\n  " + document) << "an input was changed";
+
+  // Merging the JSON again into the result changes nothing.
+  auto again = MergeStores(from_json, {a_json});
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->changes.winners_added + again->changes.winners_replaced, 0);
+}
+
+TEST(DeployMergeTest, BadJsonInputsWriteNothingAndNameTheFault) {
+  ScratchDir dir("bad_json");
+  const std::string good = dir / "good.db";
+  WriteTuningDb(good, TwoMachines());
+  const std::string json = dir / "good.json";
+  ASSERT_TRUE(ExportWinners(good, json, ExportAll(ExportFormat::kJson)).ok());
+  const nlohmann::json document = nlohmann::json::parse(Slurp(json));
+
+  struct Case {
+    std::string name;
+    std::string text;
+    ErrorCode code;
+    std::string says;
+  };
+  auto edited = [&](auto&& edit) {
+    nlohmann::json copy = document;
+    edit(copy);
+    return copy.dump();
+  };
+  const std::vector<Case> cases = {
+      {"truncated", document.dump().substr(0, 40), ErrorCode::kCorrupt, "not valid JSON"},
+      {"not_an_export", "{\"a\": 1}", ErrorCode::kCorrupt, "schema_version"},
+      {"newer", edited([](auto& d) { d["schema_version"] = 2; }), ErrorCode::kUnsupported,
+       "schema version 2"},
+      {"no_winners", edited([](auto& d) { d.erase("winners"); }), ErrorCode::kCorrupt,
+       "\"winners\""},
+      {"dtype", edited([](auto& d) { d["winners"][1]["dtype"] = "f128"; }), ErrorCode::kCorrupt,
+       "winner 1"},
+      {"m_zero", edited([](auto& d) { d["winners"][0]["m"] = 0; }), ErrorCode::kCorrupt, "\"m\""},
+      {"m_text", edited([](auto& d) { d["winners"][0]["m"] = "64"; }), ErrorCode::kCorrupt,
+       "\"m\""},
+      {"config", edited([](auto& d) { d["winners"][0]["config"]["family"] = "magic"; }),
+       ErrorCode::kCorrupt, "config"},
+      {"negative", edited([](auto& d) { d["winners"][2]["gflops"] = -1.0; }),
+       ErrorCode::kCorrupt, "gflops"},
+      {"orphan", edited([](auto& d) { d["machines"].erase(0); }), ErrorCode::kCorrupt,
+       "does not hold"},
+      {"twice", edited([](auto& d) { d["machines"].push_back(d["machines"][0]); }),
+       ErrorCode::kCorrupt, "twice"},
+      {"no_fingerprint", edited([](auto& d) { d["machines"][0].erase("fingerprint"); }),
+       ErrorCode::kCorrupt, "machine 0"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string bad = dir / (c.name + ".json");
+    { std::ofstream(bad) << c.text; }
+    const std::set<std::string> files = FilesIn(dir.path());
+    const std::string before = Slurp(good);
+    auto merged = MergeStores(dir / "new.db", {good, bad});
+    ASSERT_FALSE(merged.ok());
+    EXPECT_EQ(merged.error().code, c.code) << merged.error().message;
+    EXPECT_NE(merged.error().message.find(c.says), std::string::npos) << merged.error().message;
+    EXPECT_NE(merged.error().message.find(bad), std::string::npos) << merged.error().message;
+    EXPECT_EQ(merged.error().message.find('\n'), std::string::npos);
+    EXPECT_EQ(FilesIn(dir.path()), files);
+    EXPECT_EQ(Slurp(good), before);
+  }
+}
+
 // ---- CLI ------------------------------------------------------------------------------------
 
 // ExpectOneLineError comes from tests/cli_test_util.h (shared by the CLI tests).
@@ -808,7 +916,23 @@ TEST(DeployCliTest, MergeSummarisesAndIsIdempotent) {
       1);
   ExpectOneLineError(
       RunMmtune("merge --out " + Quote(dir / "new.db") + " " + Quote(dir / "missing.db")), 1);
+  const std::string broken = dir / "broken.json";
+  { std::ofstream(broken) << "{\"schema_version\": 1, \"machines\": ["; }
+  ExpectOneLineError(
+      RunMmtune("merge --out " + Quote(dir / "new.db") + " " + Quote(broken)), 1);
   EXPECT_FALSE(std::filesystem::exists(dir / "new.db"));
+
+  // A JSON export merges like the DB it came from.
+  const std::string exported = dir / "b.json";
+  const RunResult export_run =
+      RunMmtune("export --machine all --format json --db " + Quote(b) + " --out " +
+                Quote(exported));
+  ASSERT_EQ(export_run.exit_code, 0) << export_run.err;
+  const RunResult from_json =
+      RunMmtune("merge --out " + Quote(dir / "from_json.db") + " " + Quote(exported));
+  ASSERT_EQ(from_json.exit_code, 0) << from_json.err;
+  EXPECT_NE(from_json.out.find("2 machines (2 added) and 2 winners (2 added"), std::string::npos)
+      << from_json.out;
 }
 
 TEST(DeployCliTest, HelpExplainsTheOptions) {
@@ -824,7 +948,7 @@ TEST(DeployCliTest, HelpExplainsTheOptions) {
   }
   const RunResult merge_help = RunMmtune("merge --help");
   ASSERT_EQ(merge_help.exit_code, 0) << merge_help.err;
-  for (const char* text : {"--out", "GFLOP/s", "inputs DB"}) {
+  for (const char* text : {"--out", "GFLOP/s", "inputs FILE", "JSON"}) {
     EXPECT_NE(merge_help.out.find(text), std::string::npos) << text << "\n" << merge_help.out;
   }
 }
