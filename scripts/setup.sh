@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs mmtune's build dependencies from Debian's packages (idempotent) and builds it.
 #
-#   scripts/setup.sh [--build-dir DIR] [--sanitize] [--with-peers] [--with-browser] [--no-build]
+#   scripts/setup.sh [--build-dir DIR] [--sanitize] [--with-peers] [--with-browser] [--with-fleet]
+#                    [--no-build]
 #
 # --sanitize    build with AddressSanitizer + UndefinedBehaviorSanitizer (default dir build-asan)
 # --with-peers  also install the optional peer libraries used by comparisons (OpenBLAS, oneDNN,
 #               libxsmm); without them mmtune builds and runs, minus those comparisons
 # --with-browser also install Chromium (and a font), in which the HTML report test renders the
 #               page headless; without it that test is skipped
+# --with-fleet  also install Slurm, munge and PyYAML, with which the tests run the fleet-tuning
+#               jobs of deploy/ on a one-node Slurm cluster and as the Kubernetes manifests say;
+#               without them those tests are skipped
 # --no-build    install packages only
 #
 # Works as root or through sudo; runs `apt-get update` only when a package is missing.
@@ -19,6 +23,7 @@ build_dir=""
 sanitize=OFF
 with_peers=0
 with_browser=0
+with_fleet=0
 build=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -26,8 +31,9 @@ while [[ $# -gt 0 ]]; do
     --sanitize) sanitize=ON; shift ;;
     --with-peers) with_peers=1; shift ;;
     --with-browser) with_browser=1; shift ;;
+    --with-fleet) with_fleet=1; shift ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup.sh: error: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -40,7 +46,7 @@ packages=(
   libhwloc-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
   libbenchmark-dev libgtest-dev libgmock-dev
   libblas3 libblas-test
-  python3 python3-numpy python3-pytest
+  python3 python3-numpy python3-pytest help2man
   libjs-chart.js
 )
 if [[ $with_peers == 1 ]]; then
@@ -48,6 +54,9 @@ if [[ $with_peers == 1 ]]; then
 fi
 if [[ $with_browser == 1 ]]; then
   packages+=(chromium fonts-dejavu-core)
+fi
+if [[ $with_fleet == 1 ]]; then
+  packages+=(slurm-wlm munge python3-yaml)
 fi
 
 missing=()

@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# Chromium renders the HTML report in its test.
-setup_args=(--with-browser)
+# Chromium renders the HTML report in its test; Slurm and munge run the fleet-tuning test.
+setup_args=(--with-browser --with-fleet)
 build_dir=build
 case "${1:-}" in
   "") ;;

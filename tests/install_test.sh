@@ -27,9 +27,18 @@ libdir=$(cd "$prefix" && ls -d lib lib64 lib/*-linux-gnu 2>/dev/null | while rea
 for f in include/mmtune/mmtune.h include/mmtune/runtime.h "$libdir/pkgconfig/mmtune.pc" \
          "$libdir/pkgconfig/mmtune-blas.pc" "$libdir/cmake/mmtune/mmtuneConfig.cmake" \
          "$libdir/cmake/mmtune/mmtuneConfigVersion.cmake" share/doc/mmtune/README.md \
-         share/doc/mmtune/examples/c/gemm.c; do
+         share/doc/mmtune/examples/c/gemm.c share/doc/mmtune/deploy/kubernetes/tune-job.yaml; do
   [ -e "$prefix/$f" ] || fail "missing $f"
 done
+# A man page for the CLI and for every subcommand its --help lists.
+commands=$("$prefix/bin/mmtune" --help | sed -n '/^Subcommands:/,/^$/s/^  \([a-z]*\) .*/\1/p')
+[ -n "$commands" ] || fail "no subcommands in mmtune --help"
+for page in mmtune $(for c in $commands; do echo "mmtune-$c"; done); do
+  grep -q '^\.SH SYNOPSIS' "$prefix/share/man/man1/$page.1" 2>/dev/null ||
+    fail "no man page $page(1)"
+done
+[ -x "$prefix/share/doc/mmtune/deploy/slurm/tune-shards.sh" ] ||
+  fail "the installed Slurm job script is not executable"
 
 # Sonames carry the major version; only the public API is exported.
 for lib in libmmtune libmmtune_blas; do
