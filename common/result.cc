@@ -10,6 +10,7 @@ const char* ErrorCodeName(ErrorCode code) {
     case ErrorCode::kIo: return "I/O error";
     case ErrorCode::kCorrupt: return "corrupt data";
     case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kWrongResult: return "wrong result";
   }
   return "unknown error";
 }

@@ -17,8 +17,8 @@
 #include "comparison/summary_reporter.h"
 #include "kernels/default_config.h"
 #include "kernels/gemm.h"
+#include "machine/roofline.h"
 #include "mmtune/runtime.h"
-#include "tuner/roofline.h"
 
 namespace mmtune {
 namespace {

@@ -6,8 +6,6 @@
 #include <string>
 #include <string_view>
 
-#include "db/store.h"
-
 namespace mmtune {
 namespace {
 

@@ -200,15 +200,6 @@ Status CheckPathBeforeOpening(const std::string& path, DbOpenMode mode) {
 
 }  // namespace
 
-const char* ToString(MeasurementStatus status) {
-  switch (status) {
-    case MeasurementStatus::kOk: return "ok";
-    case MeasurementStatus::kFailed: return "failed";
-    case MeasurementStatus::kSkipped: return "skipped";
-  }
-  return "?";
-}
-
 const char* ToString(MeasurementStage stage) {
   switch (stage) {
     case MeasurementStage::kDefault: return "default";

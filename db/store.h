@@ -18,15 +18,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/measurement_status.h"
+#include "db/schema.h"
 #include "kernels/kernel_config.h"
 #include "machine/machine.h"
 #include "mmtune/result.h"
 #include "mmtune/types.h"
 
 namespace mmtune {
-
-// The schema this build writes. Older files are migrated on open (read-write mode only).
-inline constexpr int kDbSchemaVersion = 1;
 
 enum class DbOpenMode {
   kReadWrite,  // create the file if missing, migrate an older schema
@@ -53,13 +52,6 @@ struct SessionRecord {
   std::string finished_at;  // empty while running (or when the tuner was killed)
   std::string status;       // "running", "finished", "interrupted", "failed"
 };
-
-enum class MeasurementStatus : std::uint8_t {
-  kOk,      // verified against the reference and timed
-  kFailed,  // invalid, wrong result or failed to run: `error` says why; never a winner
-  kSkipped, // verified, but dropped after the first round as clearly slower than the best
-};
-const char* ToString(MeasurementStatus status);
 
 // Which step of a tune produced a measurement.
 enum class MeasurementStage : std::uint8_t {

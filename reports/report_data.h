@@ -14,10 +14,10 @@
 
 #include "db/store.h"
 #include "kernels/kernel_config.h"
+#include "machine/roofline.h"
 #include "mmtune/result.h"
 #include "mmtune/types.h"
 #include "reports/bench_results.h"
-#include "tuner/roofline.h"
 
 namespace mmtune {
 

@@ -50,6 +50,8 @@ mmtune_status CodeOf(mmtune::ErrorCode code) {
     case mmtune::ErrorCode::kIo: return MMTUNE_IO_ERROR;
     case mmtune::ErrorCode::kCorrupt: return MMTUNE_CORRUPT;
     case mmtune::ErrorCode::kInternal: return MMTUNE_INTERNAL;
+    // Only the tuner verifies results; a library call never reports this.
+    case mmtune::ErrorCode::kWrongResult: return MMTUNE_INTERNAL;
   }
   return MMTUNE_INTERNAL;
 }

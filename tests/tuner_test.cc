@@ -16,16 +16,16 @@
 #include "kernels/gemm_args.h"
 #include "kernels/lowp_reference.h"
 #include "kernels/reference_gemm.h"
+#include "machine/roofline.h"
+#include "tests/synthetic_machine.h"
 #include "tuner/candidate_runner.h"
 #include "tuner/problem_buffers.h"
 #include "tuner/result_checker.h"
 #include "tuner/s8_result_checker.h"
-#include "tuner/roofline.h"
 #include "tuner/sample_stats.h"
 #include "tuner/shape_sets.h"
 #include "tuner/shard_cost.h"
 #include "tuner/tune_session.h"
-#include "tests/synthetic_machine.h"
 
 namespace mmtune {
 namespace {
@@ -86,8 +86,10 @@ void CheckerCatchesOneWrongElement(const Problem& p, bool expect_full) {
       // Full checks see a 1% error; the projections of sampled checks see errors above their
       // summed rounding bound (docs/tuning.md), e.g. an element that lost its value.
       element = saved + (expect_full ? T(0.01) : T(10)) * (std::abs(saved) + T(1));
-      EXPECT_FALSE(checker.Check(alpha, beta, buffers.c(0)).ok())
-          << p.ToString() << " wrong C(" << i << ", " << j << ") passed";
+      const Status wrong = checker.Check(alpha, beta, buffers.c(0));
+      ASSERT_FALSE(wrong.ok()) << p.ToString() << " wrong C(" << i << ", " << j << ") passed";
+      // A wrong kernel is a failed candidate, never mistaken for a caller's bad argument.
+      EXPECT_EQ(wrong.error().code, ErrorCode::kWrongResult) << wrong.error().message;
       element = std::numeric_limits<T>::quiet_NaN();
       EXPECT_FALSE(checker.Check(alpha, beta, buffers.c(0)).ok()) << "NaN passed";
       element = saved;

@@ -6,9 +6,9 @@
 #include <new>
 
 #include "kernels/gemm.h"
+#include "machine/roofline.h"
 #include "tuner/problem_buffers.h"
 #include "tuner/result_checker.h"
-#include "tuner/roofline.h"
 #include "tuner/s8_result_checker.h"
 
 namespace mmtune {
@@ -157,7 +157,7 @@ class Runner final : public CandidateRunner {
         return status;
       }
       if (!buffers_.CanariesIntact(0)) {
-        return MakeError(ErrorCode::kInvalidArgument, "wrote outside C (canary overwritten)");
+        return MakeError(ErrorCode::kWrongResult, "wrote outside C (canary overwritten)");
       }
       if (auto status = checker_.Check(run.alpha, run.beta, buffers_.c(0)); !status) {
         return MakeError(status.error().code,

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "db/store.h"
+#include "common/measurement_status.h"
 #include "kernels/kernel_config.h"
 #include "kernels/thread_pool.h"
 #include "machine/machine.h"

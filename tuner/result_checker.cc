@@ -150,7 +150,7 @@ Status ResultChecker<T, In>::CheckElement(std::int64_t i, std::int64_t j, const 
                        eps;
   const double got = CAt(c, i, j);
   if (std::isfinite(got) && std::abs(got - want) <= bound) return OkStatus();
-  return MakeError(ErrorCode::kInvalidArgument,
+  return MakeError(ErrorCode::kWrongResult,
                    "wrong result: C(" + std::to_string(i) + ", " + std::to_string(j) + ") = " +
                        Describe(got) + ", expected " + Describe(want) + " (bound " +
                        Describe(bound) + ")");
@@ -198,7 +198,7 @@ Status ResultChecker<T, In>::Check(T alpha, T beta, const T* c) const {
         k_factor * (abs_alpha * ab.magnitude + (beta == T(0) ? 0.0 : abs_beta * c0_abs)) +
         eps * weight_sum;
     if (std::isfinite(got) && std::abs(got - want) <= bound) return OkStatus();
-    return MakeError(ErrorCode::kInvalidArgument,
+    return MakeError(ErrorCode::kWrongResult,
                      std::string("wrong result: projection ") + what + "[" +
                          std::to_string(index) + "] = " + Describe(got) + ", expected " +
                          Describe(want) + " (bound " + Describe(bound) + ")");

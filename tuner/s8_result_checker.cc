@@ -113,7 +113,7 @@ Status S8ResultChecker::Check(std::int32_t alpha, std::int32_t beta,
     const std::uint32_t want = Combine(alpha, product, beta, CAt(c_initial_, i, j));
     const std::uint32_t got = CAt(c, i, j);
     if (got == want) return OkStatus();
-    return MakeError(ErrorCode::kInvalidArgument,
+    return MakeError(ErrorCode::kWrongResult,
                      "wrong result: C(" + std::to_string(i) + ", " + std::to_string(j) + ") = " +
                          Signed(got) + ", expected " + Signed(want) + " (exact)");
   };
@@ -148,7 +148,7 @@ Status S8ResultChecker::Check(std::int32_t alpha, std::int32_t beta,
                               std::uint32_t ab, std::uint32_t c0) -> Status {
     const std::uint32_t want = Combine(alpha, ab, beta, c0);
     if (got == want) return OkStatus();
-    return MakeError(ErrorCode::kInvalidArgument,
+    return MakeError(ErrorCode::kWrongResult,
                      std::string("wrong result: projection ") + what + "[" +
                          std::to_string(index) + "] = " + Signed(got) + ", expected " +
                          Signed(want) + " (exact, modulo 2^32)");

@@ -18,6 +18,7 @@ enum class ErrorCode {
   kIo,               // the operating system refused (permissions, disk full)
   kCorrupt,          // data on disk is not what mmtune wrote (foreign or damaged file)
   kInternal,         // a third-party library failed in a way we did not expect
+  kWrongResult,      // a kernel's output disagreed with the reference, or it wrote outside it
 };
 
 const char* ErrorCodeName(ErrorCode code);

@@ -1,4 +1,4 @@
-#include "tuner/roofline.h"
+#include "machine/roofline.h"
 
 #include <algorithm>
 
