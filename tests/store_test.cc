@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -434,6 +435,56 @@ TEST(TuningStoreTest, FileRoundTripSurvivesReopening) {
   ASSERT_TRUE(read_only.ok()) << read_only.error().message;
   EXPECT_EQ(read_only->schema_version(), kDbSchemaVersion);
   ExpectTuneReadsBack(*read_only, w);
+}
+
+// tests/data/schema_v1.db was written by the first schema's mmtune (`tune --shapes 8x8x8,1x16x16
+// --threads 1`, then the same for bf16 8x8x8). Every later build must open it, migrating it in
+// read-write mode, without losing a row; a read-only open reads it as it is.
+TEST(TuningStoreTest, AFileOfTheFirstSchemaOpensWithEveryRow) {
+  ScratchDir scratch("schema_v1");
+  const std::string path = scratch.path() + "/v1.db";
+  std::filesystem::copy_file(MMTUNE_TEST_DATA_DIR "/schema_v1.db", path);
+  ASSERT_EQ(QueryInt(path, "PRAGMA user_version"), 1);
+  std::map<std::string, std::int64_t> rows;
+  for (const char* table : {"machines", "sessions", "problems", "configs", "measurements",
+                            "winners"}) {
+    rows[table] = QueryInt(path, std::string("SELECT count(*) FROM ") + table);
+    EXPECT_GT(rows[table], 0) << table;
+  }
+
+  for (DbOpenMode mode : {DbOpenMode::kReadOnly, DbOpenMode::kReadWrite}) {
+    SCOPED_TRACE(mode == DbOpenMode::kReadOnly ? "read-only" : "read-write");
+    auto store = TuningStore::Open(path, mode);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    EXPECT_EQ(store->schema_version(), kDbSchemaVersion);
+    auto winners = store->Winners("");
+    ASSERT_TRUE(winners.ok()) << winners.error().message;
+    ASSERT_EQ(winners->size(), 3u);
+    std::set<std::string> problems;
+    for (const WinnerRecord& winner : *winners) {
+      problems.insert(winner.problem.ToString());
+      EXPECT_TRUE(winner.config.Validate(winner.problem, *DetectHostMachine()).ok())
+          << winner.config.ToString();
+      EXPECT_GT(winner.gflops, 0.0);
+    }
+    EXPECT_EQ(problems.size(), 3u);
+    auto sessions = store->Sessions();
+    ASSERT_TRUE(sessions.ok());
+    ASSERT_EQ(sessions->size(), 2u);
+    for (const SessionRecord& session : *sessions) EXPECT_EQ(session.status, "finished");
+    auto machines = store->Machines();
+    ASSERT_TRUE(machines.ok());
+    ASSERT_EQ(machines->size(), 1u);
+    auto problem_id = store->FindProblem(winners->front().problem);
+    ASSERT_TRUE(problem_id.ok() && problem_id->has_value());
+    auto measurements = store->Measurements(machines->front().id, **problem_id);
+    ASSERT_TRUE(measurements.ok());
+    EXPECT_FALSE(measurements->empty());
+  }
+  EXPECT_EQ(QueryInt(path, "PRAGMA user_version"), kDbSchemaVersion);
+  for (const auto& [table, count] : rows) {
+    EXPECT_EQ(QueryInt(path, "SELECT count(*) FROM " + table), count) << table << " lost rows";
+  }
 }
 
 TEST(TuningStoreTest, ReadOnlyModeNeverWrites) {
