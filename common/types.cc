@@ -1,8 +1,8 @@
 #include "mmtune/types.h"
 
-#include <charconv>
-#include <limits>
 #include <optional>
+
+#include "common/shape_range.h"
 
 namespace mmtune {
 
@@ -91,36 +91,6 @@ std::string Problem::ToString() const {
          std::to_string(n) + "x" + std::to_string(k) + " t" + std::to_string(threads);
 }
 
-namespace {
-
-// One dimension: decimal digits only (no sign, no spaces), below 2^31 so that every product of
-// two dimensions still fits the 64-bit index arithmetic of the kernels.
-Result<std::int64_t> ParseDimension(std::string_view text, std::string_view whole) {
-  auto bad = [&](const std::string& why) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "malformed shape '" + std::string(whole) + "': " + why);
-  };
-  if (text.empty()) return bad("empty dimension (expected MxNxK, e.g. 128x768x768)");
-  for (char c : text) {
-    if (c < '0' || c > '9') {
-      return bad("'" + std::string(text) + "' is not a non-negative integer");
-    }
-  }
-  std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  constexpr std::int64_t kMaxDimension = std::numeric_limits<std::int32_t>::max();
-  if (ec == std::errc::result_out_of_range || value > kMaxDimension) {
-    return bad("dimension " + std::string(text) + " is too large (max " +
-               std::to_string(kMaxDimension) + ")");
-  }
-  if (ec != std::errc() || end != text.data() + text.size()) {
-    return bad("'" + std::string(text) + "' is not a non-negative integer");
-  }
-  return value;
-}
-
-}  // namespace
-
 Result<Shape> ParseShape(std::string_view text) {
   std::int64_t dims[3] = {0, 0, 0};
   std::string_view rest = text;
@@ -131,7 +101,7 @@ Result<Shape> ParseShape(std::string_view text) {
                        "malformed shape '" + std::string(text) +
                            "': expected three dimensions MxNxK, e.g. 128x768x768");
     }
-    auto dim = ParseDimension(rest.substr(0, cut), text);
+    auto dim = ParseShapeDimension(rest.substr(0, cut), text);
     if (!dim) return dim.error();
     dims[i] = *dim;
     if (i < 2) rest.remove_prefix(cut + 1);
