@@ -53,6 +53,8 @@ void RunLookup(const LookupOptions& options, Context& context) {
         {"threads_reason", report.threads_reason},
         {"config", nlohmann::json::parse(report.config_json, nullptr, false)},
         {"tuned_problem", tuned ? nlohmann::json(report.tuned.ToString()) : nlohmann::json()},
+        {"bucket_range", report.bucket_range.empty() ? nlohmann::json()
+                                                     : nlohmann::json(report.bucket_range)},
         {"gflops", tuned ? nlohmann::json(report.gflops) : nlohmann::json()},
         {"fingerprint", machine->fingerprint},
         {"winners_loaded", (*runtime)->winners_loaded()},
@@ -68,6 +70,10 @@ void RunLookup(const LookupOptions& options, Context& context) {
   switch (report.tier) {
     case LookupTier::kExact:
       *context.out << " (tuned winner of this problem)\n";
+      break;
+    case LookupTier::kBucket:
+      *context.out << " (winner of its bucket " << report.tuned.ToString()
+                   << " in the tuned range " << report.bucket_range << ")\n";
       break;
     case LookupTier::kNearest:
       *context.out << " (winner of the closest tuned problem, " << report.tuned.ToString()

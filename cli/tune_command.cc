@@ -35,6 +35,7 @@ struct TuneOptions {
   std::string shapes;
   std::string shapes_file;
   std::string preset;
+  std::string buckets = "pow2";
   ProblemKindText kind;
   std::string threads = "auto";
   std::string strategy = "auto";
@@ -75,17 +76,19 @@ std::string Fixed(double value, int precision) {
   return text.str();
 }
 
-Result<std::vector<Shape>> ChooseShapes(const TuneOptions& options) {
+Result<std::vector<ShapeRange>> ChooseRanges(const TuneOptions& options) {
   const int sources = !options.shapes.empty() + !options.shapes_file.empty() +
                       !options.preset.empty() + !options.from_record.empty();
   if (sources > 1) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "give only one of --shapes, --shapes-file, --preset and --from-record");
   }
-  if (!options.from_record.empty()) return std::vector<Shape>{};  // problems come from the record
-  if (!options.shapes.empty()) return ParseShapeList(options.shapes);
-  if (!options.shapes_file.empty()) return ReadShapesFile(options.shapes_file);
-  return PresetShapes(options.preset.empty() ? "quick" : options.preset);
+  if (!options.from_record.empty()) {
+    return std::vector<ShapeRange>{};  // problems come from the record
+  }
+  if (!options.shapes.empty()) return ParseShapeRangeList(options.shapes);
+  if (!options.shapes_file.empty()) return ReadShapeRangesFile(options.shapes_file);
+  return PresetRanges(options.preset.empty() ? "quick" : options.preset);
 }
 
 // Progress: one line rewritten in place on a terminal, plain lines (one per shape, plus
@@ -170,16 +173,13 @@ void PrintSummary(std::ostream& out, const TuneSummary& summary, const nlohmann:
 
 void RunTune(const TuneOptions& options, Context& context) {
   // Everything the user typed is checked before the DB is touched.
-  auto shapes = ChooseShapes(options);
+  // Ranges and shapes have sizes of at least 1 (a 0 has nothing to tune): the parser says so.
+  auto ranges = ChooseRanges(options);
+  if (!ranges) return context.Fail(kExitUsage, ranges.error().message);
+  auto buckets = ParseBucketPolicy(options.buckets);
+  if (!buckets) return context.Fail(kExitUsage, buckets.error().message);
+  auto shapes = ExpandRanges(*ranges, *buckets);
   if (!shapes) return context.Fail(kExitUsage, shapes.error().message);
-  for (const Shape& shape : *shapes) {
-    if (shape.m < 1 || shape.n < 1 || shape.k < 1) {
-      return context.Fail(kExitUsage, "shape " + std::to_string(shape.m) + "x" +
-                                          std::to_string(shape.n) + "x" +
-                                          std::to_string(shape.k) +
-                                          " has nothing to tune: M, N and K must be at least 1");
-    }
-  }
   Shard shard;
   if (!options.shard.empty()) {
     auto parsed = ParseShard(options.shard);
@@ -283,6 +283,18 @@ void RunTune(const TuneOptions& options, Context& context) {
   const nlohmann::json& peaks = measured->peaks;
   auto machine_id = store->UpsertMachine(*machine, peaks);
   if (!machine_id) return context.Fail(kExitFailure, machine_id.error().message);
+  // Every shard records every range: the merged DB then maps each problem of a range to its
+  // bucket whichever shard tuned that bucket.
+  for (const ShapeRange& range : *ranges) {
+    if (range.IsSingleShape()) continue;
+    for (int count : threads->counts) {
+      ShapeRangeRecord record{machine->fingerprint, kind->dtype, kind->layout, kind->trans_a,
+                              kind->trans_b, count, range, *buckets, ""};
+      if (Status status = store->RecordShapeRange(*machine_id, record); !status) {
+        return context.Fail(kExitFailure, status.error().message);
+      }
+    }
+  }
 
   TuneRequest request;
   request.problems = problems;
@@ -332,9 +344,17 @@ void SetupTuneCommand(CLI::App& app, Context& context) {
       "Interrupted or repeated runs resume: measured candidates are not re-run.");
   tune->add_option("--db", options->db, "SQLite tuning DB (created if missing)")
       ->capture_default_str();
-  tune->add_option("--shapes", options->shapes, "Shapes to tune: MxNxK[,MxNxK...]");
+  tune->add_option("--shapes", options->shapes,
+                   "Shapes to tune: MxNxK[,MxNxK...], each of M, N, K a size or a range LO..HI "
+                   "(e.g. 1..2048x4096x4096), which tunes its bucket shapes (--buckets) and lets "
+                   "the runtime run any shape inside it with its bucket's winner");
   tune->add_option("--shapes-file", options->shapes_file,
-                   "CSV (MxNxK or M,N,K per line) or JSON (array of \"MxNxK\" or {m,n,k})");
+                   "CSV (MxNxK or M,N,K per line, ranges allowed) or JSON (array of \"MxNxK\" "
+                   "or {m,n,k})");
+  tune->add_option("--buckets", options->buckets,
+                   "Bucket shapes of a range: pow2 (its ends and the powers of two between) or "
+                   "step:S (its ends and the multiples of S between)")
+      ->capture_default_str();
   std::string preset_help = "Built-in shape set (default quick):";
   for (const ShapePreset& preset : ShapePresets()) {
     preset_help += "\n  " + preset.name + ": " + preset.description;

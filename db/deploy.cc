@@ -209,6 +209,11 @@ Result<WinnerSet> SelectForExport(const TuningStore& source, const ExportOptions
       Log(LogLevel::kWarning, source.path() + ": left out " + std::to_string(orphans) +
                                   " winners of machines whose rows could not be read");
     }
+    auto ranges = source.ShapeRanges("");
+    if (!ranges) return ranges.error();
+    for (ShapeRangeRecord& range : *ranges) {
+      if (known.count(range.fingerprint) > 0) selection.ranges.push_back(std::move(range));
+    }
     return selection;
   }
 
@@ -226,6 +231,9 @@ Result<WinnerSet> SelectForExport(const TuningStore& source, const ExportOptions
   auto winners = source.Winners(wanted);
   if (!winners) return winners.error();
   selection.winners = std::move(*winners);
+  auto ranges = source.ShapeRanges(wanted);
+  if (!ranges) return ranges.error();
+  selection.ranges = std::move(*ranges);
   return selection;
 }
 
@@ -237,7 +245,7 @@ Status WriteSqliteExport(const std::string& path, const WinnerSet& selection) {
   {
     auto store = TuningStore::Open(path, DbOpenMode::kReadWrite);
     if (!store) return store.error();
-    auto counts = store->ImportWinners(selection.machines, selection.winners);
+    auto counts = store->ImportWinners(selection);
     if (!counts) return counts.error();
   }  // closing the only connection checkpoints the WAL into the file and removes it
   auto db = sqlite::Database::Open(path, SQLITE_OPEN_READWRITE);
@@ -266,11 +274,21 @@ Status WriteJsonExport(const std::string& path, const WinnerSet& selection) {
   return OkStatus();
 }
 
-// The union of several DBs' machines and winners, before it meets the output: one record per
-// fingerprint, and per machine and problem the fastest winner (the earlier on a tie).
+// The union of several DBs' machines, winners and shape ranges, before it meets the output: one
+// record per fingerprint, per machine and problem the fastest winner (the earlier on a tie), and
+// each range once (the earliest input's bucket policy).
 class MergedContent {
  public:
-  void Add(std::vector<MachineRecord> machines, std::vector<WinnerRecord> winners) {
+  void Add(WinnerSet content) {
+    std::vector<MachineRecord>& machines = content.machines;
+    std::vector<WinnerRecord>& winners = content.winners;
+    for (ShapeRangeRecord& range : content.ranges) {
+      const std::string key = range.fingerprint + " " + ToString(range.dtype) + " " +
+                              ToString(range.layout) + " " +
+                              TransPairToString(range.trans_a, range.trans_b) + " t" +
+                              std::to_string(range.threads) + " " + range.range.ToString();
+      if (range_keys_.insert(key).second) ranges_.push_back(std::move(range));
+    }
     for (MachineRecord& machine : machines) {
       auto [found, added] = machine_index_.emplace(machine.fingerprint, machines_.size());
       if (added) {
@@ -290,21 +308,28 @@ class MergedContent {
     }
   }
 
-  const std::vector<MachineRecord>& machines() const { return machines_; }
-
-  // The winners of machines that are part of the merge. A winner whose machine row no input could
-  // read cannot be written (its machine would be missing); `dropped` counts those.
-  std::vector<WinnerRecord> Winners(std::int64_t& dropped) const {
-    std::vector<WinnerRecord> winners;
+  // What is written: the machines, and the winners and ranges of those machines. A winner or
+  // range whose machine row no input could read cannot be written (its machine would be
+  // missing); `dropped` counts those.
+  WinnerSet Content(std::int64_t& dropped) const {
+    WinnerSet content;
+    content.machines = machines_;
     dropped = 0;
     for (const WinnerRecord& winner : winners_) {
       if (machine_index_.count(winner.fingerprint) == 0) {
         ++dropped;
         continue;
       }
-      winners.push_back(winner);
+      content.winners.push_back(winner);
     }
-    return winners;
+    for (const ShapeRangeRecord& range : ranges_) {
+      if (machine_index_.count(range.fingerprint) == 0) {
+        ++dropped;
+        continue;
+      }
+      content.ranges.push_back(range);
+    }
+    return content;
   }
 
  private:
@@ -312,6 +337,8 @@ class MergedContent {
   std::map<std::string, std::size_t, std::less<>> machine_index_;
   std::vector<WinnerRecord> winners_;
   std::map<std::string, std::size_t, std::less<>> winner_index_;
+  std::vector<ShapeRangeRecord> ranges_;
+  std::set<std::string, std::less<>> range_keys_;
 };
 
 // The machines and winners of one merge input: an mmtune DB, or a JSON export.
@@ -326,18 +353,21 @@ Result<WinnerSet> ReadMergeInput(const std::string& path) {
   auto winners = store->Winners("");
   if (!winners) return winners.error();
   content.winners = std::move(*winners);
+  auto ranges = store->ShapeRanges("");
+  if (!ranges) return ranges.error();
+  content.ranges = std::move(*ranges);
   return content;
 }
 
 // Imports `content` into `store` and counts what the output holds afterwards.
 Result<MergeSummary> ImportMerged(TuningStore& store, const MergedContent& content) {
   std::int64_t dropped = 0;
-  const std::vector<WinnerRecord> winners = content.Winners(dropped);
+  const WinnerSet merged = content.Content(dropped);
   if (dropped > 0) {
     Log(LogLevel::kWarning, "merge: left out " + std::to_string(dropped) +
-                                " winners of machines whose rows could not be read");
+                                " winners or ranges of machines whose rows could not be read");
   }
-  auto changes = store.ImportWinners(content.machines(), winners);
+  auto changes = store.ImportWinners(merged);
   if (!changes) return changes.error();
   MergeSummary summary;
   summary.changes = *changes;
@@ -447,7 +477,7 @@ Result<MergeSummary> MergeStores(const std::string& out_path,
     }
     auto input_content = ReadMergeInput(input);
     if (!input_content) return input_content.error();
-    content.Add(std::move(input_content->machines), std::move(input_content->winners));
+    content.Add(std::move(*input_content));
   }
 
   if (output->exists) {

@@ -146,6 +146,50 @@ Result<WinnerRecord> ParseWinner(const nlohmann::json& json, const std::string& 
   return winner;
 }
 
+Result<ShapeRangeRecord> ParseRange(const nlohmann::json& json, const std::string& where) {
+  if (!json.is_object()) return MakeError(ErrorCode::kCorrupt, where + " is not an object");
+  const Reader reader(json, where);
+  ShapeRangeRecord range;
+  auto fingerprint = reader.String("fingerprint");
+  if (!fingerprint) return fingerprint.error();
+  range.fingerprint = std::move(*fingerprint);
+  auto dtype = reader.String("dtype");
+  if (!dtype) return dtype.error();
+  auto parsed_dtype = ParseDType(*dtype);
+  if (!parsed_dtype) return reader.Wrong(parsed_dtype.error().message);
+  range.dtype = *parsed_dtype;
+  auto layout = reader.String("layout");
+  if (!layout) return layout.error();
+  auto parsed_layout = ParseLayout(*layout);
+  if (!parsed_layout) return reader.Wrong(parsed_layout.error().message);
+  range.layout = *parsed_layout;
+  auto trans = reader.String("trans");
+  if (!trans) return trans.error();
+  auto parsed_trans = ParseTransPair(*trans);
+  if (!parsed_trans) return reader.Wrong(parsed_trans.error().message);
+  std::tie(range.trans_a, range.trans_b) = *parsed_trans;
+  auto threads = reader.Integer("threads", 1);
+  if (!threads) return threads.error();
+  if (*threads > std::numeric_limits<int>::max()) return reader.Wrong("has too many \"threads\"");
+  range.threads = static_cast<int>(*threads);
+  auto text = reader.String("range");
+  if (!text) return text.error();
+  auto parsed_range = ParseShapeRange(*text);
+  if (!parsed_range) return reader.Wrong(parsed_range.error().message);
+  range.range = *parsed_range;
+  auto buckets = reader.String("buckets");
+  if (!buckets) return buckets.error();
+  auto policy = ParseBucketPolicy(*buckets);
+  if (!policy) return reader.Wrong(policy.error().message);
+  range.buckets = *policy;
+  if (json.contains("updated_at")) {
+    auto updated_at = reader.String("updated_at");
+    if (!updated_at) return updated_at.error();
+    range.updated_at = std::move(*updated_at);
+  }
+  return range;
+}
+
 }  // namespace
 
 nlohmann::json ExportDocumentOf(const WinnerSet& content) {
@@ -175,10 +219,22 @@ nlohmann::json ExportDocumentOf(const WinnerSet& content) {
                        {"default_gflops", winner.default_gflops},
                        {"updated_at", winner.updated_at}});
   }
+  nlohmann::json ranges = nlohmann::json::array();
+  for (const ShapeRangeRecord& range : content.ranges) {
+    ranges.push_back({{"fingerprint", range.fingerprint},
+                      {"dtype", ToString(range.dtype)},
+                      {"layout", ToString(range.layout)},
+                      {"trans", TransPairToString(range.trans_a, range.trans_b)},
+                      {"threads", range.threads},
+                      {"range", range.range.ToString()},
+                      {"buckets", range.buckets.ToString()},
+                      {"updated_at", range.updated_at}});
+  }
   return {{"schema_version", kExportJsonSchemaVersion},
           {"generator", std::string("mmtune ") + kVersion + " (" + kGitRevision + ")"},
           {"machines", std::move(machines)},
-          {"winners", std::move(winners)}};
+          {"winners", std::move(winners)},
+          {"ranges", std::move(ranges)}};
 }
 
 Result<WinnerSet> ParseExportDocument(const nlohmann::json& document, const std::string& origin) {
@@ -220,6 +276,20 @@ Result<WinnerSet> ParseExportDocument(const nlohmann::json& document, const std:
                            winner->fingerprint + ", which the document does not hold");
     }
     content.winners.push_back(std::move(*winner));
+  }
+  if (document.contains("ranges")) {
+    auto ranges = reader.Get("ranges", nlohmann::json::value_t::array);
+    if (!ranges) return ranges.error();
+    for (std::size_t i = 0; i < (*ranges)->size(); ++i) {
+      const std::string where = origin + ": range " + std::to_string(i);
+      auto range = ParseRange((**ranges)[i], where);
+      if (!range) return range.error();
+      if (fingerprints.count(range->fingerprint) == 0) {
+        return MakeError(ErrorCode::kCorrupt, where + " is of machine " + range->fingerprint +
+                                                  ", which the document does not hold");
+      }
+      content.ranges.push_back(std::move(*range));
+    }
   }
   return content;
 }

@@ -18,23 +18,20 @@ namespace mmtune {
 //   {"schema_version": 1, "generator": "mmtune X.Y.Z (rev)",
 //    "machines": [{"fingerprint", "fingerprint_basis", "description", "peaks"}],
 //    "winners": [{"fingerprint", "dtype", "layout", "trans", "m", "n", "k", "threads",
-//                 "config", "gflops", "median_seconds", "default_gflops", "updated_at"}]}
+//                 "config", "gflops", "median_seconds", "default_gflops", "updated_at"}],
+//    "ranges": [{"fingerprint", "dtype", "layout", "trans", "threads", "range", "buckets",
+//                "updated_at"}]}
+// ("ranges", the shape ranges the winners stand for, may be absent: none.)
 // A reader must refuse a version it does not know; fields may be added within a version.
 inline constexpr int kExportJsonSchemaVersion = 1;
-
-// Machines and the winners of those machines: what an export holds.
-struct WinnerSet {
-  std::vector<MachineRecord> machines;
-  std::vector<WinnerRecord> winners;
-};
 
 nlohmann::json ExportDocumentOf(const WinnerSet& content);
 
 // The inverse of `ExportDocumentOf`, for a document read from `origin` (named in errors). Never
 // throws: another "schema_version" is kUnsupported; a document that is not an object, lacks a
 // field, has a field of the wrong type or an unknown dtype, layout, transpose or kernel name, a
-// problem that does not validate, or a winner of a machine the document does not hold, is
-// kCorrupt naming the first thing wrong.
+// problem or range that does not validate, or a winner or range of a machine the document does
+// not hold, is kCorrupt naming the first thing wrong.
 Result<WinnerSet> ParseExportDocument(const nlohmann::json& document, const std::string& origin);
 
 // True when the file at `path` starts (after white space) with '{': a JSON document rather than

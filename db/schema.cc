@@ -91,10 +91,33 @@ CREATE TABLE winners (
 ) WITHOUT ROWID;
 )sql";
 
-// Step i takes a file from version i to version i + 1. Version 2 is one more entry here, written
-// as ALTER TABLE / CREATE statements that keep every existing row.
+// Version 2 adds the shape ranges that tunes stood for with bucket shapes (`tune --shapes
+// 1..2048x4096x4096`), which the runtime's bucket tier reads. Keyed like a winner's problem, with
+// the range in place of the shape; `buckets` is the policy's text ("pow2", "step:S").
+constexpr std::string_view kSchemaV2 = R"sql(
+CREATE TABLE shape_ranges (
+  machine_id INTEGER NOT NULL REFERENCES machines(id),
+  dtype      TEXT NOT NULL,
+  layout     TEXT NOT NULL,
+  trans      TEXT NOT NULL,
+  threads    INTEGER NOT NULL,
+  m_lo       INTEGER NOT NULL,
+  m_hi       INTEGER NOT NULL,
+  n_lo       INTEGER NOT NULL,
+  n_hi       INTEGER NOT NULL,
+  k_lo       INTEGER NOT NULL,
+  k_hi       INTEGER NOT NULL,
+  buckets    TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (machine_id, dtype, layout, trans, threads, m_lo, m_hi, n_lo, n_hi, k_lo, k_hi)
+) WITHOUT ROWID;
+)sql";
+
+// Step i takes a file from version i to version i + 1, with statements that keep every existing
+// row (tests/data/schema_v1.db is a file of version 1 that every build must migrate).
 constexpr std::string_view kMigrations[] = {
     kSchemaV1,
+    kSchemaV2,
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kDbSchemaVersion),
               "every schema version needs exactly one migration step");

@@ -82,6 +82,8 @@ Database::~Database() {
   sqlite3_close_v2(db_);
 }
 
+std::int64_t Database::Changes() const { return sqlite3_changes64(db_); }
+
 bool Database::IsReadOnly() const { return sqlite3_db_readonly(db_, "main") == 1; }
 
 Status Database::Execute(std::string_view sql) {

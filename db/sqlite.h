@@ -39,6 +39,8 @@ class Database {
   sqlite3* handle() const { return db_; }
   const std::string& path() const { return path_; }
   bool IsReadOnly() const;
+  // Rows inserted, updated or deleted by the last statement that ran to completion.
+  std::int64_t Changes() const;
 
   // Runs one or more statements that return no rows we need (DDL, pragmas that set).
   Status Execute(std::string_view sql);

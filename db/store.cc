@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "common/log.h"
@@ -124,6 +125,40 @@ class SkippedRows {
   std::string first_;
   std::int64_t count_ = 0;
 };
+
+// Whether a shape range can be stored: what ParseShapeRange and ParseBucketPolicy would accept.
+Status ValidateShapeRange(const ShapeRangeRecord& record) {
+  const std::string name = "shape range " + record.range.ToString();
+  if (record.fingerprint.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, name + " has no machine");
+  }
+  if (record.threads < 1) {
+    return MakeError(ErrorCode::kInvalidArgument, name + " has threads < 1");
+  }
+  // Parsing the range's text checks every bound as a command line's range is checked.
+  if (auto parsed = ParseShapeRange(record.range.ToString()); !parsed || !(*parsed == record.range)) {
+    return MakeError(ErrorCode::kInvalidArgument, name + " has a bound outside 1..2^31-1 or "
+                                                         "LO > HI");
+  }
+  if (auto policy = ParseBucketPolicy(record.buckets.ToString()); !policy) {
+    return MakeError(ErrorCode::kInvalidArgument, name + ": " + policy.error().message);
+  }
+  return OkStatus();
+}
+
+// Binds parameters 1 to 12 of an insert into shape_ranges (all but updated_at).
+sqlite::Statement& BindShapeRange(sqlite::Statement& statement, std::int64_t machine_id,
+                                  const ShapeRangeRecord& record) {
+  const ShapeRange& r = record.range;
+  return statement.Bind(1, machine_id)
+      .Bind(2, ToString(record.dtype))
+      .Bind(3, ToString(record.layout))
+      .Bind(4, TransPairToString(record.trans_a, record.trans_b))
+      .Bind(5, record.threads)
+      .Bind(6, r.m.lo).Bind(7, r.m.hi).Bind(8, r.n.lo).Bind(9, r.n.hi).Bind(10, r.k.lo)
+      .Bind(11, r.k.hi)
+      .Bind(12, record.buckets.ToString());
+}
 
 // Reads `SELECT id, fingerprint, fingerprint_basis, description, peaks FROM machines`.
 Result<MachineRecord> ReadMachineRow(const sqlite::Statement& row) {
@@ -743,8 +778,83 @@ Result<std::vector<WinnerRecord>> TuningStore::Winners(std::string_view fingerpr
   return winners;
 }
 
-Result<ImportCounts> TuningStore::ImportWinners(const std::vector<MachineRecord>& machines,
-                                                const std::vector<WinnerRecord>& winners) {
+Status TuningStore::RecordShapeRange(std::int64_t machine_id, const ShapeRangeRecord& range) {
+  if (Status status = ValidateShapeRange(range); !status) return status;
+  auto upsert = impl_->Prepare(
+      "INSERT INTO shape_ranges (machine_id, dtype, layout, trans, threads, m_lo, m_hi, n_lo, "
+      "n_hi, k_lo, k_hi, buckets, updated_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+      "ON CONFLICT DO UPDATE SET buckets = excluded.buckets, updated_at = excluded.updated_at");
+  if (!upsert) return upsert.error();
+  BindShapeRange(**upsert, machine_id, range).Bind(13, NowIso8601());
+  return (*upsert)->Run();
+}
+
+Result<std::vector<ShapeRangeRecord>> TuningStore::ShapeRanges(
+    std::string_view fingerprint) const {
+  // A file of the first schema opened read-only (not migrated) has no ranges table.
+  if (impl_->schema_version < 2) return std::vector<ShapeRangeRecord>{};
+  const std::string select_all =
+      "SELECT ma.fingerprint, r.dtype, r.layout, r.trans, r.threads, r.m_lo, r.m_hi, r.n_lo, "
+      "r.n_hi, r.k_lo, r.k_hi, r.buckets, r.updated_at "
+      "FROM shape_ranges AS r JOIN machines AS ma ON ma.id = r.machine_id";
+  const std::string order = " ORDER BY r.machine_id, r.dtype, r.layout, r.trans, r.threads, "
+                            "r.m_lo, r.m_hi, r.n_lo, r.n_hi, r.k_lo, r.k_hi";
+  auto select = fingerprint.empty()
+                    ? impl_->Prepare(select_all + order)
+                    : impl_->Prepare(select_all + " WHERE ma.fingerprint = ?1" + order);
+  if (!select) return select.error();
+  if (!fingerprint.empty()) (*select)->Bind(1, fingerprint);
+  std::vector<ShapeRangeRecord> ranges;
+  SkippedRows skipped("shape ranges");
+  while (true) {
+    auto row = (*select)->Step();
+    if (!row) return row.error();
+    if (!*row) break;
+    sqlite::RowReader reader(**select);
+    ShapeRangeRecord record;
+    record.fingerprint = reader.Text(0);
+    const std::string dtype = reader.Text(1);
+    const std::string layout = reader.Text(2);
+    const std::string trans = reader.Text(3);
+    record.threads = reader.Int(4, 1, kMaxInt);
+    record.range = ShapeRange{{reader.Int64(5), reader.Int64(6)},
+                              {reader.Int64(7), reader.Int64(8)},
+                              {reader.Int64(9), reader.Int64(10)}};
+    const std::string buckets = reader.Text(11);
+    record.updated_at = reader.Text(12);
+    const std::string row_id = "machine " + record.fingerprint + " range " +
+                               record.range.ToString();
+    if (!reader.ok()) {
+      skipped.Add(row_id, reader.error());
+      continue;
+    }
+    auto parsed_dtype = ParseDType(dtype);
+    auto parsed_layout = ParseLayout(layout);
+    auto parsed_trans = ParseTransPair(trans);
+    auto policy = ParseBucketPolicy(buckets);
+    if (!parsed_dtype || !parsed_layout || !parsed_trans || !policy) {
+      skipped.Add(row_id, "kind '" + dtype + " " + layout + " " + trans + "' or buckets '" +
+                              buckets + "' is not readable");
+      continue;
+    }
+    record.dtype = *parsed_dtype;
+    record.layout = *parsed_layout;
+    std::tie(record.trans_a, record.trans_b) = *parsed_trans;
+    record.buckets = *policy;
+    if (Status valid = ValidateShapeRange(record); !valid) {
+      skipped.Add(row_id, valid.error().message);
+      continue;
+    }
+    ranges.push_back(std::move(record));
+  }
+  skipped.Report(path());
+  return ranges;
+}
+
+Result<ImportCounts> TuningStore::ImportWinners(const WinnerSet& content) {
+  const std::vector<MachineRecord>& machines = content.machines;
+  const std::vector<WinnerRecord>& winners = content.winners;
   // Checked before the transaction starts, so a bad record cannot leave half an import behind
   // even if a rollback were to fail.
   for (const MachineRecord& machine : machines) {
@@ -762,6 +872,9 @@ Result<ImportCounts> TuningStore::ImportWinners(const std::vector<MachineRecord>
                            " has a negative or NaN speed");
     }
   }
+  for (const ShapeRangeRecord& range : content.ranges) {
+    if (Status status = ValidateShapeRange(range); !status) return status.error();
+  }
   const std::string now = NowIso8601();
   ImportCounts counts;
   auto transaction = sqlite::Transaction::Begin(impl_->db);
@@ -772,21 +885,38 @@ Result<ImportCounts> TuningStore::ImportWinners(const std::vector<MachineRecord>
     if (!id) return id.error();
     machine_ids[machine.fingerprint] = *id;
   }
-  for (const WinnerRecord& winner : winners) {
-    auto known = machine_ids.find(winner.fingerprint);
-    if (known == machine_ids.end()) {
-      auto select = impl_->Prepare("SELECT id FROM machines WHERE fingerprint = ?1");
-      if (!select) return select.error();
-      auto row = (*select)->Bind(1, winner.fingerprint).Step();
-      if (!row) return row.error();
-      if (!*row) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "imported winner of " + winner.problem.ToString() +
-                             " names machine " + winner.fingerprint + ", which is not imported");
-      }
-      known = machine_ids.emplace(winner.fingerprint, (*select)->ColumnInt64(0)).first;
+  // The id of an imported record's machine: imported just now, or stored already.
+  auto machine_id_of = [&](const std::string& fingerprint,
+                           const std::string& what) -> Result<std::int64_t> {
+    auto known = machine_ids.find(fingerprint);
+    if (known != machine_ids.end()) return known->second;
+    auto select = impl_->Prepare("SELECT id FROM machines WHERE fingerprint = ?1");
+    if (!select) return select.error();
+    auto row = (*select)->Bind(1, fingerprint).Step();
+    if (!row) return row.error();
+    if (!*row) {
+      return MakeError(ErrorCode::kInvalidArgument, "imported " + what + " names machine " +
+                                                        fingerprint + ", which is not imported");
     }
-    const std::int64_t machine_id = known->second;
+    return machine_ids.emplace(fingerprint, (*select)->ColumnInt64(0)).first->second;
+  };
+  for (const ShapeRangeRecord& range : content.ranges) {
+    auto machine_id = machine_id_of(range.fingerprint, "range " + range.range.ToString());
+    if (!machine_id) return machine_id.error();
+    auto insert = impl_->Prepare(
+        "INSERT INTO shape_ranges (machine_id, dtype, layout, trans, threads, m_lo, m_hi, n_lo, "
+        "n_hi, k_lo, k_hi, buckets, updated_at) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) ON CONFLICT DO NOTHING");
+    if (!insert) return insert.error();
+    BindShapeRange(**insert, *machine_id, range)
+        .Bind(13, range.updated_at.empty() ? now : range.updated_at);
+    if (Status status = (*insert)->Run(); !status) return status.error();
+    counts.ranges_added += impl_->db.Changes();
+  }
+  for (const WinnerRecord& winner : winners) {
+    auto found_machine = machine_id_of(winner.fingerprint, "winner of " + winner.problem.ToString());
+    if (!found_machine) return found_machine.error();
+    const std::int64_t machine_id = *found_machine;
     auto problem_id = impl_->InternProblem(winner.problem);
     if (!problem_id) return problem_id.error();
 

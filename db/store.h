@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/measurement_status.h"
+#include "common/shape_range.h"
 #include "db/schema.h"
 #include "kernels/kernel_config.h"
 #include "machine/machine.h"
@@ -86,6 +87,26 @@ struct WinnerRecord {
   std::string updated_at;       // ISO 8601 UTC, filled in when read back
 };
 
+// A shape range that a tune stood for with its bucket shapes (`tune --shapes 1..2048x4096x4096`):
+// the runtime runs a problem inside it with the winner of its bucket. Per machine, problem kind
+// (dtype, layout, transposes) and thread budget, as the bucket shapes' winners are.
+struct ShapeRangeRecord {
+  std::string fingerprint;  // machine
+  DType dtype = DType::kF32;
+  Layout layout = Layout::kRowMajor;
+  Trans trans_a = Trans::kNo;
+  Trans trans_b = Trans::kNo;
+  int threads = 1;
+  ShapeRange range;
+  BucketPolicy buckets;
+  std::string updated_at;  // ISO 8601 UTC, filled in when read back
+
+  // The problem of `shape` in this range's kind and thread budget.
+  Problem ProblemOf(const Shape& shape) const {
+    return Problem{dtype, layout, trans_a, trans_b, shape.m, shape.n, shape.k, threads};
+  }
+};
+
 struct MachineRecord {
   std::int64_t id = 0;
   std::string fingerprint;
@@ -94,10 +115,19 @@ struct MachineRecord {
   nlohmann::json peaks;         // to_json(PeakReport), or null when not measured
 };
 
+// What deployment moves between DBs: machines, the winners of those machines and the shape ranges
+// their winners stand for.
+struct WinnerSet {
+  std::vector<MachineRecord> machines;
+  std::vector<WinnerRecord> winners;
+  std::vector<ShapeRangeRecord> ranges;
+};
+
 // What `TuningStore::ImportWinners` changed.
 struct ImportCounts {
   std::int64_t machines_added = 0;        // fingerprints new to this DB
   std::int64_t machines_given_peaks = 0;  // stored without peaks, now with the imported ones
+  std::int64_t ranges_added = 0;          // shape ranges new to this DB
   std::int64_t winners_added = 0;         // (machine, problem) pairs new to this DB
   std::int64_t winners_replaced = 0;      // the imported winner was strictly faster
   std::int64_t winners_kept = 0;          // the stored winner was as fast or faster
@@ -156,9 +186,17 @@ class TuningStore {
   // none and replaces the stored one only when its gflops are strictly higher; a tie keeps the
   // stored one, so importing the same winners again changes nothing. Imported winners have no
   // session here (session_id NULL) and keep their `updated_at` (when they were tuned) if set.
-  // Each winner's fingerprint must be stored already or be among `machines` (kInvalidArgument).
-  Result<ImportCounts> ImportWinners(const std::vector<MachineRecord>& machines,
-                                     const std::vector<WinnerRecord>& winners);
+  // A shape range is added where this DB lacks it (the same machine, kind, threads and range; a
+  // stored one keeps its bucket policy). Each winner's and range's fingerprint must be stored
+  // already or be among the imported machines (kInvalidArgument).
+  Result<ImportCounts> ImportWinners(const WinnerSet& content);
+
+  // Stores (or, with a new bucket policy, updates) a shape range of `machine_id`. Committed
+  // before it returns.
+  Status RecordShapeRange(std::int64_t machine_id, const ShapeRangeRecord& range);
+  // The shape ranges of one machine (by fingerprint), or of all machines when it is empty. Rows
+  // that cannot be read are skipped with a warning, as for winners.
+  Result<std::vector<ShapeRangeRecord>> ShapeRanges(std::string_view fingerprint) const;
 
  private:
   struct Impl;

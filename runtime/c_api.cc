@@ -320,8 +320,10 @@ int64_t mmtune_lookup_json(const mmtune_runtime* runtime, const char* dtype, int
                           {"threads", report.threads},
                           {"threads_reason", report.threads_reason},
                           {"tuned", nullptr},
+                          {"bucket_range", nullptr},
                           {"gflops", report.gflops}};
     if (report.tier != mmtune::LookupTier::kDefault) out["tuned"] = report.tuned.ToString();
+    if (!report.bucket_range.empty()) out["bucket_range"] = report.bucket_range;
     const std::string text = out.dump();
     if (size > 0) {
       const std::size_t copied = std::min(text.size(), static_cast<std::size_t>(size - 1));

@@ -29,6 +29,7 @@ namespace mmtune {
 const char* ToString(LookupTier tier) {
   switch (tier) {
     case LookupTier::kExact: return "exact";
+    case LookupTier::kBucket: return "bucket";
     case LookupTier::kNearest: return "nearest";
     case LookupTier::kDefault: return "default";
   }
@@ -172,6 +173,7 @@ LookupReport ReportOf(const Lookup& found) {
   report.gflops = found.gflops;
   report.threads = found.config.threads;
   report.threads_reason = found.threads_reason;
+  report.bucket_range = found.bucket_range;
   nlohmann::json json = found.config;
   report.config_json = json.dump();
   report.config_text = found.config.ToString();
@@ -263,7 +265,7 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
                                 status.error().message + "); using the analytical default");
     entry->lookup = mmtune::Lookup{LookupTier::kDefault, UntunedConfig(problem, machine),
                                    Problem{}, 0.0, "the analytical default (the tuned config "
-                                   "cannot run here)"};
+                                   "cannot run here)", ""};
     status = entry->MakePlans(entry->lookup.config);
   }
   if (!status) return status.error();
@@ -334,12 +336,16 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
   }
 
   std::vector<WinnerRecord> winners;
+  std::vector<ShapeRangeRecord> ranges;
   if (!options.db_path.empty()) {
     auto store = TuningStore::Open(options.db_path, DbOpenMode::kReadOnly);
     if (!store) return store.error();
     auto own = store->Winners(impl->machine.fingerprint);
     if (!own) return own.error();
     winners = std::move(*own);
+    auto own_ranges = store->ShapeRanges(impl->machine.fingerprint);
+    if (!own_ranges) return own_ranges.error();
+    ranges = std::move(*own_ranges);
     if (options.allow_compatible) {
       auto machines = store->Machines();
       if (!machines) return machines.error();
@@ -351,10 +357,13 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
         auto theirs = store->Winners(other.fingerprint);
         if (!theirs) return theirs.error();
         winners.insert(winners.end(), theirs->begin(), theirs->end());
+        auto their_ranges = store->ShapeRanges(other.fingerprint);
+        if (!their_ranges) return their_ranges.error();
+        ranges.insert(ranges.end(), their_ranges->begin(), their_ranges->end());
       }
     }
   }
-  impl->index = WinnerIndex::Build(winners, impl->machine, &impl->skipped);
+  impl->index = WinnerIndex::Build(winners, impl->machine, &impl->skipped, ranges);
   for (const std::string& line : impl->skipped) Log(LogLevel::kWarning, options.db_path + ": " + line);
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }

@@ -67,9 +67,11 @@ bool WinnerIndex::SameKind(const Problem& a, const Problem& b) {
 }
 
 WinnerIndex WinnerIndex::Build(const std::vector<WinnerRecord>& winners, const Machine& machine,
-                               std::vector<std::string>* skipped) {
+                               std::vector<std::string>* skipped,
+                               const std::vector<ShapeRangeRecord>& ranges) {
   WinnerIndex index;
   index.machine_ = machine;
+  index.ranges_ = ranges;
   for (const WinnerRecord& winner : winners) {
     Status status = winner.problem.Validate();
     if (status) status = winner.config.Validate(winner.problem, machine);
@@ -88,16 +90,16 @@ WinnerIndex WinnerIndex::Build(const std::vector<WinnerRecord>& winners, const M
   return index;
 }
 
-Lookup WinnerIndex::Find(const Problem& problem) const {
+const WinnerIndex::Entry* WinnerIndex::FindExact(const Problem& problem,
+                                                 const Entry** too_few) const {
   const int max_threads = std::max(1, problem.threads);
   // The untuned default's thread count (UntunedConfig's, without the rest of the model).
   const int default_threads = DefaultThreadCount(problem, max_threads);
-  // Exact: the fastest winner of this very shape that fits the thread budget. A winner on fewer
+  // The fastest winner of this very shape that fits the thread budget. A winner on fewer
   // threads than the default only where it was tuned with this budget, so that the tune timed it
   // against the default on these threads; a 1-thread tune's winner would leave a core idle where
   // the default uses it (docs/runtime.md, "Threads").
   const Entry* exact = nullptr;
-  const Entry* too_few_threads = nullptr;
   for (const Entry& entry : entries_) {
     if (!SameKind(entry.problem, problem) || entry.problem.m != problem.m ||
         entry.problem.n != problem.n || entry.problem.k != problem.k ||
@@ -105,14 +107,61 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
       continue;
     }
     if (entry.config.threads < default_threads && entry.problem.threads != max_threads) {
-      too_few_threads = &entry;
+      if (too_few != nullptr) *too_few = &entry;
       continue;
     }
     if (exact == nullptr || entry.gflops > exact->gflops) exact = &entry;
   }
-  if (exact != nullptr) {
+  return exact;
+}
+
+const WinnerIndex::Entry* WinnerIndex::FindBucket(const Problem& problem,
+                                                  const ShapeRangeRecord** range) const {
+  // Of the ranges that hold the problem, the one whose bucket is closest to it; the bucket's
+  // winner follows the exact tier's thread rules for the bucket shape, and must run this shape.
+  const Shape shape{problem.m, problem.n, problem.k};
+  const Entry* best = nullptr;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (const ShapeRangeRecord& candidate : ranges_) {
+    if (candidate.dtype != problem.dtype || candidate.layout != problem.layout ||
+        candidate.trans_a != problem.trans_a || candidate.trans_b != problem.trans_b ||
+        !candidate.range.Contains(shape)) {
+      continue;
+    }
+    const Shape bucket = BucketShapeOf(shape, candidate.range, candidate.buckets);
+    Problem at_bucket = problem;
+    at_bucket.m = bucket.m;
+    at_bucket.n = bucket.n;
+    at_bucket.k = bucket.k;
+    const double distance = LogDistance(at_bucket, problem);
+    if (distance >= best_distance) continue;
+    const Entry* winner = FindExact(at_bucket, nullptr);
+    if (winner == nullptr) continue;
+    Problem as_run = problem;
+    as_run.threads = winner->config.threads;
+    if (!winner->config.Validate(as_run, machine_)) continue;
+    best = winner;
+    best_distance = distance;
+    *range = &candidate;
+  }
+  return best;
+}
+
+Lookup WinnerIndex::Find(const Problem& problem) const {
+  const int max_threads = std::max(1, problem.threads);
+  const int default_threads = DefaultThreadCount(problem, max_threads);
+  const Entry* too_few_threads = nullptr;
+  if (const Entry* exact = FindExact(problem, &too_few_threads); exact != nullptr) {
     return Lookup{LookupTier::kExact, exact->config, exact->problem, exact->gflops,
-                  ExactThreadsReason(exact->config, exact->problem, default_threads)};
+                  ExactThreadsReason(exact->config, exact->problem, default_threads), ""};
+  }
+  const ShapeRangeRecord* range = nullptr;
+  if (const Entry* bucket = FindBucket(problem, &range); bucket != nullptr) {
+    return Lookup{LookupTier::kBucket, bucket->config, bucket->problem, bucket->gflops,
+                  "the bucket's winner's, " +
+                      ExactThreadsReason(bucket->config, bucket->problem,
+                                         DefaultThreadCount(bucket->problem, max_threads)),
+                  range->range.ToString() + " (" + range->buckets.ToString() + ")"};
   }
   const std::string skipped_note =
       too_few_threads == nullptr
@@ -166,11 +215,11 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
     const int threads = lent.threads;
     return Lookup{LookupTier::kNearest, std::move(lent), nearest->problem, nearest->gflops,
                   "the nearest winner's " + std::to_string(threads) + ", no fewer than the "
-                  "default's " + std::to_string(untuned.threads) + skipped_note};
+                  "default's " + std::to_string(untuned.threads) + skipped_note, ""};
   }
 
   return Lookup{LookupTier::kDefault, untuned, Problem{}, 0.0,
-                DefaultThreadsReason(problem, untuned) + skipped_note};
+                DefaultThreadsReason(problem, untuned) + skipped_note, ""};
 }
 
 }  // namespace mmtune

@@ -499,7 +499,7 @@ TEST(DeployImportTest, IsAllOrNothing) {
   WinnerRecord orphan = winner;
   orphan.fingerprint = TestMachine(3).fingerprint;  // neither stored nor imported
 
-  auto counts = store->ImportWinners({second}, {winner, orphan});
+  auto counts = store->ImportWinners({{second}, {winner, orphan}, {}});
   ASSERT_FALSE(counts.ok());
   EXPECT_EQ(counts.error().code, ErrorCode::kInvalidArgument);
   auto machines = store->Machines();
@@ -507,7 +507,7 @@ TEST(DeployImportTest, IsAllOrNothing) {
   EXPECT_EQ(machines->size(), 1u) << "the machine added before the failure was not rolled back";
   EXPECT_EQ(store->Winners("")->size(), 1u);
 
-  counts = store->ImportWinners({second}, {winner});
+  counts = store->ImportWinners({{second}, {winner}, {}});
   ASSERT_TRUE(counts.ok()) << counts.error().message;
   EXPECT_EQ(counts->machines_added, 1);
   EXPECT_EQ(counts->winners_added, 1);

@@ -456,7 +456,11 @@ TEST(TuningStoreTest, AFileOfTheFirstSchemaOpensWithEveryRow) {
     SCOPED_TRACE(mode == DbOpenMode::kReadOnly ? "read-only" : "read-write");
     auto store = TuningStore::Open(path, mode);
     ASSERT_TRUE(store.ok()) << store.error().message;
-    EXPECT_EQ(store->schema_version(), kDbSchemaVersion);
+    // Read-only reads the file as it is; read-write migrates it.
+    EXPECT_EQ(store->schema_version(), mode == DbOpenMode::kReadOnly ? 1 : kDbSchemaVersion);
+    auto ranges = store->ShapeRanges("");
+    ASSERT_TRUE(ranges.ok()) << ranges.error().message;
+    EXPECT_TRUE(ranges->empty()) << "the first schema has no shape ranges";
     auto winners = store->Winners("");
     ASSERT_TRUE(winners.ok()) << winners.error().message;
     ASSERT_EQ(winners->size(), 3u);
@@ -572,8 +576,10 @@ TEST(TuningStoreTest, NewerSchemaIsRefusedAndUntouched) {
     (void)WriteOneTune(*store);
   }
   ExecSql(path, "PRAGMA user_version = 99");
-  ExpectRefusedAndUntouched(path, {"newer", ErrorCode::kUnsupported,
-                                   "schema version 99 is newer than this mmtune supports (1)"});
+  const std::string message =
+      "schema version 99 is newer than this mmtune supports (" + std::to_string(kDbSchemaVersion) +
+      ")";
+  ExpectRefusedAndUntouched(path, {"newer", ErrorCode::kUnsupported, message.c_str()});
 }
 
 TEST(TuningStoreTest, TextFileIsRefusedAndUntouched) {

@@ -1,5 +1,6 @@
 // Where the shapes to tune come from: built-in presets, a comma-separated list on the command
-// line, or a CSV/JSON file; and `--shard i/N`, which splits the list deterministically so that N
+// line, or a CSV/JSON file, each item a shape or a shape range (common/shape_range.h) that stands
+// for its bucket shapes; and `--shard i/N`, which splits the list deterministically so that N
 // machines of one type tune disjoint parts of about equal cost (merged later).
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/shape_range.h"
 #include "mmtune/result.h"
 #include "mmtune/types.h"
 
@@ -16,21 +18,32 @@ namespace mmtune {
 struct ShapePreset {
   std::string name;
   std::string description;
-  std::vector<Shape> shapes;
+  std::vector<ShapeRange> ranges;  // most are single shapes
 };
 
 // "quick" (the default: one shape of each kind, minutes), "square", "small", "bert-base",
-// "llama-7b", "decode".
+// "llama-7b", "llama-7b-prefill" (M in 1..2048), "decode".
 const std::vector<ShapePreset>& ShapePresets();
+Result<std::vector<ShapeRange>> PresetRanges(std::string_view name);
+
+// "MxNxK[,MxNxK...]", each dimension a size or LO..HI; the error names the offending item.
+Result<std::vector<ShapeRange>> ParseShapeRangeList(std::string_view text);
+
+// CSV: one item per line, "MxNxK" or "M,N,K", each dimension a size or LO..HI (an "m,n,k" header
+// line, blank lines and '#' comments allowed). JSON: an array of "MxNxK" strings or
+// {"m":..,"n":..,"k":..} objects of sizes, or an object with such an array under "shapes". Chosen
+// by the extension (.json) or, failing that, by the first character. Errors name the file and
+// the line or item.
+Result<std::vector<ShapeRange>> ReadShapeRangesFile(const std::string& path);
+
+// The bucket shapes of every range, in list order.
+Result<std::vector<Shape>> ExpandRanges(const std::vector<ShapeRange>& ranges,
+                                        const BucketPolicy& policy);
+
+// The same three sources as plain shapes, ranges expanded to their pow2 buckets: for commands
+// that time shapes rather than tune ranges (bench).
 Result<std::vector<Shape>> PresetShapes(std::string_view name);
-
-// "MxNxK[,MxNxK...]"; the error names the offending item.
 Result<std::vector<Shape>> ParseShapeList(std::string_view text);
-
-// CSV: one shape per line, "MxNxK" or "M,N,K" (an "m,n,k" header line, blank lines and '#'
-// comments allowed). JSON: an array of "MxNxK" strings or {"m":..,"n":..,"k":..} objects, or an
-// object with such an array under "shapes". Chosen by the extension (.json) or, failing that, by
-// the first character. Errors name the file and the line or item.
 Result<std::vector<Shape>> ReadShapesFile(const std::string& path);
 
 struct Shard {

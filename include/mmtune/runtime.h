@@ -48,18 +48,22 @@ struct RuntimeOptions {
 // told otherwise, so that its winners are the ones the runtime can use.
 int DefaultRuntimeThreads();
 
-enum class LookupTier { kExact, kNearest, kDefault };
-const char* ToString(LookupTier tier);  // "exact", "nearest", "default"
+// In the order the runtime tries them: exact, bucket, nearest, default. (kBucket is last in the
+// enum so that the values of the others stay what they were.)
+enum class LookupTier { kExact, kNearest, kDefault, kBucket };
+const char* ToString(LookupTier tier);  // "exact", "nearest", "default", "bucket"
 
 // What the runtime would run for a problem, for people and tools (`mmtune lookup`).
 struct LookupReport {
   LookupTier tier = LookupTier::kDefault;
-  Problem tuned;             // exact / nearest: the tuned problem whose winner is used
+  Problem tuned;             // exact / bucket / nearest: the tuned problem whose winner is used
   std::string config_json;   // the kernel config, as stored in the DB
   std::string config_text;   // the same on one line, for people
   double gflops = 0.0;       // measured on `tuned` when it was tuned; 0 for the default
   int threads = 1;           // threads the call runs with
   std::string threads_reason;  // why that many, in a phrase (`mmtune lookup` prints it)
+  // bucket: the tuned range and its bucket policy, e.g. "1..2048x4096x4096 (pow2)"; else empty.
+  std::string bucket_range;
 };
 
 // One GEMM problem fixed in advance (layout, transposes, M, N, K, leading dimensions, alpha,
