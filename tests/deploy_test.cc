@@ -736,6 +736,76 @@ TEST(DeployMergeTest, JsonExportsMergeLikeTheDbsTheyCameFrom) {
   EXPECT_EQ(again->changes.winners_added + again->changes.winners_replaced, 0);
 }
 
+// The shape ranges that winners stand for travel with them: into a SQLite or JSON export (of the
+// selected machines only) and through a merge, each range once.
+TEST(DeployMergeTest, ShapeRangesTravelWithTheirWinners) {
+  ScratchDir dir("ranges");
+  const std::string source = dir / "tuning.db";
+  WriteTuningDb(source, TwoMachines());
+  auto range = ParseShapeRange("1..256x96x64");
+  ASSERT_TRUE(range.ok());
+  {
+    auto store = TuningStore::Open(source, DbOpenMode::kReadWrite);
+    ASSERT_TRUE(store.ok());
+    for (int model : {1, 2}) {
+      auto machine = store->FindMachine(TestMachine(model).fingerprint);
+      ASSERT_TRUE(machine.ok() && machine->has_value());
+      ShapeRangeRecord record{TestMachine(model).fingerprint, DType::kF32, Layout::kRowMajor,
+                              Trans::kNo, Trans::kNo, 1, *range,
+                              BucketPolicy{BucketPolicy::Kind::kStep, 64 * model}, ""};
+      ASSERT_TRUE(store->RecordShapeRange((*machine)->id, record).ok());
+    }
+  }
+  auto ranges_of = [](const std::string& path) {
+    auto store = TuningStore::Open(path, DbOpenMode::kReadOnly);
+    EXPECT_TRUE(store.ok()) << store.error().message;
+    std::vector<std::string> rows;
+    if (!store.ok()) return rows;
+    auto ranges = store->ShapeRanges("");
+    EXPECT_TRUE(ranges.ok());
+    if (!ranges.ok()) return rows;
+    for (const ShapeRangeRecord& r : *ranges) {
+      rows.push_back(r.fingerprint + " " + r.range.ToString() + " " + r.buckets.ToString());
+    }
+    std::sort(rows.begin(), rows.end());
+    return rows;
+  };
+  const std::vector<std::string> both = ranges_of(source);
+  ASSERT_EQ(both.size(), 2u);
+
+  const std::string all = dir / "all.db";
+  ASSERT_TRUE(ExportWinners(source, all, ExportAll()).ok());
+  EXPECT_EQ(ranges_of(all), both);
+  ExportOptions one = ExportAll();
+  one.machines = *ParseMachineSelection(TestMachine(2).fingerprint);
+  const std::string second = dir / "second.db";
+  ASSERT_TRUE(ExportWinners(source, second, one).ok());
+  EXPECT_EQ(ranges_of(second),
+            std::vector<std::string>{TestMachine(2).fingerprint + " 1..256x96x64 step:128"});
+
+  const std::string json = dir / "all.json";
+  ASSERT_TRUE(ExportWinners(source, json, ExportAll(ExportFormat::kJson)).ok());
+  const nlohmann::json document = nlohmann::json::parse(Slurp(json));
+  ASSERT_EQ(document.at("ranges").size(), 2u);
+  EXPECT_EQ(document.at("ranges")[0].at("range"), "1..256x96x64");
+  const std::string from_json = dir / "from_json.db";
+  auto merged = MergeStores(from_json, {json, all, second});
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_EQ(merged->changes.ranges_added, 2);
+  EXPECT_EQ(ranges_of(from_json), both);
+  auto again = MergeStores(from_json, {json});
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->changes.ranges_added, 0);
+
+  // A document without "ranges" (written before ranges existed) still merges.
+  nlohmann::json old = document;
+  old.erase("ranges");
+  const std::string old_json = dir / "old.json";
+  { std::ofstream(old_json) << old.dump(); }
+  ASSERT_TRUE(MergeStores(dir / "from_old.db", {old_json}).ok());
+  EXPECT_TRUE(ranges_of(dir / "from_old.db").empty());
+}
+
 TEST(DeployMergeTest, BadJsonInputsWriteNothingAndNameTheFault) {
   ScratchDir dir("bad_json");
   const std::string good = dir / "good.db";
@@ -777,6 +847,20 @@ TEST(DeployMergeTest, BadJsonInputsWriteNothingAndNameTheFault) {
        ErrorCode::kCorrupt, "twice"},
       {"no_fingerprint", edited([](auto& d) { d["machines"][0].erase("fingerprint"); }),
        ErrorCode::kCorrupt, "machine 0"},
+      {"bad_range", edited([&](auto& d) {
+         d["ranges"] = nlohmann::json::array({{{"fingerprint", d["machines"][0]["fingerprint"]},
+                                               {"dtype", "f32"}, {"layout", "row"},
+                                               {"trans", "NN"}, {"threads", 1},
+                                               {"range", "9..4x8x8"}, {"buckets", "pow2"}}});
+       }),
+       ErrorCode::kCorrupt, "range 0"},
+      {"range_orphan", edited([&](auto& d) {
+         d["ranges"] = nlohmann::json::array({{{"fingerprint", "0123456789abcdef"},
+                                               {"dtype", "f32"}, {"layout", "row"},
+                                               {"trans", "NN"}, {"threads", 1},
+                                               {"range", "1..4x8x8"}, {"buckets", "pow2"}}});
+       }),
+       ErrorCode::kCorrupt, "does not hold"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

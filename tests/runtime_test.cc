@@ -10,10 +10,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -241,6 +244,65 @@ TEST(WinnerIndexTest, NearestDirectWinnerSplitsKAsTheDefaultDoes) {
   ASSERT_EQ(small_whole.kc, 0);
   EXPECT_EQ(OneWinnerIndex(zen5, small, small_whole, 150.0).Find(MakeProblem(48, 40, 48)).config,
             small_whole);
+}
+
+// A problem inside a tuned range runs its bucket's winner: after the exact tier, before the
+// nearest. Outside the range, for another kind, or where the bucket has no winner that runs the
+// problem, the nearest tier answers as before.
+TEST(WinnerIndexTest, BucketTierSitsBetweenExactAndNearest) {
+  const Machine machine = testing::SyntheticZen3Machine();
+  auto range = ParseShapeRange("1..64x256x256");
+  ASSERT_TRUE(range.ok());
+  ShapeRangeRecord record{machine.fingerprint, DType::kF32, Layout::kRowMajor, Trans::kNo,
+                          Trans::kNo, 1, *range, BucketPolicy{}, ""};
+  std::vector<WinnerRecord> winners;
+  // Each bucket's winner is told apart by its gflops, 100 - M.
+  auto gflops_of = [](std::int64_t m) { return 100.0 - static_cast<double>(m); };
+  for (std::int64_t m : {1, 2, 4, 8, 16, 32, 64}) {
+    const Problem bucket = MakeProblem(m, 256, 256);
+    winners.push_back(
+        Winner(bucket, DefaultConfig(bucket, machine), gflops_of(m), machine.fingerprint));
+  }
+  std::vector<std::string> skipped;
+  const WinnerIndex index = WinnerIndex::Build(winners, machine, &skipped, {record});
+  ASSERT_TRUE(skipped.empty()) << skipped.front();
+
+  const Lookup exact = index.Find(MakeProblem(16, 256, 256));
+  EXPECT_EQ(exact.tier, LookupTier::kExact);
+  EXPECT_TRUE(exact.bucket_range.empty());
+  for (const auto& [m, bucket] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {3, 4}, {5, 8}, {7, 8}, {9, 16}, {17, 32}, {33, 64}, {63, 64}}) {
+    SCOPED_TRACE(m);
+    const Lookup found = index.Find(MakeProblem(m, 256, 256));
+    ASSERT_EQ(found.tier, LookupTier::kBucket);
+    EXPECT_EQ(found.tuned.m, bucket) << "the bucket is the smallest one at least as large";
+    EXPECT_EQ(found.gflops, gflops_of(bucket));
+    EXPECT_EQ(found.bucket_range, "1..64x256x256 (pow2)");
+  }
+  // 5 is nearer 4 than 8 in log space: the nearest tier would lend 4's winner.
+  Problem five = MakeProblem(5, 256, 256);
+  ASSERT_EQ(WinnerIndex::Build(winners, machine, nullptr).Find(five).tuned.m, 4);
+  EXPECT_EQ(index.Find(MakeProblem(65, 256, 256)).tier, LookupTier::kNearest);
+  EXPECT_EQ(index.Find(MakeProblem(5, 256, 255)).tier, LookupTier::kNearest);
+  EXPECT_EQ(index.Find(MakeProblem(5, 256, 256, 1, DType::kF64)).tier, LookupTier::kDefault);
+  EXPECT_EQ(index.Find(MakeProblem(5, 256, 256, 1, DType::kF32, Layout::kColMajor)).tier,
+            LookupTier::kDefault);
+
+  // A bucket without a winner (tuned by a shard whose DB was not merged) falls to the nearest.
+  std::vector<WinnerRecord> without_eight;
+  for (const WinnerRecord& winner : winners) {
+    if (winner.problem.m != 8) without_eight.push_back(winner);
+  }
+  const WinnerIndex gap = WinnerIndex::Build(without_eight, machine, nullptr, {record});
+  EXPECT_EQ(gap.Find(MakeProblem(7, 256, 256)).tier, LookupTier::kNearest);
+  EXPECT_EQ(gap.Find(MakeProblem(3, 256, 256)).tier, LookupTier::kBucket);
+
+  // step:S buckets map by their own sizes.
+  record.buckets = BucketPolicy{BucketPolicy::Kind::kStep, 16};
+  const WinnerIndex stepped = WinnerIndex::Build(winners, machine, nullptr, {record});
+  EXPECT_EQ(stepped.Find(MakeProblem(20, 256, 256)).tuned.m, 32);
+  EXPECT_EQ(stepped.Find(MakeProblem(5, 256, 256)).tuned.m, 16);
+  EXPECT_EQ(stepped.Find(MakeProblem(5, 256, 256)).bucket_range, "1..64x256x256 (step:16)");
 }
 
 // A direct winner is lent only to problems within 2x of its own in each of M, N and K: a tile

@@ -491,6 +491,63 @@ TEST(TuningStoreTest, AFileOfTheFirstSchemaOpensWithEveryRow) {
   }
 }
 
+// Shape ranges: stored per machine, kind, threads and range; recording one again with another
+// bucket policy updates it; bad ones are refused; a migrated file of the first schema takes them.
+TEST(TuningStoreTest, ShapeRangesRoundTripAndUpdateTheirPolicy) {
+  ScratchDir scratch("ranges");
+  const std::string path = scratch.path() + "/v1.db";
+  std::filesystem::copy_file(MMTUNE_TEST_DATA_DIR "/schema_v1.db", path);
+  auto store = TuningStore::Open(path, DbOpenMode::kReadWrite);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto machines = store->Machines();
+  ASSERT_TRUE(machines.ok() && machines->size() == 1u);
+  const MachineRecord& machine = machines->front();
+  auto range = ParseShapeRange("1..2048x4096x11008");
+  ASSERT_TRUE(range.ok());
+  ShapeRangeRecord record{machine.fingerprint, DType::kBF16, Layout::kColMajor, Trans::kYes,
+                          Trans::kNo, 2, *range, BucketPolicy{}, ""};
+  ASSERT_TRUE(store->RecordShapeRange(machine.id, record).ok());
+  ShapeRangeRecord other = record;
+  other.threads = 1;
+  ASSERT_TRUE(store->RecordShapeRange(machine.id, other).ok());
+  record.buckets = BucketPolicy{BucketPolicy::Kind::kStep, 128};
+  ASSERT_TRUE(store->RecordShapeRange(machine.id, record).ok());
+
+  auto ranges = store->ShapeRanges(machine.fingerprint);
+  ASSERT_TRUE(ranges.ok()) << ranges.error().message;
+  ASSERT_EQ(ranges->size(), 2u);
+  const ShapeRangeRecord& two = (*ranges)[0].threads == 2 ? (*ranges)[0] : (*ranges)[1];
+  EXPECT_EQ(two.fingerprint, machine.fingerprint);
+  EXPECT_EQ(two.dtype, DType::kBF16);
+  EXPECT_EQ(two.layout, Layout::kColMajor);
+  EXPECT_EQ(two.trans_a, Trans::kYes);
+  EXPECT_EQ(two.trans_b, Trans::kNo);
+  EXPECT_EQ(two.range, *range);
+  EXPECT_EQ(two.buckets, (BucketPolicy{BucketPolicy::Kind::kStep, 128}));
+  EXPECT_FALSE(two.updated_at.empty());
+  EXPECT_EQ(store->ShapeRanges("0000000000000000")->size(), 0u);
+  EXPECT_EQ(store->ShapeRanges("")->size(), 2u);
+
+  ShapeRangeRecord bad = record;
+  bad.range.m = DimRange{9, 4};
+  EXPECT_FALSE(store->RecordShapeRange(machine.id, bad).ok());
+  bad = record;
+  bad.range.k = DimRange{0, 4};
+  EXPECT_FALSE(store->RecordShapeRange(machine.id, bad).ok());
+  bad = record;
+  bad.threads = 0;
+  EXPECT_FALSE(store->RecordShapeRange(machine.id, bad).ok());
+  bad = record;
+  bad.buckets.step = 0;
+  EXPECT_FALSE(store->RecordShapeRange(machine.id, bad).ok());
+  EXPECT_EQ(store->ShapeRanges("")->size(), 2u);
+
+  // A row another tool wrote badly is skipped when read, not fatal.
+  ExecSql(path, "INSERT INTO shape_ranges VALUES (" + std::to_string(machine.id) +
+                    ", 'f32', 'row', 'NN', 1, 5, 2, 1, 1, 1, 1, 'pow2', 'x')");
+  EXPECT_EQ(store->ShapeRanges("")->size(), 2u);
+}
+
 TEST(TuningStoreTest, ReadOnlyModeNeverWrites) {
   ScratchDir scratch("read_only_mode");
   const std::string& dir = scratch.path();

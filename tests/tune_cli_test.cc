@@ -82,7 +82,9 @@ TEST(TuneCliTest, BadInputIsRefusedBeforeTheDbIsCreated) {
         "--shard x", "--shapes 8x8x8 --preset quick", "--budget -1", "--evals -3",
         "--layout diagonal", "--shapes-file /no/such/file.csv", "--bogus",
         "--shapes 8x8x8 --dtype int4", "--shapes 0x64x64", "--shapes 8x8x8,64x0x64",
-        "--shapes 64x64x0"}) {
+        "--shapes 64x64x0", "--shapes 0..8x8x8", "--shapes 8..4x8x8", "--shapes 1..x8x8",
+        "--shapes 1..99999999999x8x8", "--shapes 1..8x8x8 --buckets pow3",
+        "--shapes 1..8x8x8 --buckets step:0", "--shapes 1..100000x8x8 --buckets step:1"}) {
     SCOPED_TRACE(args);
     const RunResult r = RunMmtune("tune --db '" + db + "' " + args);
     ExpectOneLineError(r, 2);
@@ -223,6 +225,61 @@ TEST(TuneCliTest, MoreShardsThanShapesAllSucceedAndMergeToEveryShape) {
   const RunResult merged = RunMmtune("merge --out '" + fleet + "'" + inputs);
   ASSERT_EQ(merged.exit_code, 0) << merged.err;
   EXPECT_EQ(QueryInt(fleet, "SELECT COUNT(*) FROM winners"), 3);
+}
+
+// A range tunes its bucket shapes, records the range, and the runtime then runs every shape
+// inside it with its bucket's winner; sharded, every shard records the range and the merge of
+// the shards holds every bucket.
+TEST(TuneCliTest, RangesTuneTheirBucketsAndLookupNamesTheBucket) {
+  const std::string dir = FreshTestDir("tune_ranges");
+  const std::string db = dir + "/ranges.db";
+  const std::string common = " --strategy model --budget 0 --threads 1";
+  const RunResult r = RunMmtune("tune --db '" + db + "' --shapes 1..8x16x16,24x24x24" + common);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Buckets 1, 2, 4 and 8 of the range, and the single shape.
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 5);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM shape_ranges WHERE m_lo = 1 AND m_hi = 8 AND "
+                         "n_lo = 16 AND n_hi = 16 AND k_lo = 16 AND k_hi = 16 AND threads = 1 "
+                         "AND buckets = 'pow2'"),
+            1);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM shape_ranges"), 1) << "a single shape is no range";
+
+  const RunResult bucket = RunMmtune("lookup --db '" + db + "' --shape 5x16x16 --threads 1");
+  ASSERT_EQ(bucket.exit_code, 0) << bucket.err;
+  EXPECT_NE(bucket.out.find("tier:    bucket (winner of its bucket f32 row NN 8x16x16 t1 in the "
+                            "tuned range 1..8x16x16 (pow2))"),
+            std::string::npos)
+      << bucket.out;
+  const RunResult json =
+      RunMmtune("lookup --db '" + db + "' --shape 3x16x16 --threads 1 --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json parsed = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << json.out;
+  EXPECT_EQ(parsed.value("tier", ""), "bucket");
+  EXPECT_EQ(parsed.value("tuned_problem", ""), "f32 row NN 4x16x16 t1");
+  EXPECT_EQ(parsed.value("bucket_range", ""), "1..8x16x16 (pow2)");
+  const RunResult outside = RunMmtune("lookup --db '" + db + "' --shape 9x16x16 --threads 1");
+  EXPECT_NE(outside.out.find("tier:    nearest"), std::string::npos) << outside.out;
+
+  // step:S, sharded three ways: each shard records the range, the merge holds every bucket.
+  std::string inputs;
+  for (int index = 0; index < 3; ++index) {
+    const std::string shard = dir + "/step-" + std::to_string(index) + ".db";
+    const RunResult s = RunMmtune("tune --db '" + shard + "' --shapes 1..8x16x16 --buckets step:3" +
+                                  common + " --shard " + std::to_string(index) + "/3");
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    EXPECT_EQ(QueryInt(shard, "SELECT COUNT(*) FROM shape_ranges WHERE buckets = 'step:3'"), 1);
+    inputs += " '" + shard + "'";
+  }
+  const std::string fleet = dir + "/fleet.db";
+  ASSERT_EQ(RunMmtune("merge --out '" + fleet + "'" + inputs).exit_code, 0);
+  EXPECT_EQ(QueryInt(fleet, "SELECT COUNT(*) FROM winners"), 4);  // 1, 3, 6, 8
+  EXPECT_EQ(QueryInt(fleet, "SELECT COUNT(*) FROM shape_ranges"), 1);
+  const RunResult stepped = RunMmtune("lookup --db '" + fleet + "' --shape 4x16x16 --threads 1");
+  EXPECT_NE(stepped.out.find("bucket f32 row NN 6x16x16 t1 in the tuned range 1..8x16x16 "
+                             "(step:3)"),
+            std::string::npos)
+      << stepped.out;
 }
 
 // Counts measurements of the search (not the confirm round) that were repeated for the same

@@ -396,7 +396,8 @@ TEST(CandidateRunnerTest, RejectsInvalidProblems) {
 }
 
 TEST(ShapeSetsTest, PresetsListsAndErrors) {
-  for (const char* name : {"quick", "square", "small", "bert-base", "llama-7b", "decode"}) {
+  for (const char* name :
+       {"quick", "square", "small", "bert-base", "llama-7b", "llama-7b-prefill", "decode"}) {
     auto shapes = PresetShapes(name);
     ASSERT_TRUE(shapes.ok()) << name;
     EXPECT_FALSE(shapes->empty());
@@ -408,9 +409,26 @@ TEST(ShapeSetsTest, PresetsListsAndErrors) {
   auto list = ParseShapeList("1x2x3, 4X5X6");
   ASSERT_TRUE(list.ok());
   EXPECT_EQ(*list, (std::vector<Shape>{{1, 2, 3}, {4, 5, 6}}));
-  for (const char* bad : {"12x", "-1x2x3", "axbxc", "1x2x99999999999999999999", "1x2x3,", ""}) {
+  for (const char* bad : {"12x", "-1x2x3", "axbxc", "1x2x99999999999999999999", "1x2x3,", "",
+                          "0x2x3", "4..1x2x3"}) {
     EXPECT_FALSE(ParseShapeList(bad).ok()) << bad;
   }
+
+  // Ranges: kept as ranges for tune, expanded to their pow2 buckets for commands that time shapes.
+  auto prefill = PresetRanges("llama-7b-prefill");
+  ASSERT_TRUE(prefill.ok());
+  ASSERT_EQ(prefill->size(), 3u);
+  for (const ShapeRange& range : *prefill) EXPECT_EQ(range.m, (DimRange{1, 2048}));
+  EXPECT_EQ(PresetShapes("llama-7b-prefill")->size(), 3u * 12u);
+  auto ranged = ParseShapeRangeList("1..4x8x8,16x16x16");
+  ASSERT_TRUE(ranged.ok());
+  ASSERT_EQ(ranged->size(), 2u);
+  EXPECT_EQ((*ranged)[0].ToString(), "1..4x8x8");
+  EXPECT_EQ(*ParseShapeList("1..4x8x8,16x16x16"),
+            (std::vector<Shape>{{1, 8, 8}, {2, 8, 8}, {4, 8, 8}, {16, 16, 16}}));
+  auto stepped = ExpandRanges(*ranged, BucketPolicy{BucketPolicy::Kind::kStep, 3});
+  ASSERT_TRUE(stepped.ok());
+  EXPECT_EQ(*stepped, (std::vector<Shape>{{1, 8, 8}, {3, 8, 8}, {4, 8, 8}, {16, 16, 16}}));
 }
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
@@ -423,6 +441,11 @@ TEST(ShapeSetsTest, CsvAndJsonFiles) {
   auto csv = ReadShapesFile(WriteTemp("shapes.csv", "m,n,k\n# decode\n1,4096,4096\n\n8x8x8\n"));
   ASSERT_TRUE(csv.ok()) << csv.error().message;
   EXPECT_EQ(*csv, (std::vector<Shape>{{1, 4096, 4096}, {8, 8, 8}}));
+  auto csv_ranges = ReadShapeRangesFile(WriteTemp("ranges.csv", "1..2048,4096,4096\n8x8x4..8\n"));
+  ASSERT_TRUE(csv_ranges.ok()) << csv_ranges.error().message;
+  ASSERT_EQ(csv_ranges->size(), 2u);
+  EXPECT_EQ((*csv_ranges)[0].ToString(), "1..2048x4096x4096");
+  EXPECT_EQ((*csv_ranges)[1].ToString(), "8x8x4..8");
   auto json = ReadShapesFile(
       WriteTemp("shapes.json", R"({"shapes": ["2x3x4", {"m": 5, "n": 6, "k": 7}]})"));
   ASSERT_TRUE(json.ok()) << json.error().message;

@@ -153,8 +153,9 @@ class Runtime:
         return out
 
     def lookup(self, m, n, k, dtype="f32", layout="row", trans="NN"):
-        """What the runtime runs for the problem: a dict with tier ("exact", "nearest",
-        "default"), config (one line), config_json, threads, threads_reason, tuned, gflops."""
+        """What the runtime runs for the problem: a dict with tier ("exact", "bucket",
+        "nearest", "default"), config (one line), config_json, threads, threads_reason, tuned,
+        bucket_range (the tuned range of the bucket tier, else None), gflops."""
         if layout not in ("row", "col"):
             raise ValueError(f"layout must be 'row' or 'col', not {layout!r}")
         if len(trans) != 2 or any(t not in "NT" for t in trans):
