@@ -247,7 +247,7 @@ int Run(const Options& options) {
             << options.dtype << ", " << options.threads << " thread(s), range "
             << range->ToString() << " (" << policy->ToString() << "), budget " << options.budget
             << " s per shape\n\n";
-  std::cout << std::left << std::setw(26) << "held-out problem" << std::right << std::setw(10)
+  std::cout << std::left << std::setw(30) << "held-out problem" << std::right << std::setw(10)
             << "own GF/s" << std::setw(10) << "bucket" << std::setw(10) << "nearest"
             << std::setw(10) << "default" << "\n";
   double log_bucket = 0, log_nearest = 0, log_default = 0;
@@ -255,13 +255,13 @@ int Run(const Options& options) {
     log_bucket += std::log(row.bucket / row.own);
     log_nearest += std::log(row.nearest / row.own);
     log_default += std::log(row.fallback / row.own);
-    std::cout << std::left << std::setw(26) << row.problem.ToString() << std::right << std::fixed
+    std::cout << std::left << std::setw(30) << row.problem.ToString() << std::right << std::fixed
               << std::setprecision(1) << std::setw(10) << row.own << std::setprecision(3)
               << std::setw(10) << row.bucket / row.own << std::setw(10) << row.nearest / row.own
               << std::setw(10) << row.fallback / row.own << "\n";
   }
   const double n = static_cast<double>(rows.size());
-  std::cout << std::left << std::setw(26) << "geomean (x own winner)" << std::right
+  std::cout << std::left << std::setw(30) << "geomean (x own winner)" << std::right
             << std::setw(10) << "1.000" << std::setprecision(3) << std::setw(10)
             << std::exp(log_bucket / n) << std::setw(10) << std::exp(log_nearest / n)
             << std::setw(10) << std::exp(log_default / n) << "\n\n";
