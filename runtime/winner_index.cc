@@ -49,9 +49,10 @@ std::string DefaultThreadsReason(const Problem& problem, const KernelConfig& unt
          std::to_string(static_cast<int>(kMinFlopsPerThread / 1e3)) + " kFLOP of work";
 }
 
-std::string ExactThreadsReason(const KernelConfig& winner, const Problem& tuned,
-                               int default_threads) {
-  std::string reason = "the winner's, tuned with " + std::to_string(tuned.threads) +
+// `whose` names the winner: "the winner's" (exact tier) or "the bucket winner's".
+std::string TunedThreadsReason(const std::string& whose, const KernelConfig& winner,
+                               const Problem& tuned, int default_threads) {
+  std::string reason = whose + ", tuned with " + std::to_string(tuned.threads) +
                        " thread(s) allowed";
   if (winner.threads < default_threads) {
     reason += ", measured faster than the default on " + std::to_string(default_threads);
@@ -153,14 +154,15 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
   const Entry* too_few_threads = nullptr;
   if (const Entry* exact = FindExact(problem, &too_few_threads); exact != nullptr) {
     return Lookup{LookupTier::kExact, exact->config, exact->problem, exact->gflops,
-                  ExactThreadsReason(exact->config, exact->problem, default_threads), ""};
+                  TunedThreadsReason("the winner's", exact->config, exact->problem,
+                                     default_threads),
+                  ""};
   }
   const ShapeRangeRecord* range = nullptr;
   if (const Entry* bucket = FindBucket(problem, &range); bucket != nullptr) {
     return Lookup{LookupTier::kBucket, bucket->config, bucket->problem, bucket->gflops,
-                  "the bucket's winner's, " +
-                      ExactThreadsReason(bucket->config, bucket->problem,
-                                         DefaultThreadCount(bucket->problem, max_threads)),
+                  TunedThreadsReason("the bucket winner's", bucket->config, bucket->problem,
+                                     DefaultThreadCount(bucket->problem, max_threads)),
                   range->range.ToString() + " (" + range->buckets.ToString() + ")"};
   }
   const std::string skipped_note =

@@ -278,6 +278,7 @@ TEST(WinnerIndexTest, BucketTierSitsBetweenExactAndNearest) {
     EXPECT_EQ(found.tuned.m, bucket) << "the bucket is the smallest one at least as large";
     EXPECT_EQ(found.gflops, gflops_of(bucket));
     EXPECT_EQ(found.bucket_range, "1..64x256x256 (pow2)");
+    EXPECT_EQ(found.threads_reason, "the bucket winner's, tuned with 1 thread(s) allowed");
   }
   // 5 is nearer 4 than 8 in log space: the nearest tier would lend 4's winner.
   Problem five = MakeProblem(5, 256, 256);
