@@ -192,20 +192,20 @@ int main(int argc, char** argv) {
       std::cerr << "search_bench: " << records.error().message << "\n";
       return 1;
     }
-    // Shared machines drift (the same config measured 30-50% apart a few seconds later on the
-    // development VM), which would make a lucky moment's measurement the "best" of the space.
+    // Shared machines drift (the same config can time tens of percent apart a few seconds
+    // later), which would make a lucky moment's measurement the "best" of the space.
     // The default is re-timed every second during the measurement (stage `default`); each search
     // measurement is scaled by how fast the default ran around it in the same session: the
     // faster of the default's timings just before and just after it. The faster one, because a
-    // brief stall can hit a single default timing (58 GFLOP/s between 106 and 103 at 128x768x768
-    // on Zen 4), and scaling by it made the ~50 candidates nearest to it look 1.8x faster than
-    // they ran; a slow spell long enough to matter slows both neighbours.
+    // brief stall can hit a single default timing, and scaling by it would make the dozens of
+    // candidates nearest to it look far faster than they ran; a slow spell long enough to
+    // matter slows both neighbours.
     //
     // The session's confirmation round (the best few and the default, re-measured together,
     // interleaved, after the search) gives the default's last timing: the point "after" every
     // search measurement past the last re-timing. A shape measured in under a second has no
-    // re-timing at all, and its candidates were otherwise compared with the one default timing
-    // taken before them (1x2048x2048 on Zen 4: 30.8 GFLOP/s then, 33.4 in the confirmation).
+    // re-timing at all, and its candidates would otherwise be compared with the one default
+    // timing taken before them, which can be several percent off.
     const KernelConfig default_config = DefaultConfig(problem, *machine);
     const std::string default_hash = ConfigHash(default_config);
     std::map<std::int64_t, std::vector<std::pair<int, double>>> default_speed;  // by session
@@ -253,8 +253,7 @@ int main(int argc, char** argv) {
     // The finalists' scores come from the confirmation round, as their speed relative to the
     // default's in it: interleaved timings compare better than ones taken seconds apart, and the
     // finalists were picked for their search timings, so a lucky one would otherwise stand as
-    // the space's best (1x4096x4096 on Zen 4: a search timing of 14.1 GFLOP/s, 11.4 confirmed
-    // beside the default's 12.1).
+    // the space's best, though confirmed beside the default it can run slower than the default.
     for (const MeasurementRecord& r : *records) {
       if (r.stage != MeasurementStage::kConfirm || r.status != MeasurementStatus::kOk) continue;
       const auto confirmed = confirmed_default.find(r.session_id);

@@ -62,15 +62,11 @@ using model::VectorFmasPerCycle;
 namespace {
 
 // Rows of the matrix the gemv kernels stream together (mr). Four hide the load latency, and the
-// dot form (the matrix's rows along k) stays there: eight were level or mixed in sign. The axpy
+// dot form (the matrix's rows along k) stays there: eight are level or mixed in sign. The axpy
 // form (rows along the output, added into an accumulator) takes eight where a row is longer than
-// a 4 KiB page or the matrix is larger than this core's share of L3. Zen 4, f32, interleaved,
-// eight rows against four: 1xNxK with N >= 2048 +4..+9% (K 512..4096), 1x3072x768 +5%,
-// 1x1024x4096 and 1x1024x8192 (from memory) +10% and +21%, 1x4096x11008 +4%; but with short
-// rows and the matrix in L3, four won: 1x1024xK for K 512..2048 by 5-8%, 1x1000x1000 by 2%;
-// f64 (8 KiB rows) +6..+7% at 1x1024x1024, 1x2048x2048, 1x2048x512, -3% at 1x4096x4096.
-// 2 threads (each streams half of every row): 1x4096x4096 +8%, 1x4096x11008 +14%, 1x11008x4096
-// +4%, while 1x2048x2048 (4 KiB halves, 8 MiB each) lost 3% with eight.
+// a 4 KiB page or the matrix is larger than this core's share of L3: there eight rows run
+// faster, while with short rows and the matrix in L3 four win (docs/analytical-model.md,
+// step 1).
 template <typename T>
 int GemvRows(const Problem& p, const CacheBudget& cache) {  // p: the row-major view
   constexpr int kRows = 4;
@@ -125,9 +121,8 @@ KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
     return c;
   }
   const CacheBudget cache = CacheBudgetOf(machine.topology);
-  // 32-bit accumulator lanes. The dot-product instructions take the FMA pipes: on Zen 4, 8x32
-  // ran 1.01-1.03x (bf16) and 1.03-1.18x (s8) the 14x32 of the rule without the accumulator
-  // limit (2048^3, 512x4096x4096, 128x3072x768, one thread, interleaved).
+  // 32-bit accumulator lanes. The dot-product instructions take the FMA pipes, so the same
+  // accumulator limit holds as for f32: a tile past it runs slower (docs/low-precision.md).
   const Tile best = PackedTile(MicroKernels<Kind>(isa), VectorLanes(isa, 4),
                                VectorFmasPerCycle(machine, isa));
   // As if the cores shared their last-level cache: the low-precision split was not measured

@@ -21,11 +21,10 @@ KernelConfig DefaultConfig(const Problem& problem, const Machine& machine);
 std::vector<KernelConfig> AnalyticalAlternatives(const Problem& problem, const Machine& machine);
 
 // How many threads pay off for `problem` when up to `max_threads` may run it: one per
-// kMinFlopsPerThread of work, so that the fork-join (155-250 ns on the pool's spinning workers,
-// Zen 4) stays a small share of each thread's time, and small shapes run on the caller's thread
-// alone. At least 1. Measured (f32 direct default, 1 against 2 threads, 2-core Zen 4): 32^3
-// 0.99x, 48^3 1.23x, 64^3 1.70x, 96^3 1.81x, 128^3 1.86x; the former 4 MFLOP left 48^3..158^3 on
-// one thread.
+// kMinFlopsPerThread of work, so that the fork-join (a few hundred ns on the pool's spinning
+// workers) stays a small share of each thread's time, and small shapes run on the caller's
+// thread alone, while mid-sized ones already gain from a second thread. At least 1. The
+// measurements: docs/runtime.md, Threads.
 inline constexpr double kMinFlopsPerThread = 256e3;
 int DefaultThreadCount(const Problem& problem, int max_threads);
 
@@ -37,10 +36,10 @@ KernelConfig UntunedConfig(const Problem& problem, const Machine& machine);
 // `config`, the winner of `tuned_for`, as the runtime lends it to `problem` (same dtype, layout
 // and transposes): a packed config takes the model's cache blocks for `problem`, sized for its
 // own tile, wherever its block spanned the whole of `tuned_for` in that dimension, since a block
-// that a small problem cut short says nothing about a larger one (a bf16 2x2x2 winner's blocks,
-// mc14 kc2 nc32, ran 256x1024x1024 at 0.07x of the default). Its tile, k unroll, prefetch,
-// loop and threads, and every block it chose below its problem's extent, stay. Other families
-// are returned as they are.
+// that a small problem cut short says nothing about a larger one (taken as stored, a tiny
+// winner's blocks run a large problem far below the default; docs/runtime.md, Which config
+// runs). Its tile, k unroll, prefetch, loop and threads, and every block it chose below its
+// problem's extent, stay. Other families are returned as they are.
 KernelConfig LentConfig(KernelConfig config, const Problem& tuned_for, const Problem& problem,
                         const Machine& machine);
 

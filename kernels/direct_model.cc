@@ -38,8 +38,8 @@ namespace {
 
 // The most rows a direct tile reads from A in place by rows (A not transposed after the
 // row-major view). Each row is a separate address, base + i * lda; the kernels address rows 8
-// and up from a second pointer (microkernel_impl.h), because from one pointer GCC 12 kept the
-// offsets of taller tiles on the stack and reloaded them in the k loop. 16 rows is two such
+// and up from a second pointer (microkernel_impl.h), because from one pointer GCC 12 keeps the
+// offsets of taller tiles on the stack and reloads them in the k loop. 16 rows is two such
 // halves; taller tiles still spill. A transposed A is read along its rows (a[p * lda + i]), one
 // address per k step, so any height goes there.
 constexpr int kRowsPerAPointer = 8;
@@ -48,17 +48,14 @@ constexpr int kMaxInPlaceRowsOfA = 2 * kRowsPerAPointer;
 // Whether a tile of `mr` rows of A read in place by rows (more than kRowsPerAPointer) suits
 // `problem`. Each k step reads one element of every row, from lines lda * elem bytes apart;
 // where that stride is a multiple of a large power of two, the rows share few L1 sets and evict
-// each other before their lines are used up: on Zen 4 (8 ways), f32 128x768x3072 in k blocks ran
-// 16x16 at 0.5x of 8x48 (lda = 3072: all 16 rows in one set). Taken where no set holds more
-// than half its ways of those rows. And only where M is two or more whole row panels, unless
-// half the tile's accumulators would leave the FMA pipes no slack, no more than the latency
-// needs (`one_panel_suffices`, DirectTile's call): on Zen 4 (one zmm FMA a cycle, 4
-// accumulators needed) one 16x16 tile at 16^3 ran at 0.95 of two 8x16 tiles (through
-// GemmPlan::Run, interleaved), though the bare kernel calls were level; on Zen 5 (two pipes, 8
-// needed, as many as 8x16 has) it ran 1.13-1.16x (three runs, interleaved, fastest of 9), and
-// one 10x32 (20 accumulators) ran 10x20x20 1.11-1.14x faster than a 6x32 and a 4x32, so Zen 5
-// takes any. A partial row panel runs the edge kernel, which addresses its rows through a table
-// (33x4096x17: 12x32 at 0.90 of 6x64).
+// each other before their lines are used up (at lda = 3072 f32 all 16 rows of a tile share one
+// set). Taken where no set holds more than half its ways of those rows. And only where M is two
+// or more whole row panels, unless half the tile's accumulators would leave the FMA pipes no
+// slack, no more than the latency needs (`one_panel_suffices`, DirectTile's call): on one zmm
+// FMA pipe a tall tile over a single row panel runs behind two shorter tiles, while on Zen 5's
+// two pipes it runs ahead, so Zen 5 takes any. A partial row panel runs the edge kernel, which
+// addresses its rows through a table and is slower. Measurements: docs/analytical-model.md,
+// step 2.
 bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int mr,
                          std::int64_t elem, bool one_panel_suffices) {
   if (mr <= kRowsPerAPointer) return true;
@@ -81,31 +78,22 @@ bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int m
 // The register tile of a direct (unpacked) problem (`problem` in its row-major view): the
 // registered tile with the fewest estimated cycles for the whole problem. Small problems are
 // where a poor fit costs most: a partial tile at the bottom or right edge costs the whole tile
-// of the snug kernel that runs it (SnugTiles: 24^3 f32 on Zen 3, 6x16, whose 8-column edge
-// tiles then computed 16 columns, ran at 26 GFLOP/s; 3x24 and 4x24, which fit, at 63). Costing
-// those tiles as their snug kernels rather than as whole tiles moved Zen 5 to wider tiles
-// (f32 20^3 8x32 for 4x32 1.16-1.33x, 64x100x64 6x64 for 8x32 1.07x; f64 20^3 8x24 for 4x24
-// 1.16x, 100^3 8x24 for 6x16 1.09x; f64 32^3 6x32 for 8x16 0.93x, the one loss past 3%, f32
-// and f64 on 36^3..256^3 0.97-1.02x; 1 thread, interleaved). Per k step a tile is bound by the
-// slowest of
+// of the snug kernel that runs it (SnugTiles), so each partial tile is costed as that kernel,
+// not as a whole tile of the entry, and a tile that fits the edges well can beat a wider one
+// that wastes columns there. Per k step a tile is bound by the slowest of
 //   - FMA throughput: mr * nv FMAs on `fma_pipes` (VectorFmasPerCycle for `isa`);
 //   - FMA latency: each accumulator is one chain of k FMAs, kFmaLatency cycles apart, so fewer than
 //     fma_pipes * kFmaLatency accumulators leave the pipes idle;
 //   - loads: mr broadcasts of A and nv vectors of B, kLoadsPerCycle at a time;
 // and each tile call adds kTileCallCycles (call, zeroing, the C update: the whole loop's pipeline
 // fill and drain), which favours fewer, larger tiles when k is short. Tiles with more than
-// AmpleAccumulators pay kCrowdedTileFmaCost on their FMAs (Zen 4: 8x48 and 12x32 at 0.96-0.97
-// of 8x16, 16x16, 4x48 and 8x32). The load rate is fitted to the broadcast-heavy tiles, which
-// ran slower than two loads per cycle would allow (Zen 3, in-L1 kernel loop: 8x8 and 12x8 at
-// 0.77 and 0.71 of 6x16, where 1.5 loads per cycle predicts 0.67 and 0.69). Tiles that
-// TallInPlaceTileFits rejects are left out where A is read by rows, tiles narrower than
-// `min_vectors` vectors or `min_rows` rows always, and with `whole_panels_only` tiles that do not
-// divide N. The model ranks tiles; it does not predict times. On Zen 4 (one zmm FMA per cycle)
-// it picked 8x16 for 16^3, 100^3, 200^3 and 127x257x509, 16x16 for 32^3..256^3, 80x300x120,
-// 128x768x768 and 128x3072x768, 8x32 for 512^3 (docs/analytical-model.md has the measured
-// ratios) while partial tiles cost a whole tile; at 24^3 PlanDirect takes an AVX2 tile. With
-// snug partial tiles it takes 4x64 for 100^3 (not measured on Zen 4: the 4x64 that ran 0.90x of
-// 8x16 there computed 128 columns for 100, 8x16 and now 4x64 compute 112).
+// AmpleAccumulators pay kCrowdedTileFmaCost on their FMAs: such crowded tiles run their k loops
+// a few percent behind the less crowded ones. The load rate is fitted to the broadcast-heavy
+// tiles, which run slower than two loads per cycle would allow. Tiles that TallInPlaceTileFits
+// rejects are left out where A is read by rows, tiles narrower than `min_vectors` vectors or
+// `min_rows` rows always, and with `whole_panels_only` tiles that do not divide N. The model
+// ranks tiles; it does not predict times. Its picks per machine and the measurements behind
+// these constants: docs/analytical-model.md, step 2.
 struct TileChoice {
   Tile tile;
   double cycles = 0.0;  // the model's estimate for the whole problem
@@ -123,8 +111,8 @@ TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Pr
   const int lanes = VectorLanes(isa, sizeof(T));
   const bool a_by_rows = problem.trans_a == Trans::kNo;
   const double k = static_cast<double>(std::max<std::int64_t>(problem.k, 1));
-  // Zen 5 takes a tall tile over a single row panel whatever its accumulators: every such tile
-  // measured there beat two shorter ones (see TallInPlaceTileFits).
+  // Zen 5 takes a tall tile over a single row panel whatever its accumulators: there such a tile
+  // beats two shorter ones (see TallInPlaceTileFits).
   const bool any_tile_over_one_panel = isa == IsaLevel::kAvx512 && IsZen5(machine);
   TileChoice best;
   for (const auto& entry : MicroKernels<T>(isa)) {
@@ -183,8 +171,8 @@ std::int64_t PanelLinesPerSet(std::uint64_t cache_bytes, int cache_ways, std::in
   const std::int64_t lines = (row_bytes + kCacheLineBytes - 1) / kCacheLineBytes + 1;
   const std::int64_t offset = stride_bytes % way_bytes;
   // Rows that stay within one way's span start `offset` bytes apart, so a set holds lines of
-  // only the rows whose spans reach it (f64 56^3: 448-byte rows, 5 lines each, one row a set;
-  // the bound below counted 5, sent a 6x32 tile's problem to packed, and packed ran it at 0.74x).
+  // only the rows whose spans reach it (f64 56^3: 448-byte rows of 5 lines each put one row in a
+  // set, where the bound below counts 5 and would send the problem to packed, which is slower).
   if (offset >= kCacheLineBytes && rows * offset <= way_bytes) {
     return std::min(rows, (lines * kCacheLineBytes + offset - 1) / offset);
   }
@@ -200,14 +188,10 @@ std::int64_t PanelLinesPerSet(std::uint64_t cache_bytes, int cache_ways, std::in
 // place N elements a row apart, crowd L1 sets (more lines in one set than L1 has ways). Column
 // panel by column panel, each row tile then finds the B panel evicted by the C rows written
 // since, and reads it back from L2 at a stride the prefetchers do not follow; row panel by row
-// panel, B and C stream along their rows. Zen 5 (48 KiB 12-way L1), 6x64 f32, 1 thread,
-// interleaved, fastest of 9, row panels against column panels: 33x4096x17 1.11-1.32x, 33x3072x17
-// 1.23x, 33x2048x17 1.23x, 16x4096x16 1.17x, 33x1024x17 1.06x, 33x512x17 1.05x, 128x1024x16
-// 1.02-1.06x, 256x1024x16 1.06x, 64x2048x32 1.06x; f64 6x32 33x2048x17 1.37x, 33x1024x17 1.20x,
-// 64x1024x32 1.07x. With longer k the order did not matter (64x512x64 1.00x, 96x1024x96 1.01x,
-// 96x512x96 0.98x), and where the sets are not crowded row panels lost a little (33x4000x17
-// 0.97x). Two threads splitting the columns lost with row panels (128x1024x16 0.78-0.80x: both
-// threads write the C lines on their boundary at once), so more threads keep column panels.
+// panel, B and C stream along their rows. With k past kMaxRowPanelsFirstK the order does not
+// matter, and where the sets are not crowded row panels lose a little. Two threads splitting the
+// columns lose with row panels (both threads write the C lines on their boundary at once), so
+// more threads keep column panels. Measurements: docs/analytical-model.md, step 8.
 constexpr std::int64_t kMaxRowPanelsFirstK = 32;
 
 bool RowPanelsFirst(const Problem& problem, const CacheBudget& cache, int nr, int kc,
@@ -235,29 +219,17 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   c.nr = tile.nr;
   c.kc = kc;
   // No C prefetch: a direct problem's C is already in cache (A, B and C fit in half of L2), and
-  // the prefetch loop runs once per tile, every few dozen k steps (Zen 3, 8^3..100^3, 4 tiles
-  // each, interleaved: 1-6% faster without it in 23 of 24 pairs).
+  // the prefetch loop runs once per tile, every few dozen k steps, costing more than it saves
+  // (docs/analytical-model.md, step 6).
   c.prefetch_c = false;
   // Not unrolled, but for long k loops on two 512-bit pipes (below), and on generic machines.
-  // AVX-512 on Zen 4, interleaved: ku1 was 1-10% faster than ku4 with the same tile in 21 of 24
-  // pairs and within 3% in the others (8x16, 8x32 and 8x48 f32 on 16^3..512^3, 128x768x768,
-  // 127x257x509, 128x3072x768), every direct winner of a search on 64^3..200^3 was ku1, and its
-  // AVX2 tiles ran ku1 1-7% faster too (8x8 on 8^3..56^3). AVX2 on Zen 3 (gemm_bench
-  // --mmtune_configs, the fastest of 9 interleaved repetitions, which the host's load moves
-  // least): ku1 was faster in 29 of 32 f32 pairs (6x16, 4x16, 4x24, 5x16 on 16^3..128^3,
-  // 100^3, 80x300x120; 2-16%, 48^3 4x24 1.20x) and in all 15 f64 pairs (6x8, 4x8, 4x12 on
-  // 16^3..100^3; 2-17%); long loops were level or mixed (32x32x512, 16x64x768, 8x32x1024,
-  // 64x64x256). An earlier Zen 3 session had taken ku4, which won 2-24% while its host was
-  // busy; medians of a loaded host say little about the kernel. Generic kernels keep 4 (not
-  // measured off x86). With two 512-bit FMA pipes, k loops of 256 or more are unrolled by 4:
-  // on the Xeon, interleaved, ku4 against ku1 with the default tile ran 16x768x768 1.16x,
-  // 64x768x768 1.14x, 128x768x768 1.13x, 64x64x256 1.12x, 127x257x509 1.01x, 256^3 1.00-1.05x;
-  // shorter loops lost (48^3 0.95x, 64^3 0.97x, 96^3 0.97x, 128x128x64 0.97x, 33x4096x17 0.94x)
-  // or were mixed (128^3 1.07x, 200^3 1.00x). Zen 5 keeps ku1: against ku4 with the same tile
-  // and blocks (f32, 1 thread, interleaved, fastest of 9) it ran the direct defaults level or a
-  // little faster (128x768x3072, 128x768x768, 192x768x768, 256x768x768, 127x257x509, 256^3,
-  // 64x64x256: 0.98-1.03x; 100x100x2000 1.05x), and B panels that crowd their L2 sets (8x48 in
-  // k blocks of 256-384, N = 1024..4096, M = 64..512) 1.14-1.34x faster.
+  // With AVX-512 on one zmm FMA pipe and with AVX2, ku1 runs as fast as ku4 or faster, judged by
+  // the fastest of interleaved repetitions: the medians of a busy host mix the kernel's speed
+  // with the neighbours' and can favour ku4. Generic kernels keep 4 (not measured off x86). With
+  // two 512-bit FMA pipes, k loops of kMinUnrolledTwoPipeK or more are unrolled by 4, where it
+  // pays; shorter loops lose with it. Zen 5 keeps ku1: it runs the direct defaults level or a
+  // little faster with it, and B panels that crowd their L2 sets clearly faster. Measurements:
+  // docs/analytical-model.md, step 2 (k unroll).
   constexpr std::int64_t kMinUnrolledTwoPipeK = 256;
   const std::int64_t k_loop = kc > 0 ? std::min<std::int64_t>(kc, problem.k) : problem.k;
   c.k_unroll = machine.kernel_isa == IsaLevel::kGeneric ||
@@ -276,25 +248,21 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
 
 namespace {
 
-// The longest K a direct problem reads in one pass where it does not fit in half of L2. At
-// K = 2048 a whole pass ran at 0.6x of blocks of 384-704 (f32 128x2048x2048 and 64x2048x2048,
-// f64 64x2048x2048; there it also lost to packed) and 0.95x at 128x1024x2048; at K = 1536
-// (128x768x1536) it was 1.03x.
+// The longest K a direct problem reads in one pass where it does not fit in half of L2: longer
+// passes run well behind k blocks, and behind packed (docs/analytical-model.md, step 1).
 constexpr std::int64_t kMaxWholeDirectK = 1536;
 
-// The shortest k block worth a pass over C: with kc = 256 (f32, M = 512: 512x512x2048,
-// 512x4096x4096, 1024^3) direct lost to packed by 3-12%.
+// The shortest k block worth a pass over C: with shorter blocks direct loses to packed
+// (docs/analytical-model.md, step 1).
 constexpr std::int64_t kMinDirectKc = 384;
 
 // Where the in-place B panel of a direct tile shares too few L2 sets (more than half the ways of
-// one set), every row tile streams it from L3 again. Zen 4 (one zmm FMA per cycle) still ran
-// such panels faster than packing (128x3072x768, rows 12 KiB apart: direct 1.2-1.35x), but a
-// Xeon with two zmm FMA pipes and an L2 of 2 MiB ran them at half of packed's speed and at
-// packed's speed once B's rows were padded by one line (f32, 1 thread: 128x3072x768 direct 8x48
-// 70 GFLOP/s, rows padded 149, packed 138-150; 512x4096x4096 kc448 68 against 160-175;
-// 128x768x3072 in blocks of 1472 rows, 11.5 lines a set, 103 against blocks of 640 rows 143).
-// So on cores with two vector FMA pipes the panel's lines in one set are held to half its ways:
-// the return is how far past that a panel of `rows` rows is (<= 1: fine), 0 on other cores.
+// one set), every row tile streams it from L3 again. That still feeds one zmm FMA per cycle,
+// and such panels beat packing there, but not two vector FMA pipes: there a crowded panel runs
+// at about half of packed's speed, and at packed's speed once B's rows are padded by one line
+// (docs/analytical-model.md, step 1). So on cores with two vector FMA pipes the panel's lines in
+// one set are held to half its ways: the return is how far past that a panel of `rows` rows is
+// (<= 1: fine), 0 on other cores.
 double PanelSetPressure(const Machine& machine, const CacheBudget& cache, std::int64_t rows,
                         int nr, std::int64_t elem, std::int64_t ldb) {
   if (VectorFmasPerCycle(machine, machine.kernel_isa) < 2.0) return 0.0;
@@ -306,16 +274,11 @@ double PanelSetPressure(const Machine& machine, const CacheBudget& cache, std::i
 // Whether a direct problem in k blocks may keep a B panel that crowds its L2 sets (more than
 // PanelSetPressure allows) rather than shortening the blocks until it fits: on Zen 5, where M
 // is at most kMaxCrowdedPanelRows. There such panels stream from L3 fast enough, and packing B,
-// whose cost only M rows share, costs more. Zen 5, f32, 1 thread, interleaved, 8x48 ku1 in k
-// blocks of 256 or 512 against the packed default (which the set rule had chosen, its blocks
-// cut to 128 rows): 32x4096x4096 1.4x, 64x4096x4096 1.16-1.22x, 64x3072x768 1.19-1.23x,
-// 96x3072x768 1.13-1.22x, 128x3072x3072 1.11-1.22x, 128x3072x768 1.08-1.11x, 128x4096x4096
-// 1.07-1.15x, 128x2048x2048 0.97-1.04x; past 128 rows packing paid: 160x3072x768 0.93-0.98x,
-// 200x3072x768 1.03-1.06x, 256x3072x768 0.91-0.96x, 256x1024x4096 0.92x, 512x4096x4096 0.88x.
-// Blocks of 704 rows (DirectKcModel at M = 128) ran 0.95-0.98x of 512, so the blocks stop there
-// (kMaxCrowdedPanelKc); 256 and 512 were level. The Xeon's slower L3 did not keep up
-// (PanelSetPressure), nor do long blocks here: the whole K of 128x3072x768 ran 0.96-1.08x of
-// packed, so the whole-K rules still check the sets.
+// whose cost only M rows share, costs more; past that many rows packing pays. Longer blocks than
+// kMaxCrowdedPanelKc run a little slower, so the blocks stop there. Other two-pipe cores, whose
+// L3 does not keep up, still shorten the blocks (PanelSetPressure), and so do the whole-K rules
+// here: a crowded panel read whole is not reliably faster than packed. Measurements:
+// docs/analytical-model.md, step 1.
 constexpr std::int64_t kMaxCrowdedPanelRows = 128;
 constexpr std::int64_t kMaxCrowdedPanelKc = 512;
 
@@ -324,22 +287,13 @@ bool StreamsCrowdedPanels(const Machine& machine, const Problem& problem) {
 }
 
 // The bytes of A a direct problem may read in place (whole, or an m x kc block): all of L2 on
-// Zen 4 and AVX2 cores; with two 512-bit FMA pipes, 410 KiB (a fifth of the Xeon's 2 MiB L2)
-// or half of L2 where that is less. There the four-vector packed tile (FewestLoadsPackedTile)
-// beat direct wherever A reached a quarter of the Xeon's L2 (f32, 1 thread, interleaved, packed
-// against the direct default: 512^3 1.22x, 512x512x256 1.20x, 256x512x512 1.18x, 320x512x512
-// 1.17x, 256x512x384 1.14x, 512x256x512 1.11x, 448^3 1.05x, 384^3 1.02x, 256x384x512 1.00x,
-// 128x768x3072 in k blocks of 1024 rows 1.04x), while below it direct held or lost little
-// (128^3 0.90x, 127x257x509 0.85x, 64x768x768 0.95x, 128x768x768 1.02x, 128x512x512 and
-// 192x512x512 1.06x); f64 256^3 1.15x, 128x768x768 1.08x. The bound is in bytes, not a share:
-// on Zen 5 (1 MiB L2, two zmm FMA pipes) a fifth of L2 (205 KiB) sent 128x768x768 (A 384 KiB)
-// and 256^3 to packed, and direct ran faster there (f32, 1 thread, interleaved, fastest of 9,
-// this rule's direct default against the packed one: 128x768x768 1.11x, 256^3 1.09x,
-// 128x768x3072 1.06x, 192x768x768 1.04x, 256x768x768 1.03x, the last three in k blocks of
-// 384-512). Read whole, A of 576 KiB and more lost there (192x768x768 level, 256x768x768
-// 0.94-0.97x); 128x3072x768 read whole ran 0.96-1.08x (in k blocks: StreamsCrowdedPanels).
-// Not where the packed tile wastes columns at N's edge: at 127x257x509 (f64 A 517 KiB) 6x32
-// computes 288 columns for 257 and ran at 0.85x of direct 8x24.
+// cores with one zmm FMA pipe and on AVX2 cores; with two 512-bit FMA pipes, 410 KiB (a fifth
+// of a 2 MiB L2) or half of L2 where that is less. There the four-vector packed tile
+// (FewestLoadsPackedTile) beats direct once A passes about that size, while below it direct
+// holds. The bound is in bytes, not a share of L2: a fifth of a 1 MiB L2 is too little and
+// sends shapes to packed that run faster direct. Not where the packed tile wastes columns at
+// N's edge (more than kMaxPackedColumnWaste of N computed): there direct stays ahead.
+// Measurements: docs/analytical-model.md, step 1.
 constexpr double kTwoPipeDirectABytes = static_cast<double>(std::int64_t{2} << 20) / 5;
 constexpr double kMaxPackedColumnWaste = 1.1;
 
@@ -368,23 +322,15 @@ double DirectARoom(const Machine& machine, const CacheBudget& cache, std::int64_
 //   - AVX-512 again, and K split into blocks of kc >= kMinDirectKc keeps the m x kc block of A
 //     and the kc x nr panel of B together in half of L2: the same reuse per block, with C read
 //     and written once per block (`kc` set: the largest multiple of 64 that fits). With A and
-//     the panel at 5/8 of L2 (f64 128x4096x4096, 4x32, kc = 512) direct ran 0.7x of kc = 256.
-// Zen 4 (L2 1 MiB), AVX-512, 1 thread, interleaved against the packed default: f32 direct
-// 1.2-1.35x on 128x768x768, 128x3072x768 and 256^3, 1.04-1.10x on 512^3, and with the
-// one-vector 8x16 tile 1.35x on 127x257x509, 1.45x on 200x200x1000, 1.5x on 100x100x2000, 1.17x
-// on 300^3; f64 1.42x on 128x768x768, 1.13x on 256^3, level on 512^3. With A at 4x L2 or more
-// direct stopped paying (1000^3 1.05x, 1024^3 0.86-1.0x, 1536^3 0.97x, 2048^3 0.5-0.7x), and
-// packed was far ahead where the panel is larger (256x1024x4096, 512x4096x4096: 0.5-0.8 MiB)
-// when read whole. In k blocks of 512 (8x48 tile) direct won there too up to M = 256: f32
-// 128x768x3072 1.15-1.19x, 128x4096x4096 1.22x, 128x11008x4096 1.27x, 256x768x3072 1.11x,
-// 256x3072x1536 1.16x, 200x2048x2048 1.12x, 256x1024x4096 1.03x; f64 128x768x3072 1.16x.
-// The AVX2 tiles on the same machine lost on the direct side of the second rule (6x16 f32: 0.9x
-// at 512^3), though 6x16 reads as much of each B row (one line) as 8x16 does; why was not
-// pinned down, so AVX2 machines keep the first condition only. With 2 threads the direct side
-// of the boundary gained more (f32 128x768x768 1.4x, 256^3 1.9x). On cores with two vector FMA
-// pipes each condition also needs the panel's rows (K of them, or kc in blocks; B's rows are
-// taken N elements apart) to fit their L2 sets (PanelSetPressure): the blocks are shortened
-// until they do. `tile`: DirectTile's.
+//     the panel past half of L2 direct runs well behind shorter blocks.
+// With AVX-512, direct beats the packed default on the shapes these rules keep, on one thread
+// and more; it stops paying as A grows towards 4x L2, or where a panel read whole is larger. The
+// AVX2 tiles lose on the direct side of the second rule, though 6x16 reads as much of each B row
+// (one line) as the AVX-512 8x16 does; why is not pinned down, so AVX2 machines keep the first
+// condition only. On cores with two vector FMA pipes each condition also needs the panel's rows
+// (K of them, or kc in blocks; B's rows are taken N elements apart) to fit their L2 sets
+// (PanelSetPressure): the blocks are shortened until they do. `tile`: DirectTile's.
+// Measurements: docs/analytical-model.md, step 1.
 template <typename T>
 DirectFit FitDirect(const Problem& problem, const Machine& machine, const CacheBudget& cache,
                     Tile tile) {
@@ -429,22 +375,18 @@ DirectFit FitDirect(const Problem& problem, const Machine& machine, const CacheB
 
 constexpr int kMinBlockedTileVectors = 3;
 // A crowded panel (StreamsCrowdedPanels) streams from L3 into every row tile: tiles with more
-// rows read it fewer times. Zen 5, f32, 1 thread, k blocks of 512, interleaved: 8x48 against
-// the 4x64 that the model ranks level with it (0.4% apart) ran 128x4096x4096 1.25x, 64x4096x4096
-// 1.21x, 32x4096x4096 1.15x.
+// rows read it fewer times, and run clearly ahead of wider, shorter tiles that the model ranks
+// level with them (docs/analytical-model.md, step 1).
 constexpr int kMinCrowdedPanelTileRows = 8;
 constexpr double kBlockedWideTileSlack = 1.05;  // model cycles a wide tile may cost over the best
 
 // Small problems on an AVX-512 machine may take an AVX2 tile (which the AVX-512 CPU runs just
 // as well) where it covers N exactly and the AVX-512 tile does not: the partial column panel
-// computes a whole tile's columns for a few. On Zen 4, where two ymm FMAs per cycle match one
-// zmm FMA, f32: 8^3 AVX2 8x8 ran 1.95x AVX-512 8x16, 24^3 AVX2 4x24 1.7x AVX-512 8x32
-// (libxsmm: 40 and 79 GFLOP/s against 21 and 89); after AVX-512 partial panels were read in
-// place (masked) instead of from a padded copy, still 1.26x and 1.39x (16x8x16 1.45x,
-// 8x24x100 1.35x, 48x24x64 1.33x). Where the AVX2 tile needs a partial panel too it lost
-// (12^3 6x16: 0.78x, 20^3 4x24: 0.93x): AVX2's partial panels are padded copies. The model
-// must also find it kLowerIsaTileGain better, so cores with two 512-bit FMA pipes keep AVX-512,
-// but where N is one AVX2 vector (see PlanDirect).
+// computes a whole tile's columns for a few. That pays where two ymm FMAs per cycle match one
+// zmm FMA. Where the AVX2 tile needs a partial panel too it loses: AVX2's partial panels are
+// padded copies. The model must also find it kLowerIsaTileGain better, so cores with two 512-bit
+// FMA pipes keep AVX-512, but where N is one AVX2 vector (see PlanDirect). Measurements:
+// docs/analytical-model.md, step 2.
 constexpr double kLowerIsaTileGain = 1.1;
 
 }  // namespace
@@ -471,10 +413,8 @@ DirectPlan PlanDirect(const Problem& problem, const Machine& machine) {
     const TileChoice lower = DirectTile<T>(machine, cache, problem, IsaLevel::kAvx2, 1, true);
     // Where N is one AVX2 vector both tiles issue one FMA a row and k step, and the AVX2 tile's
     // whole panels need no masks (and run the plain kernel): it is taken where the model finds
-    // it no slower. Zen 5, f32, 1 thread, interleaved, against the AVX-512 default: 8^3 (8x8)
-    // 1.11-1.22x, 12x8x12 1.09x, 20x8x20 1.11x, 24x8x24 1.09x, 8x8x64 1.12x, 100x8x100 1.13x;
-    // f64 8x4x8 1.11x, 12x4x12 1.13x, 4^3 1.17x. Wider N keeps AVX-512 there (24^3 4x24 0.74x,
-    // 8x24x100 0.72x, 48x24x64 0.69x: three ymm FMAs a row against two zmm).
+    // it no slower. Wider N keeps AVX-512 (at N = 24, three ymm FMAs a row against two zmm; see
+    // docs/analytical-model.md, step 2).
     const bool one_lower_vector = problem.n == VectorLanes(IsaLevel::kAvx2, sizeof(T));
     const bool lower_wins = one_lower_vector ? model.cycles >= lower.cycles
                                              : model.cycles > kLowerIsaTileGain * lower.cycles;

@@ -70,10 +70,11 @@ class GemmPlan {
 
 // A plan and one problem (layout, transposes, M, N, K, leading dimensions, alpha, beta), checked
 // and put in row-major terms once; each call brings only A, B and C. For a program that runs
-// the same small GEMM many times, as libxsmm's dispatched kernels are used: at 16^3 f32 on
-// Zen 4 a call took 82 ns against 88 through GemmPlan::Run (its checks and the row-major problem
-// it writes on each call). Direct plans run their driver on the bound problem; other families,
-// where that overhead does not show, and the scale-only cases go through GemmPlan::Run.
+// the same small GEMM many times, as libxsmm's dispatched kernels are used: a call skips
+// GemmPlan::Run's checks and the row-major problem it writes on each call, a visible share of a
+// small GEMM (docs/PERFORMANCE.md, Small shapes and the cost of a call). Direct plans run their
+// driver on the bound problem; other families, where that overhead does not show, and the
+// scale-only cases go through GemmPlan::Run.
 template <typename X>
 class BoundGemm {
  public:

@@ -26,9 +26,8 @@ namespace {
 // needs (4 lines for 48 floats instead of 3). That costs where the panels stream from L3 or
 // memory, and the narrow panel costs a tile's FMAs for a few columns, so it is taken only for a
 // large B in many panels, whose rows all have the same offset from a line, where the edge
-// kernel reads the narrow panel in place (masked B). Zen 4, f32, B 16 bytes past a line,
-// interleaved: 128x3072x768 +10%, 128x768x3072 +5%, 128x4096x4096 +3-8%, 256x3072x1536 +4%;
-// where B fits in a few MiB it lost: 128x768x768 -6%, 128x1024x1024 -1..-6%, 256^3 -10%.
+// kernel reads the narrow panel in place (masked B). Where B fits in a few MiB the narrow panel
+// costs more than it saves (docs/kernels.md, Families).
 constexpr std::int64_t kMinPanelsToAlign = 16;
 constexpr std::int64_t kMinBytesOfBToAlign = std::int64_t{8} << 20;
 
@@ -45,8 +44,8 @@ template <typename T>
 
 // What every thread's share of one direct GEMM has in common, prepared once per call. Passed
 // by value: the one-thread path then keeps it in registers across the kernel calls, where a
-// lambda capturing the driver's locals by reference, its closure handed to the pool too, made
-// every tile reload them through the closure (~5 ns of a 98 ns 16^3 call).
+// lambda capturing the driver's locals by reference, its closure handed to the pool too, would
+// make every tile reload them through the closure, a visible share of a small call.
 template <typename T>
 struct DirectWork {
   const RowMajorGemm<T>* g;  // the shape, leading dimensions and scalars; its pointers unused
@@ -86,8 +85,8 @@ template <typename T>
 }
 
 // A tile call's arguments, those that every tile of this GEMM shares set. Built in place by
-// each caller (this inlines): copying a prepared struct made the copy's wide loads wait on the
-// narrow stores that had just filled it (store forwarding fails), ~3 ns a call at 8^3.
+// each caller (this inlines): copying a prepared struct makes the copy's wide loads wait on the
+// narrow stores that have just filled it (store forwarding fails), which shows in small calls.
 template <typename T>
 [[gnu::always_inline]] inline MicroKernelArgs<T> SharedTileArgs(const DirectWork<T>& w) {
   MicroKernelArgs<T> args;
@@ -181,14 +180,14 @@ template <typename T>
 
 // The tiles of the common case of a small problem on one thread, in one k block, every column
 // panel read in place: visit(i, j, m, n, kernel) for the tile at row i and column j, in the
-// config's tile order. Through RunDirectTiles the same two 8x16 tiles of a 16^3 call took ~9 ns
-// longer (87 vs 78 ns, interleaved); its k blocks, aligning lead and padded panels cost more
-// than their branches suggest.
+// config's tile order. RunDirectTiles runs the same tiles measurably slower: its k blocks,
+// aligning lead and padded panels cost more than their branches suggest.
 template <typename T, typename Visit>
 [[gnu::always_inline]] inline void ForEachSmallTile(const DirectWork<T>& w, Visit&& visit) {
   const RowMajorGemm<T>& g = *w.g;
-  // The kernels are looked up once a column (or row) panel, not once a tile: at f64 20^3 (4x24,
-  // five tiles of 20 columns) a lookup per tile cost ~15%.
+  // The kernels are looked up once a column (or row) panel, not once a tile: in a small problem
+  // of many partial tiles (f64 20^3 in 4x24: five tiles of 20 columns) a lookup per tile is a
+  // large share of the call.
   if (w.row_panels_first) {
     const int right_columns = static_cast<int>((g.n - 1) % w.nr + 1);
     for (std::int64_t i = 0; i < g.m; i += w.mr) {

@@ -21,9 +21,9 @@ enum class AMode : std::uint8_t {
 };
 
 // A tile call's arguments but its operands: the kernels take A's, B's and C's addresses in
-// registers (MicroKernelFn), and a driver sets the rest once for many tiles. With the
-// addresses in this struct, written before every call, an 8x32 tile at k = 8 took 1.2x the
-// time, 8x16 1.17x and 16x16 at k = 16 1.04x (bare calls, interleaved).
+// registers (MicroKernelFn), and a driver sets the rest once for many tiles. Addresses in this
+// struct, written before every call, slow the short tiles markedly (docs/kernels.md,
+// Micro-kernels and the registry).
 template <typename T>
 struct MicroKernelArgs {
   std::int64_t k = 0;

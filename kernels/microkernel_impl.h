@@ -7,8 +7,9 @@
 // without AVX-512. Everything below is instantiated with ISA-specific types only.
 //
 // The kernels are [[gnu::flatten]]: every lambda and Unroll step inside must inline, or the
-// accumulators end up in memory. GCC 12's inliner gave up on the larger AVX-512 tiles (8x48,
-// 14x32, 24x16 with k unroll 4) without it, making them 3-4x slower.
+// accumulators end up in memory. Without it GCC 12's inliner gives up on the larger AVX-512
+// tiles (8x48, 14x32, 24x16 with k unroll 4), making them several times slower
+// (docs/kernels.md, Micro-kernels and the registry).
 #pragma once
 
 #include <cstdint>
@@ -41,8 +42,8 @@ enum class StoreMode { kPlain, kScaled, kGeneral };
 //
 // kPlain is the variant for the plain product of a whole tile (alpha = 1, beta = 0, no software
 // prefetch), which the driver picks once a call: without the prefetch tests and the choice of
-// store, which cost 1.5-2.7 ns of a 16^3 call's ~48 in a copy (a lean path inside the general
-// kernel recovered only half of it).
+// store, which cost a few percent of a small call (a lean path inside the general kernel does
+// not recover all of it; docs/kernels.md, Micro-kernels and the registry).
 //
 // noinline: the kernels are called through the registry's pointers, and EdgeMicroKernel must
 // call its two variants rather than merge their loops (see there).
@@ -95,8 +96,8 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
 
   // Tiles of all MR rows read by rows address rows 8 and up from a second pointer, `ap_high` (row
   // 8 at k): from one pointer, a tile of more than 8 rows needs MR - 1 row-offset registers and
-  // GCC 12 spilled them inside the k loop (16x16 ran 11% slower than 8x16 at 16^3); with two, the
-  // offsets 1..7 * lda serve both halves. Elsewhere `ap_high` stays at `ap`, unused.
+  // GCC 12 spills them inside the k loop, slowing the taller tiles; with two, the offsets
+  // 1..7 * lda serve both halves. Elsewhere `ap_high` stays at `ap`, unused.
   constexpr int kLowRows = 8;
   constexpr bool kHighRows = kMode == AMode::kRows && kAllRows && MR > kLowRows;
   auto a_elem = [&](const T* ap, const T* ap_high, int i) -> T {
@@ -164,12 +165,11 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
 
   // C = alpha * acc + beta * C over the m x n corner, in one of six copies: the plain product
   // (alpha = 1, beta = 0, the common C = A * B) stores the accumulators as they are (the general
-  // multiply takes an FMA slot per vector, 16 of a 16^3 call's ~300 cycles), beta = 0 never
+  // multiply takes an FMA slot per vector, a noticeable share of a small call), beta = 0 never
   // reads C, and a tile of all NR columns stores whole vectors. Everything a store depends on
-  // is decided once, not per row: with a test of beta and a mask built from n on every row,
-  // an 8x32 tile of 20 columns at k = 8 ran 1.05-1.10x slower (1.11-1.21x with beta = 1; bare
-  // calls, interleaved; whole tiles level). In-place tiles of all rows write all MR rows (the
-  // driver calls them only with m = MR).
+  // is decided once, not per row: a test of beta and a mask built from n on every row slow
+  // partial tiles with short k loops. In-place tiles of all rows write all MR rows (the driver
+  // calls them only with m = MR).
   constexpr bool kWritesAllRows = kAllRows && kMode != AMode::kPacked;
   auto store_tile = [&]<StoreMode kStore, bool kAllColumns>() __attribute__((always_inline)) {
     const V alpha = Vec::Set1(args.alpha);
@@ -221,10 +221,9 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
 }
 
 // The edge entry of the registry: a tile of all MR rows (only its columns partial) keeps the
-// full tile's fixed row offsets; per-row offsets, one register each, spilled in the k loop of
-// the larger tiles (a 12x32 tile of 24 columns at k = 24 took 93 ns with them, 85 without).
-// Two instances, not one kernel with both loops: GCC 12 kept the accumulators of such a kernel
-// in memory (3x slower).
+// full tile's fixed row offsets; per-row offsets, one register each, spill in the k loop of the
+// larger tiles and slow them. Two instances, not one kernel with both loops: GCC 12 keeps the
+// accumulators of such a kernel in memory, several times slower.
 template <class Vec, int MR, int NV, int KU, AMode kMode>
 void EdgeMicroKernel(const typename Vec::Element* a, const typename Vec::Element* b,
                      typename Vec::Element* c, const MicroKernelArgs<typename Vec::Element>& args) {
@@ -238,10 +237,9 @@ void EdgeMicroKernel(const typename Vec::Element* a, const typename Vec::Element
 // Elements of `p` before its next cache line starts (0 where it starts one, or where an element
 // straddles lines). A stream that starts mid-line reads each of its vectors across two lines
 // unless these are taken first. glibc's malloc returns large blocks 16 bytes past a page, and
-// there GEMV read its matrix at 0.85-0.89x (f32) and 0.73-0.82x (f64) of the speed on a line
-// boundary (Zen 5, 1 thread, 11008 x 4096 matrices, both forms, same process); with the head
-// taken apart, 0.98-1.09x. A template of `Vec`, not of the element type, like everything here:
-// each ISA's translation unit keeps its own copy.
+// there GEMV reads its matrix clearly slower than on a line boundary unless the head is taken
+// apart (docs/kernels.md, Families). A template of `Vec`, not of the element type, like
+// everything here: each ISA's translation unit keeps its own copy.
 template <class Vec>
 inline std::int64_t ElementsBeforeLine(const typename Vec::Element* p) {
   constexpr auto kElementBytes = static_cast<std::int64_t>(sizeof(typename Vec::Element));

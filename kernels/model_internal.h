@@ -23,8 +23,8 @@ struct Tile {
 // Vector FMAs the core completes per cycle with `isa`'s vectors. Two pipes are what
 // current x86 cores have for 256-bit vectors (Zen 3-5, Skylake and later) and for 512-bit ones
 // on Skylake-X-class Intel server cores and Zen 5. Zen 4 (AMD family 0x19 with AVX-512) runs a
-// 512-bit FMA as two halves on its two 256-bit pipes: one zmm FMA per cycle. Its measured f32
-// peak says the same (115 GFLOP/s on one core, 16 lanes x 2 flops x 1 FMA x ~3.6 GHz).
+// 512-bit FMA as two halves on its two 256-bit pipes: one zmm FMA per cycle, as its f32 peak
+// confirms (docs/analytical-model.md, step 2).
 inline double VectorFmasPerCycle(const Machine& machine, IsaLevel isa) {
   const bool zen4 = machine.cpu.vendor == "AuthenticAMD" && machine.cpu.family == 0x19;
   return zen4 && isa == IsaLevel::kAvx512 ? 1.0 : 2.0;
@@ -36,19 +36,17 @@ inline bool TwoZmmPipes(const Machine& machine) {
          VectorFmasPerCycle(machine, machine.kernel_isa) >= 2.0;
 }
 
-// Zen 5: AMD's two-pipe AVX-512 core (later AMD cores with two pipes count as Zen 5 until
-// measured). Where its measurements and the Xeon's (the other two-pipe core the model was
-// fitted on) disagree, the rules say which applies.
+// Zen 5: AMD's two-pipe AVX-512 core (later AMD cores with two pipes count as Zen 5 until shown
+// to differ). Where Zen 5 and Intel's two-pipe cores call for different rules, the rules say
+// which applies.
 inline bool IsZen5(const Machine& machine) {
   return machine.cpu.vendor == "AuthenticAMD" && TwoZmmPipes(machine);
 }
 
 // FMA latency in cycles (current x86 cores), and how many times the accumulators that latency
-// needs (kFmaLatency * vector FMAs per cycle) a tile may hold before its FMAs slow down: on
-// Zen 4 (4 needed) the 24-accumulator direct tiles 8x48 and 12x32 ran their k loops at
-// 0.96-0.97 of the 8- to 16-accumulator ones (bare kernel calls, 48^3 and 96^3, interleaved),
-// and the 28-accumulator packed tiles 14x32 (f32) and 14x16 (f64) ran at 0.95-0.99 of 8x32 and
-// 8x16 (docs/analytical-model.md, step 2).
+// needs (kFmaLatency * vector FMAs per cycle) a tile may hold before its FMAs slow down: past
+// that, direct and packed tiles run their k loops a few percent behind less crowded ones
+// (docs/analytical-model.md, step 2).
 inline constexpr double kFmaLatency = 4.0;
 inline constexpr double kAmpleAccumulatorsPerChain = 4.0;
 
@@ -80,14 +78,10 @@ Tile PackedTile(const KernelTable& kernels, int lanes, double fma_pipes) {
 // The f32/f64 packed tile on a core with two 512-bit FMA pipes: of the tiles with the
 // accumulators the FMA latency needs and no more than AmpleAccumulators, the one with the fewest
 // loads per FMA, (mr broadcasts of A + nv vectors of B) / (mr * nv FMAs): 6x64 f32 and 6x32 f64.
-// Two FMAs a cycle need twice the loads of Zen 4's one, and the wider B panel also halves
-// PackB's per-panel work. On the Xeon, interleaved through GemmPlan::Run, 1 thread, f32 6x64
-// against 14x32: 128x3072x768 1.27x, 64x4096x4096 1.26x, 512x4096x4096 1.07x, 200x2048x2048
-// 1.06x, 2048^3 1.02x, 1000^3 and 1024^3 1.00x; f64 6x32 against 14x16: 128x3072x768 1.21x
-// (1.26x with the balanced A block below), 1024^3 and 512x4096x4096 1.05x. In a copy of the
-// packed loop at 128x3072x768, PackB took 1.1 ms a call with 48 or 64 columns a panel against
-// 1.9 ms with 32, and the micro-kernel calls alone ran at 215 against 196 GFLOP/s (14 rows
-// compute 140 rows for 128). The three-vector tiles (8x48, 8x24) ran within 0.93-1.03 of these.
+// Two FMAs a cycle need twice the loads of one, and the wider B panel also halves PackB's
+// per-panel work: these tiles run ahead of the 14-row two-vector ones, most where N is wide,
+// and the three-vector tiles (8x48, 8x24) about level with them (docs/analytical-model.md,
+// step 2).
 template <typename KernelTable>
 Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pipes) {
   Tile best;
@@ -135,11 +129,9 @@ struct DirectFit {
 };
 
 // The direct family's tile and fit for `problem`. Where K must be split into blocks, both
-// operands stream from L2 on every tile, and tiles three or more vectors wide ran fastest where
-// N is wide: f32 in k blocks of 512 on Zen 4, 8x48 against 8x32 1.05-1.15x on 128x4096x4096,
-// 128x11008x4096, 200x2048x2048, 256x1024x4096 and 256x3072x1536, 4x64 level with 8x48, 8x16
-// 0.75x. Where the wide tile wastes columns at the right edge the model's tile stays: at
-// 100x100x2000, 4x64 (128 columns computed for 100) ran at 0.9x of 8x16.
+// operands stream from L2 on every tile, and tiles three or more vectors wide run fastest where
+// N is wide. Where the wide tile wastes columns at the right edge the model's tile stays (4x64
+// computes 128 columns for N = 100). Measurements: docs/analytical-model.md, step 1.
 struct DirectPlan {
   Tile tile;
   DirectFit fit;

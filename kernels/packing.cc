@@ -28,9 +28,8 @@ void PackRow(const T* src, const T* next, std::int64_t depth, int mr, T* packed)
 
 // Rows `r0` and `r1` to packed[p * mr] and packed[p * mr + 1], prefetching `next0` and `next1`
 // as PackRow does: a vector of each row is interleaved with the other (r0[p], r1[p], r0[p + 1],
-// ...) and each pair stored whole, so a 6-row panel takes three stores per k instead of six
-// (f32, 6-row panels, Zen 5: A blocks of 128x768 up to 512x4096 packed at 27-38 GB/s against
-// 15-20 one row at a time, 1.5-2.1x).
+// ...) and each pair stored whole, so a 6-row panel takes three stores per k instead of six,
+// and A blocks pack markedly faster than one row at a time.
 template <typename T>
 void PackRowPair(const T* r0, const T* r1, const T* next0, const T* next1, std::int64_t depth,
                  int mr, T* packed) {
@@ -138,8 +137,7 @@ void PackAUngrouped(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows
       // Rows two at a time: each pair of source rows is read sequentially and written as
       // interleaved pairs, one store per k for both rows (PackRowPair). One row is a few KiB,
       // too short for the hardware prefetchers to get ahead of, so the next rows are
-      // prefetched a line per line copied (A blocks from memory: 1.8x faster packing, the
-      // packed GEMM at 1024^3 +1.5-3%).
+      // prefetched a line per line copied, which packs A blocks from memory much faster.
       const T* first = a.data + (row0 + panel) * a.ld + col0;
       int i = 0;
       for (; i + 2 <= valid; i += 2) {
@@ -168,15 +166,14 @@ void PackBUngrouped(const MatrixView<T>& b, std::int64_t row0, std::int64_t dept
   if (b.trans == Trans::kNo) {
     // A group of kPackBRowGroup rows at a time across all the panels: each source row is read
     // sequentially, which the hardware prefetchers follow (panel by panel, a 16-float strip of
-    // every row is a new cache line and often a new page: 1.08-1.12x for the whole GEMM at
-    // M = 128, N and K 768 or 3072), and each panel gets the group's rows as one contiguous run.
-    // One row at a time wrote a line to every panel in turn, panels kc * nr elements apart: at
-    // kc = 512 and nr = 64 that is 128 KiB, one L2 way, so 16 or more panels crowded the same
-    // sets. The next group's rows are prefetched a line per line copied: where B's rows are a
-    // page or more apart each one starts a new page, which the hardware prefetchers do not
-    // cross. f32 6x64 kc512, B 4096 rows of 4096 columns from memory, all of it packed: 4.0-5.9
-    // ms one row at a time, 3.5-4.1 in groups of 4 (5-6% of 512x4096x4096); in blocks of 1024
-    // columns 10.0-10.6 ms against 3.6.
+    // every row is a new cache line and often a new page, and the whole GEMM runs slower), and
+    // each panel gets the group's rows as one contiguous run. One row at a time would write a
+    // line to every panel in turn, panels kc * nr elements apart: at kc = 512 and nr = 64 that
+    // is 128 KiB, one L2 way, so 16 or more panels crowd the same sets. The next group's rows
+    // are prefetched a line per line copied: where B's rows are a page or more apart each one
+    // starts a new page, which the hardware prefetchers do not cross. Packing a large B from
+    // memory in groups is faster than one row at a time, and much faster than in blocks of
+    // columns.
     const std::int64_t panels = (cols + nr - 1) / nr;
     constexpr std::int64_t kLine = kCacheLineBytes / sizeof(T);
     for (std::int64_t p = 0; p < depth; p += kPackBRowGroup) {

@@ -23,8 +23,8 @@ struct Roofline {
 // `peaks` is to_json(PeakReport) (may be null: then everything is 0). The ceilings for t threads
 // scale the one-core peak by t, capped by the all-cores measurement. `warm_cache_bytes` is the
 // cache a warm-cache timing runs from (the last-level cache; 0 for cold-cache timings): operands
-// that fit in it are not read from memory, so only the compute ceiling bounds them (without this
-// a warm 16^3 GEMM showed 116% of a roof computed from the memory bandwidth).
+// that fit in it are not read from memory, so only the compute ceiling bounds them (a roof
+// computed from the memory bandwidth would put a warm small GEMM above 100%).
 Roofline RooflineOf(const Problem& problem, const nlohmann::json& peaks,
                     std::uint64_t warm_cache_bytes = 0);
 

@@ -342,9 +342,9 @@ TYPED_TEST(GemmTest, DefaultConfigIsValidAndCorrectForEveryIsaCap) {
 
 // The direct family's tile model on the Zen 3-like AVX2 machine: where a tile with at least 8
 // accumulators (enough to cover the FMA latency) fits the shape exactly, the default takes one
-// with no partial tiles; the height-only rule it replaced took 6x16 for 24^3, whose 8-column
-// edge tiles compute 16 columns (2.4x slower than 4x24 there). Where nothing fits, no tile
-// is taller or wider than the problem needs.
+// with no partial tiles; a height-only rule would take 6x16 for 24^3, whose 8-column edge tiles
+// compute 16 columns and run far slower than 4x24. Where nothing fits, no tile is taller or
+// wider than the problem needs.
 TEST(DefaultConfigTest, DirectTilesFitSmallShapes) {
   const Machine machine = testing::SyntheticZen3Machine();
   for (std::int64_t size : {8, 24, 48}) {
@@ -363,13 +363,12 @@ TEST(DefaultConfigTest, DirectTilesFitSmallShapes) {
 
 // The direct tile on Zen 4 (docs/analytical-model.md, step 2). One zmm FMA per cycle needs only
 // four accumulators to cover the FMA latency, so the model takes the tile that wastes least at
-// the edges: 8x16 at 100^3, where the search's winners were 4x16 and 8x16 (the old two-pipe
-// model took 4x64, 0.9x); a core with two 512-bit FMA pipes needs eight or more, and more than
-// sixteen on Zen 4 cost (48^3: 16x16, not 8x48). A read in place by rows gives each row its
-// own address, from two pointers of eight rows: no tile taller than 16 there, none taller than
-// 8 where M has only one such panel (16^3) or where the rows share an L1 set (K = 1024 f32: 4
-// KiB apart), while a transposed A (one address per k step) may take one. AVX-512 direct
-// kernels are not unrolled, AVX2 ones by 4.
+// the edges (at 100^3 no more columns than 8x16 computes); a core with two 512-bit FMA pipes
+// needs eight or more, and more than sixteen on Zen 4 cost (48^3: 16x16, not 8x48). A read in
+// place by rows gives each row its own address, from two pointers of eight rows: no tile taller
+// than 16 there, none taller than 8 where M has only one such panel (16^3) or where the rows
+// share an L1 set (K = 1024 f32: 4 KiB apart), while a transposed A (one address per k step)
+// may take one. AVX-512 and AVX2 direct kernels are not unrolled.
 TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
   auto config = [](const Machine& machine, Trans trans_a, std::int64_t size) {
     return DefaultConfig(
@@ -378,8 +377,8 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
   };
   const Machine zen4 = testing::SyntheticZen4Machine();
   // One zmm FMA a cycle (Zen 4): no more accumulators than 16, and no more columns computed for
-  // N = 100 than 8x16 computes (112). The whole-tile 4x64 edge (128 columns) had run 0.90x of
-  // 8x16; its snug edge now computes 112 too (4x48 for the last 36), with fewer tile calls.
+  // N = 100 than 8x16 computes (112). A 4x64 tile computes 112 too through its snug edge (4x48
+  // for the last 36), with fewer tile calls; a whole-tile edge (128 columns) runs slower.
   const KernelConfig zen4_100 = config(zen4, Trans::kNo, 100);
   ASSERT_EQ(zen4_100.family, KernelFamily::kDirect);
   EXPECT_LE(zen4_100.mr * (zen4_100.nr / 16), 16) << zen4_100.ToString();
@@ -405,12 +404,12 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
   EXPECT_EQ(zen4_48.nr, 16) << zen4_48.ToString();
   EXPECT_LE(config(zen4, Trans::kNo, 16).mr, 8);
   // With two pipes 8x16's 8 accumulators only just cover the FMA latency: one 16x16 tile (M =
-  // 16, a single row panel) ran 16^3 1.13-1.16x faster than two 8x16 on Zen 5.
+  // 16, a single row panel) runs 16^3 faster than two 8x16 on Zen 5.
   const KernelConfig zen5_16 = config(testing::SyntheticZen5Machine(), Trans::kNo, 16);
   EXPECT_EQ(zen5_16.mr, 16) << zen5_16.ToString();
   EXPECT_EQ(zen5_16.nr, 16) << zen5_16.ToString();
-  // Any tall tile over a single row panel there: one 10x32 (20 accumulators) ran 10x20x20
-  // 1.11-1.14x faster than a 6x32 and a 4x32. Zen 4 keeps the split.
+  // Any tall tile over a single row panel there: one 10x32 (20 accumulators) runs 10x20x20
+  // faster than a 6x32 and a 4x32. Zen 4 keeps the split.
   const auto ten_rows = [&](const Machine& machine) {
     return DefaultConfig(
         Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 10, 20, 20, 1}, machine);
@@ -427,7 +426,7 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
     EXPECT_LE(long_rows.mr, 8) << long_rows.ToString();
   }
   EXPECT_EQ(config(zen4, Trans::kYes, 16).mr, 16);
-  // AVX2 (Zen 3) direct kernels are not unrolled: ku1 beat ku4 in 44 of 47 pairs there.
+  // AVX2 (Zen 3) direct kernels are not unrolled: ku1 runs as fast as ku4 or faster there.
   const Machine zen3 = testing::SyntheticZen3Machine();
   for (std::int64_t size : {16, 48, 100, 128}) {
     const KernelConfig zen3_direct = config(zen3, Trans::kNo, size);
@@ -438,11 +437,10 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
 
 // The packed tile is two vectors wide with the most rows the FMA pipes take without crowding:
 // 8x32 f32, bf16 and s8 and 8x16 f64 on Zen 4 (one zmm FMA or dot product per cycle; the
-// 28-accumulator 14-row tiles ran at 0.95-0.99 of them on 512^3..2048^3 and 512x4096x4096), 14
-// rows for bf16 on a core with two 512-bit FMA pipes, 6x16 with AVX2's 16 registers. There f32
-// and f64 take the tile with the fewest loads per FMA, four vectors wide (6x64, 6x32: 1.0-1.27x
-// the 14-row tiles on the Xeon), with the k block of a two-vector panel (512). The A block
-// follows the tile (mc a multiple of mr).
+// 28-accumulator 14-row tiles run slower), 14 rows for bf16 on a core with two 512-bit FMA
+// pipes, 6x16 with AVX2's 16 registers. There f32 and f64 take the tile with the fewest loads
+// per FMA, four vectors wide (6x64, 6x32), with the k block of a two-vector panel (512). The A
+// block follows the tile (mc a multiple of mr). Measurements: docs/analytical-model.md, step 2.
 TEST(DefaultConfigTest, PackedTileFillsTheFmaPipesWithoutCrowdingThem) {
   CpuFeatures zen4_cpu = testing::SyntheticZen4Machine().cpu;
   zen4_cpu.avx512_bf16 = zen4_cpu.avx512_vnni = true;
@@ -526,7 +524,8 @@ TEST(DefaultConfigTest, PackedBlocksSplitTheMatrixEvenly) {
 
 // The packed B block (kc x nc) takes half of the core's L3 share, but never more than 4 MiB:
 // the guests' reported L3 (508 MiB a core on Zen 5, 480 MiB on the Xeon, a whole 32 MiB CCD for
-// two vCPUs on Zen 4) is shared with other tenants, and nc = N ran 0.91-0.97x of 4 MiB blocks.
+// two vCPUs on Zen 4) is shared with other tenants, and nc = N runs slower than 4 MiB blocks
+// (docs/analytical-model.md, step 5).
 TEST(DefaultConfigTest, PackedBBlockStaysWithinAFewMiBOfL3) {
   constexpr std::int64_t kCap = std::int64_t{4} << 20;
   for (const Machine& machine : {testing::SyntheticZen5Machine(), testing::SyntheticXeonMachine(),
@@ -555,8 +554,8 @@ TEST(DefaultConfigTest, PackedBBlockStaysWithinAFewMiBOfL3) {
 }
 
 // Two threads share the packed B block (ic) only where A is at least as tall as B is wide;
-// otherwise each reads only its own columns of B (jc): 128x3072x768 ran 1.24x faster so on the
-// Xeon, 3072x128x768 0.74x.
+// otherwise each reads only its own columns of B (jc), which runs wide problems faster and tall
+// ones slower (docs/analytical-model.md, step 7).
 TEST(DefaultConfigTest, ThreadsSplitTheLongerSideOfAPackedProblem) {
   const Machine xeon = testing::SyntheticXeonMachine();
   auto loop = [&](std::int64_t m, std::int64_t n, std::int64_t k, int threads) {
@@ -573,8 +572,8 @@ TEST(DefaultConfigTest, ThreadsSplitTheLongerSideOfAPackedProblem) {
 }
 
 // Two threads split the columns of a square packed problem where their cores share no cache
-// (Zen 5's VM: a private L3 each; jc ran 512^3 1.04-1.08x and 1000^3 1.04x of ic), the rows
-// where they share one (the Xeon: 1024^3 level) or where the problem is clearly tall (M >= 2N).
+// (the synthetic Zen 5: a private L3 each), the rows where they share one (the synthetic Xeon)
+// or where the problem is clearly tall (M >= 2N); docs/analytical-model.md, step 7.
 TEST(DefaultConfigTest, SquareProblemsSplitColumnsWhereCoresShareNoCache) {
   auto loop = [](const Machine& machine, std::int64_t m, std::int64_t n, std::int64_t k) {
     const KernelConfig c = DefaultConfig(
@@ -594,8 +593,8 @@ TEST(DefaultConfigTest, SquareProblemsSplitColumnsWhereCoresShareNoCache) {
 }
 
 // With two 512-bit FMA pipes the four-vector packed tile beats direct where A reaches a fifth
-// of L2 (f32 512^3 1.22x, f64 256^3 1.15x on the Xeon), unless that tile would compute many
-// columns past N (127x257x509 f64: 288 for 257, 0.85x of direct). Zen 4 keeps A up to all of L2.
+// of a 2 MiB L2, unless that tile would compute many columns past N (127x257x509 f64: 288 for
+// 257). Zen 4 keeps A up to all of L2. See docs/analytical-model.md, step 1.
 TEST(DefaultConfigTest, DirectAStaysInAFifthOfL2OnTwoPipeCores) {
   const Machine xeon = testing::SyntheticXeonMachine();
   const Machine zen4 = testing::SyntheticZen4Machine();
@@ -614,8 +613,8 @@ TEST(DefaultConfigTest, DirectAStaysInAFifthOfL2OnTwoPipeCores) {
   EXPECT_EQ(family(zen4, DType::kF32, 512, 512, 512), KernelFamily::kDirect);
 }
 
-// Direct k loops of 256 or more are unrolled by 4 with two 512-bit FMA pipes (128x768x768
-// 1.13x on the Xeon), not shorter ones (64^3 0.97x) and not on Zen 4 or Zen 5.
+// Direct k loops of 256 or more are unrolled by 4 with two 512-bit FMA pipes, where that pays,
+// not shorter ones and not on Zen 4 or Zen 5 (docs/analytical-model.md, step 2).
 TEST(DefaultConfigTest, LongDirectKLoopsUnrollOnTwoPipeCores) {
   auto config = [](const Machine& machine, std::int64_t m, std::int64_t n, std::int64_t k) {
     return DefaultConfig(
@@ -632,8 +631,8 @@ TEST(DefaultConfigTest, LongDirectKLoopsUnrollOnTwoPipeCores) {
   const KernelConfig zen4_long_k = config(zen4, 128, 768, 768);
   ASSERT_EQ(zen4_long_k.family, KernelFamily::kDirect) << zen4_long_k.ToString();
   EXPECT_EQ(zen4_long_k.k_unroll, 1) << zen4_long_k.ToString();
-  // Zen 5 has two 512-bit pipes too, but ran ku1 level or faster (0.98-1.05x, up to 1.4x where
-  // B's panel crowds its L2 sets).
+  // Zen 5 has two 512-bit pipes too, but runs ku1 level or faster (much faster where B's panel
+  // crowds its L2 sets).
   const KernelConfig zen5_long_k = config(testing::SyntheticZen5Machine(), 128, 768, 768);
   ASSERT_EQ(zen5_long_k.family, KernelFamily::kDirect) << zen5_long_k.ToString();
   EXPECT_EQ(zen5_long_k.k_unroll, 1) << zen5_long_k.ToString();
@@ -641,10 +640,10 @@ TEST(DefaultConfigTest, LongDirectKLoopsUnrollOnTwoPipeCores) {
 
 // Small problems on an AVX-512 machine take an AVX2 tile where it covers N exactly and the
 // AVX-512 tile would need a padded partial panel, if the model finds it 10% faster: on Zen 4
-// (two ymm FMAs per cycle, as fast as one zmm) 8^3 and 24^3 ran 1.7-2x faster so. Not where the
-// AVX2 tile needs a partial panel too (12^3 lost), not for large problems, and not where two
-// 512-bit FMA pipes make AVX-512 twice as fast, unless N is one AVX2 vector: then both tiles
-// issue one FMA a row and the AVX2 one needs no masks (Zen 5: 1.09-1.17x).
+// two ymm FMAs per cycle are as fast as one zmm. Not where the AVX2 tile needs a partial panel
+// too (12^3), not for large problems, and not where two 512-bit FMA pipes make AVX-512 twice as
+// fast, unless N is one AVX2 vector: then both tiles issue one FMA a row and the AVX2 one needs
+// no masks. See docs/analytical-model.md, step 2.
 TEST(DefaultConfigTest, SmallProblemsTakeAnAvx2TileThatCoversN) {
   auto config = [](const Machine& machine, std::int64_t m, std::int64_t n, std::int64_t k) {
     return DefaultConfig(
@@ -717,12 +716,11 @@ TEST(DefaultConfigTest, ColumnMajorProblemsGetTheirTransposesDefault) {
 }
 
 // The family boundary (docs/analytical-model.md, step 1). On Zen 4 with AVX-512 the direct
-// family won where its B panel (k x nr) fits in a quarter of L2 and A in L2 (K up to 1536), by up
-// to 1.5x, and where K in blocks keeps the A block and the panel in half of L2 with blocks of
-// 384 or more (f32 M <= 256, f64 M <= 128: 1.05-1.27x, 64x2048x2048 1.67x over a whole pass);
-// it lost by up to 2x beyond that. The AVX2 tiles lost at 512^3, so there only problems that
-// fit in half of L2 are direct. The other family is offered as the alternative near the
-// boundary.
+// family wins where its B panel (k x nr) fits in a quarter of L2 and A in L2 (K up to 1536), and
+// where K in blocks keeps the A block and the panel in half of L2 with blocks of 384 or more
+// (f32 M <= 256, f64 M <= 128); it loses beyond that. The AVX2 tiles lose at 512^3, so there
+// only problems that fit in half of L2 are direct. The other family is offered as the
+// alternative near the boundary.
 TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
   auto config = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
                    std::int64_t k) {
@@ -797,11 +795,10 @@ TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
 // elements apart, must keep its lines in half the ways of the L2 sets they share
 // (docs/analytical-model.md, step 1). On the Xeon (2 MiB, 16-way L2, 2048 sets), rows 12 KiB
 // apart (N = 3072 f32, 1536 f64) share 32 places, so a 768-row panel holds 24 lines in a set and
-// ran at half of packed's speed (at packed's speed with rows padded by a line): packed there, as
-// at N = 4096; 768 rows 3 KiB apart (128 places, 6 lines a set) stay direct and whole, and at K
-// = 3072 the blocks are cut to 1024 rows (8 lines a set; the first rule's 1472 ran at 0.8x).
-// Zen 4, one zmm FMA per cycle, ran such panels faster direct and keeps them
-// (FamilyBoundaryFollowsTheDirectBPanel). The packed blocks stay at Zen 4's sizes on the larger
+// runs far behind packed: packed there, as at N = 4096; 768 rows 3 KiB apart (128 places, 6
+// lines a set) stay direct and whole, and at K = 3072 the blocks are cut to 1024 rows (8 lines a
+// set). Zen 4, one zmm FMA per cycle, runs such panels faster direct and keeps them
+// (FamilyBoundaryFollowsTheDirectBPanel). The packed blocks stay at their caps on the larger
 // L2: k blocks of 512 and an A block of 512 KiB (plus less than a tile of rows, BalancedBlock).
 TEST(DefaultConfigTest, DirectBPanelKeepsItsL2SetsOnTwoPipeCores) {
   const Machine xeon = testing::SyntheticXeonMachine();
@@ -827,8 +824,8 @@ TEST(DefaultConfigTest, DirectBPanelKeepsItsL2SetsOnTwoPipeCores) {
   const KernelConfig whole = config(DType::kF32, 128, 768, 768);
   EXPECT_EQ(whole.family, KernelFamily::kDirect) << whole.ToString();
   EXPECT_EQ(whole.kc, 0) << whole.ToString();
-  // With M = 128 the A block of 1024 rows (512 KiB) passes a fifth of L2: packed, which ran
-  // 1.04x there (DirectAShareOfL2); M = 64 keeps the blocks.
+  // With M = 128 the A block of 1024 rows (512 KiB) passes a fifth of L2: packed
+  // (DirectAStaysInAFifthOfL2OnTwoPipeCores); M = 64 keeps the blocks.
   EXPECT_EQ(config(DType::kF32, 128, 768, 3072).family, KernelFamily::kPacked);
   const KernelConfig blocked = config(DType::kF32, 64, 768, 3072);
   ASSERT_EQ(blocked.family, KernelFamily::kDirect) << blocked.ToString();
@@ -847,10 +844,10 @@ TEST(DefaultConfigTest, DirectBPanelKeepsItsL2SetsOnTwoPipeCores) {
 }
 
 // The A a direct problem reads in place is bounded in bytes on two-pipe cores (410 KiB, or half
-// of L2 where less), not as a fifth of L2: on Zen 5's 1 MiB L2 a fifth (205 KiB) had sent
-// 128x768x768 and 256^3 to packed, which ran at 0.90 and 0.92 of direct there; 128x768x3072
-// runs direct in k blocks (A block 256 KiB; 1.06-1.11x). Past the bound packed stays: 512^3
-// (A 1 MiB), 384^3 (576 KiB), 1024^3.
+// of L2 where less), not as a fifth of L2: on Zen 5's 1 MiB L2 a fifth (205 KiB) would send
+// 128x768x768 and 256^3 to packed, which runs them slower than direct; 128x768x3072 runs direct
+// in k blocks (A block 256 KiB). Past the bound packed stays: 512^3 (A 1 MiB), 384^3 (576 KiB),
+// 1024^3. See docs/analytical-model.md, step 1.
 TEST(DefaultConfigTest, DirectABoundIsInBytesOnTwoPipeCores) {
   const Machine zen5 = testing::SyntheticZen5Machine();
   ASSERT_EQ(zen5.kernel_isa, IsaLevel::kAvx512);
@@ -875,10 +872,10 @@ TEST(DefaultConfigTest, DirectABoundIsInBytesOnTwoPipeCores) {
 
 // On Zen 5 a direct B panel that crowds its L2 sets (B's rows 12 or 16 KiB apart) streams from
 // L3 fast enough where M <= 128, so the k blocks stay long (at most 512 rows) instead of being cut
-// until the panel fits, which had sent these shapes to packed (direct 1.08-1.33x on 1 thread,
-// 1.23-1.88x on 2): with 8 rows, which read the streamed panel least often (8x48 against 4x64:
-// 1.15-1.25x), and not unrolled (ku4 ran 0.75-0.88x). Past 128 rows packing B pays (256x3072x768
-// packed 1.04-1.10x), and the Xeon, whose L3 did not keep up, still shortens the blocks.
+// until the panel fits, which would send these shapes to packed, slower on 1 and 2 threads: with
+// 8 rows, which read the streamed panel least often, and not unrolled. Past 128 rows packing B
+// pays, and the Xeon, whose L3 does not keep up, still shortens the blocks. See
+// docs/analytical-model.md, step 1.
 TEST(DefaultConfigTest, SmallMKeepsCrowdedBPanelsDirectOnZen5) {
   const Machine zen5 = testing::SyntheticZen5Machine();
   ASSERT_EQ(zen5.kernel_isa, IsaLevel::kAvx512);

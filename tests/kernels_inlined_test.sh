@@ -1,7 +1,8 @@
 #!/bin/sh
 # The micro-kernels must be single functions: every lambda and Unroll step inlined into them
-# ([[gnu::flatten]]). An out-of-line helper means accumulators passed through memory, which made
-# the larger AVX-512 tiles 3-4x slower with GCC 12 once. Fails listing the helpers it finds.
+# ([[gnu::flatten]]). An out-of-line helper means accumulators passed through memory, which makes
+# the larger AVX-512 tiles several times slower (GCC 12 does this). Fails listing the helpers
+# it finds.
 #   kernels_inlined_test.sh NM LIBMMTUNE_KERNELS.a
 set -eu
 nm_tool=$1

@@ -101,8 +101,8 @@ TEST(PeakTest, RejectsMeaninglessOptions) {
   EXPECT_FALSE(MeasurePeaks(*machine, options).ok());
 }
 
-// The bandwidth buffer outgrows the caches (8x the last level) yet stays bounded: a VM that
-// reports two 508 MiB L3s got 8 GiB a process before the 1 GiB cap.
+// The bandwidth buffer outgrows the caches (8x the last level) yet stays bounded: without the
+// 1 GiB cap a VM that reports two 508 MiB L3s would get 8 GiB a process.
 TEST(PeakTest, BandwidthBufferOutgrowsTheCachesWithinBounds) {
   auto with_l3 = [](std::uint64_t bytes, int instances) {
     Topology topology;

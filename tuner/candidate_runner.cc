@@ -172,8 +172,8 @@ class Runner final : public CandidateRunner {
   // One call per operand copy in turn; returns the seconds per call. A team's workers are woken
   // first, untimed, as back-to-back calls find them: other candidates ran since this one's last
   // sample, some on one thread, and a worker that fell asleep meanwhile costs a futex wake-up
-  // per sample. On Zen 4 that put every 2-thread config of 48^3 (1.6x the 1-thread speed when
-  // awake) 1.25x behind the 1-thread default in round one, where it was skipped.
+  // per sample, enough to put 2-thread configs that are faster awake behind the 1-thread default
+  // in round one, where the early skip drops them (docs/tuning.md, Timing).
   double Sample(const Candidate& candidate) {
     if (const int team = candidate.plan.config().threads; team > 1) pool_.Run(team, [](int) {});
     const Clock::time_point start = Clock::now();

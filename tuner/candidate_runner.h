@@ -34,8 +34,8 @@ struct MeasureOptions {
   double target_spread = 0.02;  // relative MAD at which timing counts as stable
   double skip_ratio = 1.25;     // early skip: slower than this x the best after round one
   // The confirmation decides between a few candidates often within a few percent of each other,
-  // where 3 samples of 2 ms had put the same two gemv configs 5% apart either way in successive
-  // runs on Zen 4. Its cost is a few candidates, once per problem.
+  // where a few short samples scatter the same configs by several percent either way from run
+  // to run (docs/tuning.md, Timing). Its cost is a few candidates, once per problem.
   double confirm_min_sample_seconds = 0.02;
   int confirm_min_samples = 9;
   int confirm_max_samples = 21;
@@ -85,7 +85,7 @@ class CandidateRunner {
 
   // Runs `config` untimed for about `seconds`, so that the cores reach their steady clock and the
   // operands' pages and the workspace exist before anything is timed: without it the first
-  // candidate of a problem (the default baseline) measured up to 30% slow on the development VM.
+  // candidate of a problem (the default baseline) times markedly slow (docs/tuning.md, Timing).
   // A config that cannot run is ignored here (Measure reports it).
   virtual void WarmUp(const KernelConfig& config, double seconds) = 0;
   // Verifies every config, then times the verified ones together as described above.

@@ -169,10 +169,10 @@ std::uint64_t PhysicalMemoryBytes() {
 
 }  // namespace
 
-// A KVM guest of a Zen 5 host reports two private L3s of 508 MiB; 8x those alone (8 GiB a
-// process) sent three concurrent `mmtune tune` runs on a 24 GiB machine into swap for minutes.
-// Past 1 GiB the buffer may sit in such an L3, and the figure is then a cache's bandwidth: the
-// price of a bound that holds on any machine.
+// At most 1 GiB: a guest may report private L3s of hundreds of MiB, and 8x those alone (GiBs a
+// process) send a few concurrent `mmtune tune` runs into swap. Past 1 GiB the buffer may sit in
+// such an L3, and the figure is then a cache's bandwidth: the price of a bound that holds on any
+// machine.
 std::size_t DefaultBandwidthBytes(const Topology& topology, std::uint64_t physical_memory_bytes) {
   constexpr std::uint64_t kMinBytes = 256ull << 20;
   constexpr std::uint64_t kMaxBytes = 1ull << 30;

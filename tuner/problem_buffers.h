@@ -50,9 +50,9 @@ class ProblemBuffers {
   // Canary elements before and after C's storage.
   static constexpr std::int64_t kCanaryElements = 64;
   // Where C starts in its allocation: one page in, so that C starts on a page as A and B do,
-  // its leading canaries just before. With C only the canaries past a page, its rows had sat
-  // 256 bytes (f32) past B's in every L1 set, and the tuner timed 33x4096x17 column panels
-  // first at 1.03x of row panels where applications' buffers ran them at 0.68x.
+  // its leading canaries just before. With C only the canaries past a page, its rows would sit
+  // 256 bytes (f32) past B's in every L1 set, unlike in applications' buffers, and the tuner
+  // could rank tile orders the other way round from applications (docs/tuning.md, Operands).
   static constexpr std::int64_t kCOffset =
       static_cast<std::int64_t>(AlignedArray<TC>::kAlignment / sizeof(TC));
   static_assert(kCOffset >= kCanaryElements);

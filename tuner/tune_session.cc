@@ -134,9 +134,10 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
 
   // The default is what the runtime runs for this shape untuned: on as many of the problem's
   // threads as the work pays for (a 16^3 on one of two). It is measured and confirmed like any
-  // candidate, so a stored winner is never slower than leaving the shape untuned. With the
-  // default on all the threads too, a 2-thread tune of 16^3 on Zen 4 stored a 2-thread winner
-  // at 49 GFLOP/s, which the runtime then preferred to its 1-thread default at about 85.
+  // candidate, so a stored winner is never slower than leaving the shape untuned. A default on
+  // all the threads would let a small shape store a multi-thread winner that only beats that,
+  // which the runtime would then prefer to its faster 1-thread default (docs/tuning.md, The
+  // default).
   outcome.default_config = UntunedConfig(problem, machine_);
   SpaceOptions space_options;
   space_options.search_threads = request_.search_threads;

@@ -2,8 +2,8 @@
 // f(std::integral_constant<int, N-1>{}). Micro-kernels use it for their register loops so that
 // accumulator arrays become named registers whatever the compiler's unrolling heuristics say.
 // Both the helper and its index-sequence lambda are always_inline: with only the outer one, GCC 12
-// out-of-lined the lambda for the larger AVX-512 tiles (e.g. 8x48 with k unroll 4), leaving the
-// accumulators in memory and the kernel 3-4x slower.
+// out-of-lines the lambda for the larger AVX-512 tiles (e.g. 8x48 with k unroll 4), leaving the
+// accumulators in memory and the kernel several times slower.
 #pragma once
 
 #include <type_traits>
