@@ -66,6 +66,31 @@ class Reader {
   std::string where_;
 };
 
+// The "dtype", "layout", "trans" and "threads" of a winner or a range, into `kind` (its M, N and
+// K are left alone).
+Status ReadProblemKind(const Reader& reader, Problem& kind) {
+  auto dtype = reader.String("dtype");
+  if (!dtype) return dtype.error();
+  auto parsed_dtype = ParseDType(*dtype);
+  if (!parsed_dtype) return reader.Wrong(parsed_dtype.error().message);
+  kind.dtype = *parsed_dtype;
+  auto layout = reader.String("layout");
+  if (!layout) return layout.error();
+  auto parsed_layout = ParseLayout(*layout);
+  if (!parsed_layout) return reader.Wrong(parsed_layout.error().message);
+  kind.layout = *parsed_layout;
+  auto trans = reader.String("trans");
+  if (!trans) return trans.error();
+  auto parsed_trans = ParseTransPair(*trans);
+  if (!parsed_trans) return reader.Wrong(parsed_trans.error().message);
+  std::tie(kind.trans_a, kind.trans_b) = *parsed_trans;
+  auto threads = reader.Integer("threads", 1);
+  if (!threads) return threads.error();
+  if (*threads > std::numeric_limits<int>::max()) return reader.Wrong("has too many \"threads\"");
+  kind.threads = static_cast<int>(*threads);
+  return OkStatus();
+}
+
 Result<MachineRecord> ParseMachine(const nlohmann::json& json, const std::string& where) {
   if (!json.is_object()) return MakeError(ErrorCode::kCorrupt, where + " is not an object");
   const Reader reader(json, where);
@@ -97,31 +122,13 @@ Result<WinnerRecord> ParseWinner(const nlohmann::json& json, const std::string& 
   winner.fingerprint = std::move(*fingerprint);
 
   Problem& problem = winner.problem;
-  auto dtype = reader.String("dtype");
-  if (!dtype) return dtype.error();
-  auto parsed_dtype = ParseDType(*dtype);
-  if (!parsed_dtype) return reader.Wrong(parsed_dtype.error().message);
-  problem.dtype = *parsed_dtype;
-  auto layout = reader.String("layout");
-  if (!layout) return layout.error();
-  auto parsed_layout = ParseLayout(*layout);
-  if (!parsed_layout) return reader.Wrong(parsed_layout.error().message);
-  problem.layout = *parsed_layout;
-  auto trans = reader.String("trans");
-  if (!trans) return trans.error();
-  auto parsed_trans = ParseTransPair(*trans);
-  if (!parsed_trans) return reader.Wrong(parsed_trans.error().message);
-  std::tie(problem.trans_a, problem.trans_b) = *parsed_trans;
+  if (Status kind = ReadProblemKind(reader, problem); !kind) return kind.error();
   for (auto [key, field] : {std::pair{"m", &problem.m}, std::pair{"n", &problem.n},
                             std::pair{"k", &problem.k}}) {
     auto value = reader.Integer(key, 1);
     if (!value) return value.error();
     *field = *value;
   }
-  auto threads = reader.Integer("threads", 1);
-  if (!threads) return threads.error();
-  if (*threads > std::numeric_limits<int>::max()) return reader.Wrong("has too many \"threads\"");
-  problem.threads = static_cast<int>(*threads);
   if (Status valid = problem.Validate(); !valid) return reader.Wrong(valid.error().message);
 
   auto config_json = reader.Get("config", nlohmann::json::value_t::object);
@@ -153,25 +160,13 @@ Result<ShapeRangeRecord> ParseRange(const nlohmann::json& json, const std::strin
   auto fingerprint = reader.String("fingerprint");
   if (!fingerprint) return fingerprint.error();
   range.fingerprint = std::move(*fingerprint);
-  auto dtype = reader.String("dtype");
-  if (!dtype) return dtype.error();
-  auto parsed_dtype = ParseDType(*dtype);
-  if (!parsed_dtype) return reader.Wrong(parsed_dtype.error().message);
-  range.dtype = *parsed_dtype;
-  auto layout = reader.String("layout");
-  if (!layout) return layout.error();
-  auto parsed_layout = ParseLayout(*layout);
-  if (!parsed_layout) return reader.Wrong(parsed_layout.error().message);
-  range.layout = *parsed_layout;
-  auto trans = reader.String("trans");
-  if (!trans) return trans.error();
-  auto parsed_trans = ParseTransPair(*trans);
-  if (!parsed_trans) return reader.Wrong(parsed_trans.error().message);
-  std::tie(range.trans_a, range.trans_b) = *parsed_trans;
-  auto threads = reader.Integer("threads", 1);
-  if (!threads) return threads.error();
-  if (*threads > std::numeric_limits<int>::max()) return reader.Wrong("has too many \"threads\"");
-  range.threads = static_cast<int>(*threads);
+  Problem kind;
+  if (Status read = ReadProblemKind(reader, kind); !read) return read.error();
+  range.dtype = kind.dtype;
+  range.layout = kind.layout;
+  range.trans_a = kind.trans_a;
+  range.trans_b = kind.trans_b;
+  range.threads = kind.threads;
   auto text = reader.String("range");
   if (!text) return text.error();
   auto parsed_range = ParseShapeRange(*text);
