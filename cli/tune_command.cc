@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include "search/strategy.h"
 #include "tuner/peak.h"
 #include "tuner/quiet_peaks.h"
+#include "tuner/range_validation.h"
 #include "tuner/shape_sets.h"
 #include "tuner/shard_cost.h"
 #include "tuner/tune_lock.h"
@@ -44,6 +46,7 @@ struct TuneOptions {
   std::uint64_t seed = 1;
   bool cold_cache = false;
   bool no_wait = false;
+  int validate = 0;
   std::string shard;
   std::string from_record;
   // Whether the per-problem options were given (they clash with --from-record, whose problems
@@ -60,6 +63,22 @@ extern "C" void OnStopSignal(int signal_number) {
   g_stop.store(true);
   std::signal(signal_number, SIG_DFL);
 }
+
+// Routes SIGINT and SIGTERM to g_stop while it lives.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop.store(false);
+    std::signal(SIGINT, OnStopSignal);
+    std::signal(SIGTERM, OnStopSignal);
+  }
+  ~StopSignals() {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+};
 
 std::string FormatDuration(double seconds) {
   const long total = static_cast<long>(seconds + 0.5);
@@ -171,6 +190,53 @@ void PrintSummary(std::ostream& out, const TuneSummary& summary, const nlohmann:
          "skipped as slow, resumed from the DB)\n";
 }
 
+// `tune --validate N` after the ranges' buckets are tuned: measures N held-out shapes per range
+// and prints each, then the geometric means per range. False when it failed (reported).
+bool RunValidation(TuningStore& store, std::int64_t machine_id, std::int64_t session_id,
+                   const Machine& machine, const std::vector<ShapeRangeRecord>& ranges,
+                   int count, const TuneRequest& request, Context& context) {
+  *context.err << "validating: " << count << " held-out shape" << (count == 1 ? "" : "s")
+               << " per range, each tuned on its own with the same strategy and budget\n";
+  auto records = ValidateRanges(
+      store, machine_id, session_id, machine, ranges, count, request, DefaultThreadPool(),
+      [&](const RangeValidationRecord& r, std::size_t index, std::size_t total) {
+        const double own = r.own_gflops;
+        *context.err << "[" << index + 1 << "/" << total << "] "
+                     << r.range.ProblemOf(r.shape).ToString() << ": own winner "
+                     << Fixed(own, 1) << " GFLOP/s; runtime (" << r.runtime_tier << ") "
+                     << Fixed(r.runtime_gflops / own, 3) << "x, nearest "
+                     << Fixed(r.nearest_gflops / own, 3) << "x, default "
+                     << Fixed(r.default_gflops / own, 3) << "x\n";
+      },
+      &g_stop);
+  if (!records) {
+    context.Fail(kExitFailure, "validation failed: " + records.error().message);
+    return false;
+  }
+  std::ostream& out = *context.out;
+  out << "\n" << std::left << std::setw(44) << "validated range" << std::right << std::setw(8)
+      << "shapes" << std::setw(10) << "runtime" << std::setw(10) << "nearest" << std::setw(10)
+      << "default" << std::setw(14) << "own tune (s)" << "\n";
+  for (const ShapeRangeRecord& range : ranges) {
+    std::vector<RangeValidationRecord> of_range;
+    for (const RangeValidationRecord& r : *records) {
+      if (r.range.range == range.range && r.range.threads == range.threads) of_range.push_back(r);
+    }
+    if (of_range.empty()) continue;
+    const ValidationSummary s = SummarizeValidations(of_range);
+    out << std::left << std::setw(44)
+        << (range.range.ToString() + " " + range.buckets.ToString() + " t" +
+            std::to_string(range.threads))
+        << std::right << std::setw(8) << s.shapes << std::setw(10) << Fixed(s.runtime_vs_own, 3)
+        << std::setw(10) << Fixed(s.nearest_vs_own, 3) << std::setw(10)
+        << Fixed(s.default_vs_own, 3) << std::setw(14) << Fixed(s.own_tune_seconds, 1) << "\n";
+  }
+  out << "(geometric means of each held-out shape's speed as a fraction of its own tuned winner, "
+         "timed together: runtime = what the runtime runs for it, nearest = the nearest tier "
+         "without the range, default = the analytical default)\n";
+  return true;
+}
+
 void RunTune(const TuneOptions& options, Context& context) {
   // Everything the user typed is checked before the DB is touched.
   // Ranges and shapes have sizes of at least 1 (a 0 has nothing to tune): the parser says so.
@@ -193,6 +259,19 @@ void RunTune(const TuneOptions& options, Context& context) {
   }
   if (options.budget < 0.0 || options.evals < 0) {
     return context.Fail(kExitUsage, "--budget and --evals must not be negative");
+  }
+  if (options.validate < 0) return context.Fail(kExitUsage, "--validate must not be negative");
+  if (options.validate > 0) {
+    // Held-out shapes are measured against every bucket's winner, which a shard lacks.
+    if (!options.shard.empty() || !options.from_record.empty()) {
+      return context.Fail(kExitUsage, "--validate needs the whole range tuned in one run: do not "
+                                      "give it with --shard or --from-record");
+    }
+    if (std::all_of(ranges->begin(), ranges->end(),
+                    [](const ShapeRange& range) { return range.IsSingleShape(); })) {
+      return context.Fail(kExitUsage, "--validate measures shapes inside a range: give one in "
+                                      "--shapes (e.g. 1..2048x4096x4096) or a preset with ranges");
+    }
   }
   auto machine = DetectHostMachineOrFail(context);
   if (!machine) return;
@@ -285,6 +364,7 @@ void RunTune(const TuneOptions& options, Context& context) {
   if (!machine_id) return context.Fail(kExitFailure, machine_id.error().message);
   // Every shard records every range: the merged DB then maps each problem of a range to its
   // bucket whichever shard tuned that bucket.
+  std::vector<ShapeRangeRecord> range_records;
   for (const ShapeRange& range : *ranges) {
     if (range.IsSingleShape()) continue;
     for (int count : threads->counts) {
@@ -293,6 +373,7 @@ void RunTune(const TuneOptions& options, Context& context) {
       if (Status status = store->RecordShapeRange(*machine_id, record); !status) {
         return context.Fail(kExitFailure, status.error().message);
       }
+      range_records.push_back(record);
     }
   }
 
@@ -316,20 +397,23 @@ void RunTune(const TuneOptions& options, Context& context) {
                                                            " evals per shape"
                                                      : "")
                << ", DB " << options.db << "\n";
-  g_stop.store(false);
-  std::signal(SIGINT, OnStopSignal);
-  std::signal(SIGTERM, OnStopSignal);
+  const StopSignals stop_signals;
   ProgressPrinter printer(*context.err);
   auto summary = RunTuning(*store, *machine_id, *machine, request, DefaultThreadPool(),
                            [&](const TuneEvent& event) { printer(event); }, &g_stop);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
   if (!summary) return context.Fail(kExitFailure, summary.error().message);
   PrintSummary(*context.out, *summary, peaks,
                options.cold_cache ? 0 : LastLevelCacheBytes(machine->topology));
   if (summary->interrupted) {
-    context.Fail(130, "interrupted; measurements so far are in " + options.db +
-                          " (run the same command again to resume)");
+    return context.Fail(130, "interrupted; measurements so far are in " + options.db +
+                                 " (run the same command again to resume)");
+  }
+  if (options.validate > 0 &&
+      RunValidation(*store, *machine_id, summary->session_id, *machine, range_records,
+                    options.validate, request, context) &&
+      g_stop.load()) {
+    context.Fail(130, "interrupted; the winners and the shapes validated so far are in " +
+                          options.db);
   }
 }
 
@@ -384,6 +468,11 @@ void SetupTuneCommand(CLI::App& app, Context& context) {
   tune->add_flag("--no-wait", options->no_wait,
                  "Exit with an error at once when another tune runs on this machine or this DB, "
                  "instead of waiting for it (one tune at a time keeps timings undisturbed)");
+  tune->add_option("--validate", options->validate,
+                   "After the tune, measure N random shapes inside each range that are not "
+                   "buckets: tune each on its own (not stored as a winner) and time it beside "
+                   "what the runtime runs for it; stored in the DB, shown by `mmtune report`")
+      ->capture_default_str();
   tune->add_option("--shard", options->shard,
                    "Tune only part i of N of the shape list (i/N, 0-based), for N machines; "
                    "parts are balanced by estimated cost");

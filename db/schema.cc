@@ -113,11 +113,45 @@ CREATE TABLE shape_ranges (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 3 adds what `tune --validate N` measured: shapes inside a tuned range that were not
+// buckets, each tuned on its own and timed beside what the runtime runs for it. One row per
+// held-out shape and validating tune; the range is stored as in shape_ranges.
+constexpr std::string_view kSchemaV3 = R"sql(
+CREATE TABLE range_validations (
+  id               INTEGER PRIMARY KEY,
+  machine_id       INTEGER NOT NULL REFERENCES machines(id),
+  session_id       INTEGER REFERENCES sessions(id),
+  dtype            TEXT NOT NULL,
+  layout           TEXT NOT NULL,
+  trans            TEXT NOT NULL,
+  threads          INTEGER NOT NULL,
+  m_lo             INTEGER NOT NULL,
+  m_hi             INTEGER NOT NULL,
+  n_lo             INTEGER NOT NULL,
+  n_hi             INTEGER NOT NULL,
+  k_lo             INTEGER NOT NULL,
+  k_hi             INTEGER NOT NULL,
+  buckets          TEXT NOT NULL,
+  m                INTEGER NOT NULL,
+  n                INTEGER NOT NULL,
+  k                INTEGER NOT NULL,
+  runtime_tier     TEXT NOT NULL,
+  own_gflops       REAL NOT NULL,
+  runtime_gflops   REAL NOT NULL,
+  nearest_gflops   REAL NOT NULL,
+  default_gflops   REAL NOT NULL,
+  own_tune_seconds REAL NOT NULL,
+  measured_at      TEXT NOT NULL
+);
+CREATE INDEX range_validations_by_machine ON range_validations(machine_id);
+)sql";
+
 // Step i takes a file from version i to version i + 1, with statements that keep every existing
 // row (tests/data/schema_v1.db is a file of version 1 that every build must migrate).
 constexpr std::string_view kMigrations[] = {
     kSchemaV1,
     kSchemaV2,
+    kSchemaV3,
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kDbSchemaVersion),
               "every schema version needs exactly one migration step");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <chrono>
 #include <cstring>
@@ -158,6 +159,65 @@ sqlite::Statement& BindShapeRange(sqlite::Statement& statement, std::int64_t mac
       .Bind(6, r.m.lo).Bind(7, r.m.hi).Bind(8, r.n.lo).Bind(9, r.n.hi).Bind(10, r.k.lo)
       .Bind(11, r.k.hi)
       .Bind(12, record.buckets.ToString());
+}
+
+// The columns a shape range is read from (table alias r, machines alias ma), in the order
+// ReadShapeRangeColumns expects them.
+constexpr std::string_view kShapeRangeColumns =
+    "ma.fingerprint, r.dtype, r.layout, r.trans, r.threads, r.m_lo, r.m_hi, r.n_lo, r.n_hi, "
+    "r.k_lo, r.k_hi, r.buckets";
+constexpr int kShapeRangeColumnCount = 12;
+
+// Reads the columns of kShapeRangeColumns, from column 0, into `record`. Returns why the row is
+// unreadable, or an empty string.
+std::string ReadShapeRangeColumns(sqlite::RowReader& reader, ShapeRangeRecord& record) {
+  record.fingerprint = reader.Text(0);
+  const std::string dtype = reader.Text(1);
+  const std::string layout = reader.Text(2);
+  const std::string trans = reader.Text(3);
+  record.threads = reader.Int(4, 1, kMaxInt);
+  record.range = ShapeRange{{reader.Int64(5), reader.Int64(6)},
+                            {reader.Int64(7), reader.Int64(8)},
+                            {reader.Int64(9), reader.Int64(10)}};
+  const std::string buckets = reader.Text(11);
+  if (!reader.ok()) return reader.error();
+  auto parsed_dtype = ParseDType(dtype);
+  auto parsed_layout = ParseLayout(layout);
+  auto parsed_trans = ParseTransPair(trans);
+  auto policy = ParseBucketPolicy(buckets);
+  if (!parsed_dtype || !parsed_layout || !parsed_trans || !policy) {
+    return "kind '" + dtype + " " + layout + " " + trans + "' or buckets '" + buckets +
+           "' is not readable";
+  }
+  record.dtype = *parsed_dtype;
+  record.layout = *parsed_layout;
+  std::tie(record.trans_a, record.trans_b) = *parsed_trans;
+  record.buckets = *policy;
+  if (Status valid = ValidateShapeRange(record); !valid) return valid.error().message;
+  return "";
+}
+
+// Whether a validation can be stored: a storable range, a shape inside it, finite speeds >= 0.
+Status ValidateRangeValidation(const RangeValidationRecord& record) {
+  if (Status status = ValidateShapeRange(record.range); !status) return status;
+  const Shape& s = record.shape;
+  const std::string name = "validation of " + std::to_string(s.m) + "x" + std::to_string(s.n) +
+                           "x" + std::to_string(s.k);
+  if (!record.range.range.Contains(s)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     name + " is not inside " + record.range.range.ToString());
+  }
+  if (record.runtime_tier.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, name + " has no runtime tier");
+  }
+  for (double value : {record.own_gflops, record.runtime_gflops, record.nearest_gflops,
+                       record.default_gflops, record.own_tune_seconds}) {
+    if (!std::isfinite(value) || value < 0.0) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       name + " has a speed or time that is negative or not finite");
+    }
+  }
+  return OkStatus();
 }
 
 // Reads `SELECT id, fingerprint, fingerprint_basis, description, peaks FROM machines`.
@@ -794,10 +854,9 @@ Result<std::vector<ShapeRangeRecord>> TuningStore::ShapeRanges(
     std::string_view fingerprint) const {
   // A file of the first schema opened read-only (not migrated) has no ranges table.
   if (impl_->schema_version < 2) return std::vector<ShapeRangeRecord>{};
-  const std::string select_all =
-      "SELECT ma.fingerprint, r.dtype, r.layout, r.trans, r.threads, r.m_lo, r.m_hi, r.n_lo, "
-      "r.n_hi, r.k_lo, r.k_hi, r.buckets, r.updated_at "
-      "FROM shape_ranges AS r JOIN machines AS ma ON ma.id = r.machine_id";
+  const std::string select_all = "SELECT " + std::string(kShapeRangeColumns) +
+                                 ", r.updated_at "
+                                 "FROM shape_ranges AS r JOIN machines AS ma ON ma.id = r.machine_id";
   const std::string order = " ORDER BY r.machine_id, r.dtype, r.layout, r.trans, r.threads, "
                             "r.m_lo, r.m_hi, r.n_lo, r.n_hi, r.k_lo, r.k_hi";
   auto select = fingerprint.empty()
@@ -813,43 +872,92 @@ Result<std::vector<ShapeRangeRecord>> TuningStore::ShapeRanges(
     if (!*row) break;
     sqlite::RowReader reader(**select);
     ShapeRangeRecord record;
-    record.fingerprint = reader.Text(0);
-    const std::string dtype = reader.Text(1);
-    const std::string layout = reader.Text(2);
-    const std::string trans = reader.Text(3);
-    record.threads = reader.Int(4, 1, kMaxInt);
-    record.range = ShapeRange{{reader.Int64(5), reader.Int64(6)},
-                              {reader.Int64(7), reader.Int64(8)},
-                              {reader.Int64(9), reader.Int64(10)}};
-    const std::string buckets = reader.Text(11);
-    record.updated_at = reader.Text(12);
-    const std::string row_id = "machine " + record.fingerprint + " range " +
-                               record.range.ToString();
-    if (!reader.ok()) {
-      skipped.Add(row_id, reader.error());
+    if (auto why = ReadShapeRangeColumns(reader, record); !why.empty()) {
+      skipped.Add("machine " + record.fingerprint + " range " + record.range.ToString(), why);
       continue;
     }
-    auto parsed_dtype = ParseDType(dtype);
-    auto parsed_layout = ParseLayout(layout);
-    auto parsed_trans = ParseTransPair(trans);
-    auto policy = ParseBucketPolicy(buckets);
-    if (!parsed_dtype || !parsed_layout || !parsed_trans || !policy) {
-      skipped.Add(row_id, "kind '" + dtype + " " + layout + " " + trans + "' or buckets '" +
-                              buckets + "' is not readable");
-      continue;
-    }
-    record.dtype = *parsed_dtype;
-    record.layout = *parsed_layout;
-    std::tie(record.trans_a, record.trans_b) = *parsed_trans;
-    record.buckets = *policy;
-    if (Status valid = ValidateShapeRange(record); !valid) {
-      skipped.Add(row_id, valid.error().message);
-      continue;
-    }
+    record.updated_at = reader.Text(kShapeRangeColumnCount);
     ranges.push_back(std::move(record));
   }
   skipped.Report(path());
   return ranges;
+}
+
+Status TuningStore::RecordRangeValidation(std::int64_t machine_id,
+                                          const RangeValidationRecord& record) {
+  if (Status status = ValidateRangeValidation(record); !status) return status;
+  auto insert = impl_->Prepare(
+      "INSERT INTO range_validations (machine_id, dtype, layout, trans, threads, m_lo, m_hi, "
+      "n_lo, n_hi, k_lo, k_hi, buckets, session_id, m, n, k, runtime_tier, own_gflops, "
+      "runtime_gflops, nearest_gflops, default_gflops, own_tune_seconds, measured_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+      "?19, ?20, ?21, ?22, ?23)");
+  if (!insert) return insert.error();
+  BindShapeRange(**insert, machine_id, record.range)
+      .Bind(14, record.shape.m).Bind(15, record.shape.n).Bind(16, record.shape.k)
+      .Bind(17, record.runtime_tier)
+      .Bind(18, record.own_gflops).Bind(19, record.runtime_gflops)
+      .Bind(20, record.nearest_gflops).Bind(21, record.default_gflops)
+      .Bind(22, record.own_tune_seconds).Bind(23, NowIso8601());
+  // A validation outside a tune session (a test, a tool) has no session; 0 stands for "none".
+  if (record.session_id > 0) {
+    (*insert)->Bind(13, record.session_id);
+  } else {
+    (*insert)->BindNull(13);
+  }
+  return (*insert)->Run();
+}
+
+Result<std::vector<RangeValidationRecord>> TuningStore::RangeValidations(
+    std::string_view fingerprint) const {
+  // A file older than schema 3 opened read-only (not migrated) has no validations table.
+  if (impl_->schema_version < 3) return std::vector<RangeValidationRecord>{};
+  const std::string select_all =
+      "SELECT " + std::string(kShapeRangeColumns) +
+      ", r.session_id, r.m, r.n, r.k, r.runtime_tier, r.own_gflops, r.runtime_gflops, "
+      "r.nearest_gflops, r.default_gflops, r.own_tune_seconds, r.measured_at, r.id "
+      "FROM range_validations AS r JOIN machines AS ma ON ma.id = r.machine_id";
+  auto select = fingerprint.empty()
+                    ? impl_->Prepare(select_all + " ORDER BY r.id")
+                    : impl_->Prepare(select_all + " WHERE ma.fingerprint = ?1 ORDER BY r.id");
+  if (!select) return select.error();
+  if (!fingerprint.empty()) (*select)->Bind(1, fingerprint);
+  std::vector<RangeValidationRecord> validations;
+  SkippedRows skipped("range validations");
+  while (true) {
+    auto row = (*select)->Step();
+    if (!row) return row.error();
+    if (!*row) break;
+    sqlite::RowReader reader(**select);
+    RangeValidationRecord record;
+    const int c = kShapeRangeColumnCount;
+    const std::string row_id = "validation " + std::to_string((*select)->ColumnInt64(c + 11));
+    if (auto why = ReadShapeRangeColumns(reader, record.range); !why.empty()) {
+      skipped.Add(row_id, why);
+      continue;
+    }
+    record.session_id = reader.OptionalInt64(c).value_or(0);
+    record.shape = Shape{reader.Int64In(c + 1, 1, kMaxInt64), reader.Int64In(c + 2, 1, kMaxInt64),
+                         reader.Int64In(c + 3, 1, kMaxInt64)};
+    record.runtime_tier = reader.Text(c + 4);
+    record.own_gflops = reader.Double(c + 5);
+    record.runtime_gflops = reader.Double(c + 6);
+    record.nearest_gflops = reader.Double(c + 7);
+    record.default_gflops = reader.Double(c + 8);
+    record.own_tune_seconds = reader.Double(c + 9);
+    record.measured_at = reader.Text(c + 10);
+    if (!reader.ok()) {
+      skipped.Add(row_id, reader.error());
+      continue;
+    }
+    if (Status valid = ValidateRangeValidation(record); !valid) {
+      skipped.Add(row_id, valid.error().message);
+      continue;
+    }
+    validations.push_back(std::move(record));
+  }
+  skipped.Report(path());
+  return validations;
 }
 
 Result<ImportCounts> TuningStore::ImportWinners(const WinnerSet& content) {

@@ -107,6 +107,22 @@ struct ShapeRangeRecord {
   }
 };
 
+// A shape inside a tuned range that is not one of its buckets, tuned on its own purely to measure
+// what the runtime gives up by running it with its bucket's winner (`tune --validate N`). The
+// four speeds come from one interleaved timing round on the same operands.
+struct RangeValidationRecord {
+  ShapeRangeRecord range;    // machine, kind, threads, range and bucket policy
+  Shape shape;               // the held-out shape, inside `range.range`
+  std::string runtime_tier;  // the lookup tier that answered for it ("bucket", or "exact", ...)
+  double own_gflops = 0.0;       // its own tune's winner
+  double runtime_gflops = 0.0;   // what the runtime runs for it
+  double nearest_gflops = 0.0;   // what the nearest tier would run, were the range not stored
+  double default_gflops = 0.0;   // the analytical default
+  double own_tune_seconds = 0.0; // what its own tune cost
+  std::int64_t session_id = 0;   // the validating tune; 0 when unknown
+  std::string measured_at;       // ISO 8601 UTC, filled in when read back
+};
+
 struct MachineRecord {
   std::int64_t id = 0;
   std::string fingerprint;
@@ -197,6 +213,14 @@ class TuningStore {
   // The shape ranges of one machine (by fingerprint), or of all machines when it is empty. Rows
   // that cannot be read are skipped with a warning, as for winners.
   Result<std::vector<ShapeRangeRecord>> ShapeRanges(std::string_view fingerprint) const;
+
+  // Appends one measured held-out shape (kInvalidArgument when the shape is not inside its range
+  // or a speed is negative or not finite). Committed before it returns. Validations are
+  // measurements of this DB's machines: export and merge do not carry them.
+  Status RecordRangeValidation(std::int64_t machine_id, const RangeValidationRecord& record);
+  // The validations of one machine (by fingerprint), or of all machines when it is empty, oldest
+  // first. Empty for a file older than schema 3 opened read-only.
+  Result<std::vector<RangeValidationRecord>> RangeValidations(std::string_view fingerprint) const;
 
  private:
   struct Impl;

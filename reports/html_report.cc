@@ -270,6 +270,49 @@ void WriteBench(std::ostream& out, const BenchResults& bench) {
   out << "</tbody>\n</table>\n</section>\n";
 }
 
+void WriteValidations(std::ostream& out, const ReportData& data) {
+  out << "<section id=\"validation\">\n<h2>Untuned shapes inside ranges</h2>\n<p class=\"note\">"
+         "From <code>tune --validate N</code>: shapes inside a tuned range that are not buckets, "
+         "each tuned on its own (not stored as a winner) and timed in one round beside what the "
+         "runtime runs for it (its bucket's winner), what the nearest tier would run without the "
+         "range, and the analytical default. Ratios are of the shape's own winner; a range's row "
+         "gives their geometric means.</p>\n"
+         "<table id=\"validation-table\">\n<thead><tr><th>range</th><th>kind</th>"
+         "<th class=\"num\">threads</th><th class=\"num\">session</th><th>shape</th>"
+         "<th>runtime tier</th><th class=\"num\">own GFLOP/s</th><th class=\"num\">runtime</th>"
+         "<th class=\"num\">nearest</th><th class=\"num\">default</th>"
+         "<th class=\"num\">own tune (s)</th></tr></thead>\n<tbody>\n";
+  auto ratio = [](double value, double own) {
+    return own > 0.0 && value > 0.0 ? Fixed(value / own, 3) + "x" : std::string("n/a");
+  };
+  for (const RangeValidationGroup& group : data.validations) {
+    const ShapeRangeRecord& r = group.range;
+    const ValidationSummary& s = group.summary;
+    const std::string kind = std::string(ToString(r.dtype)) + " " + ToString(r.layout) + " " +
+                             TransPairToString(r.trans_a, r.trans_b);
+    out << "<tr class=\"range-row\"><td><code>" << Esc(r.range.ToString() + " " +
+                                                        r.buckets.ToString())
+        << "</code></td><td>" << Esc(kind) << "</td><td class=\"num\">" << r.threads
+        << "</td><td class=\"num\">"
+        << (group.session_id > 0 ? std::to_string(group.session_id) : "-")
+        << "</td><td>geomean of " << s.shapes << "</td><td></td><td></td><td class=\"num\">"
+        << (s.shapes > 0 ? Fixed(s.runtime_vs_own, 3) + "x" : "n/a") << "</td><td class=\"num\">"
+        << (s.shapes > 0 ? Fixed(s.nearest_vs_own, 3) + "x" : "n/a") << "</td><td class=\"num\">"
+        << (s.shapes > 0 ? Fixed(s.default_vs_own, 3) + "x" : "n/a") << "</td><td class=\"num\">"
+        << (s.shapes > 0 ? Fixed(s.own_tune_seconds, 1) : "n/a") << "</td></tr>\n";
+    for (const RangeValidationRecord& v : group.shapes) {
+      out << "<tr><td></td><td></td><td></td><td></td><td><code>" << v.shape.m << "x"
+          << v.shape.n << "x" << v.shape.k << "</code></td><td>" << Esc(v.runtime_tier)
+          << "</td><td class=\"num\">" << Fixed(v.own_gflops, 2) << "</td><td class=\"num\">"
+          << ratio(v.runtime_gflops, v.own_gflops) << "</td><td class=\"num\">"
+          << ratio(v.nearest_gflops, v.own_gflops) << "</td><td class=\"num\">"
+          << ratio(v.default_gflops, v.own_gflops) << "</td><td class=\"num\">"
+          << Fixed(v.own_tune_seconds, 1) << "</td></tr>\n";
+    }
+  }
+  out << "</tbody>\n</table>\n</section>\n";
+}
+
 void WriteSessions(std::ostream& out, const ReportData& data) {
   std::map<std::int64_t, std::string> fingerprints;
   for (const ReportMachine& machine : data.machines) fingerprints[machine.id] = machine.fingerprint;
@@ -321,6 +364,7 @@ Status WriteHtmlReport(const ReportData& data, std::ostream& out) {
       << Esc(data.mmtune_version) << " (" << Esc(data.git_revision) << ").</p>\n"
       << "<nav><a href=\"#machines\">machines</a><a href=\"#charts\">charts</a>"
       << "<a href=\"#winners\">winners</a>"
+      << (data.validations.empty() ? "" : "<a href=\"#validation\">untuned shapes</a>")
       << (data.bench ? "<a href=\"#bench\">bench</a>" : "")
       << "<a href=\"#sessions\">sessions</a></nav>\n</header>\n";
 
@@ -360,6 +404,7 @@ Status WriteHtmlReport(const ReportData& data, std::ostream& out) {
          "in the same confirm round.</p>\n";
   WriteWinnersTable(out, data);
   out << "</section>\n";
+  if (!data.validations.empty()) WriteValidations(out, data);
   if (data.bench) WriteBench(out, *data.bench);
   WriteSessions(out, data);
 

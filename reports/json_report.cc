@@ -134,6 +134,38 @@ json BenchJson(const BenchResults& bench) {
   return {{"file", bench.path}, {"context", std::move(context)}, {"problems", std::move(problems)}};
 }
 
+json ValidationGroupJson(const RangeValidationGroup& group) {
+  const ShapeRangeRecord& r = group.range;
+  json shapes = json::array();
+  for (const RangeValidationRecord& v : group.shapes) {
+    shapes.push_back({{"m", v.shape.m},
+                      {"n", v.shape.n},
+                      {"k", v.shape.k},
+                      {"runtime_tier", v.runtime_tier},
+                      {"own_gflops", PositiveOrNull(v.own_gflops)},
+                      {"runtime_gflops", PositiveOrNull(v.runtime_gflops)},
+                      {"nearest_gflops", PositiveOrNull(v.nearest_gflops)},
+                      {"default_gflops", PositiveOrNull(v.default_gflops)},
+                      {"own_tune_seconds", Number(v.own_tune_seconds)},
+                      {"measured_at", v.measured_at}});
+  }
+  const ValidationSummary& s = group.summary;
+  return {{"machine", r.fingerprint},
+          {"dtype", ToString(r.dtype)},
+          {"layout", ToString(r.layout)},
+          {"trans", TransPairToString(r.trans_a, r.trans_b)},
+          {"threads", r.threads},
+          {"range", r.range.ToString()},
+          {"buckets", r.buckets.ToString()},
+          {"session_id", group.session_id > 0 ? json(group.session_id) : json()},
+          {"geomean", {{"shapes", s.shapes},
+                       {"runtime_vs_own", PositiveOrNull(s.runtime_vs_own)},
+                       {"nearest_vs_own", PositiveOrNull(s.nearest_vs_own)},
+                       {"default_vs_own", PositiveOrNull(s.default_vs_own)},
+                       {"own_tune_seconds", s.shapes > 0 ? Number(s.own_tune_seconds) : json()}}},
+          {"shapes", std::move(shapes)}};
+}
+
 }  // namespace
 
 json ReportJson(const ReportData& data) {
@@ -149,6 +181,10 @@ json ReportJson(const ReportData& data) {
   }
   json problems = json::array();
   for (const TunedProblem& tuned : data.problems) problems.push_back(ProblemReportJson(tuned));
+  json validations = json::array();
+  for (const RangeValidationGroup& group : data.validations) {
+    validations.push_back(ValidationGroupJson(group));
+  }
   return {{"schema_version", kReportSchemaVersion},
           {"generated_at", data.generated_at},
           {"generator", {{"mmtune_version", data.mmtune_version},
@@ -157,6 +193,7 @@ json ReportJson(const ReportData& data) {
           {"machines", std::move(machines)},
           {"sessions", std::move(sessions)},
           {"problems", std::move(problems)},
+          {"range_validations", std::move(validations)},
           {"bench", data.bench ? BenchJson(*data.bench) : json()}};
 }
 

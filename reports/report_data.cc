@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <iterator>
 #include <map>
 #include <utility>
 
@@ -154,6 +155,28 @@ Result<ReportData> CollectReportData(const TuningStore& store) {
     auto tuned = Collect(store, winner, *machine, sessions_by_id);
     if (!tuned) return tuned.error();
     data.problems.push_back(std::move(*tuned));
+  }
+
+  auto validations = store.RangeValidations("");
+  if (!validations) return validations.error();
+  for (RangeValidationRecord& record : *validations) {
+    auto group = std::find_if(
+        data.validations.begin(), data.validations.end(), [&](const RangeValidationGroup& g) {
+          const ShapeRangeRecord& a = g.range;
+          const ShapeRangeRecord& b = record.range;
+          return g.session_id == record.session_id && a.fingerprint == b.fingerprint &&
+                 a.dtype == b.dtype && a.layout == b.layout && a.trans_a == b.trans_a &&
+                 a.trans_b == b.trans_b && a.threads == b.threads && a.range == b.range &&
+                 a.buckets == b.buckets;
+        });
+    if (group == data.validations.end()) {
+      data.validations.push_back(RangeValidationGroup{record.range, record.session_id, {}, {}});
+      group = std::prev(data.validations.end());
+    }
+    group->shapes.push_back(std::move(record));
+  }
+  for (RangeValidationGroup& group : data.validations) {
+    group.summary = SummarizeValidations(group.shapes);
   }
   return data;
 }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/store.h"
+#include "db/validation_summary.h"
 #include "kernels/kernel_config.h"
 #include "machine/roofline.h"
 #include "mmtune/result.h"
@@ -68,6 +69,15 @@ struct TunedProblem {
   std::vector<LandscapePoint> landscape;
 };
 
+// The held-out shapes one tune measured inside one of its ranges (`tune --validate N`), and the
+// geometric means they come to.
+struct RangeValidationGroup {
+  ShapeRangeRecord range;  // machine, kind, threads, range, bucket policy
+  std::int64_t session_id = 0;
+  std::vector<RangeValidationRecord> shapes;  // in the order they were measured
+  ValidationSummary summary;
+};
+
 struct ReportData {
   std::string generated_at;    // ISO 8601 UTC, when the data was read
   std::string mmtune_version;  // of the mmtune that wrote the report
@@ -77,6 +87,7 @@ struct ReportData {
   std::vector<ReportMachine> machines;  // all machines of the DB, by id
   std::vector<SessionRecord> sessions;  // all sessions, oldest first
   std::vector<TunedProblem> problems;   // every winner, by machine then problem
+  std::vector<RangeValidationGroup> validations;  // in the order they were measured
   std::optional<BenchResults> bench;    // given with --bench
 };
 

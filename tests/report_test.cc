@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -151,6 +153,26 @@ struct Fixture {
     if (Status status = store.SetWinner(*machine_id, *problem_id, session_id, record); !status) {
       return status;
     }
+    // Two held-out shapes of a range the session validated (`tune --validate 2`).
+    const ShapeRangeRecord range{machine.fingerprint, DType::kF32,  Layout::kRowMajor,
+                                 Trans::kNo,          Trans::kNo,   1,
+                                 ShapeRange{{1, 512}, {256, 256}, {256, 256}},
+                                 BucketPolicy{},      ""};
+    for (const auto& [m, own, runtime] : {std::tuple{37, 50.0, 45.0}, std::tuple{300, 64.0, 80.0}}) {
+      RangeValidationRecord validation;
+      validation.range = range;
+      validation.shape = Shape{m, 256, 256};
+      validation.runtime_tier = "bucket";
+      validation.own_gflops = own;
+      validation.runtime_gflops = runtime;
+      validation.nearest_gflops = own / 2.0;
+      validation.default_gflops = own / 4.0;
+      validation.own_tune_seconds = 20.0;
+      validation.session_id = session_id;
+      if (Status status = store.RecordRangeValidation(*machine_id, validation); !status) {
+        return status;
+      }
+    }
     return store.FinishSession(session_id, "finished");
   }
 };
@@ -173,6 +195,9 @@ json Normalized(json report) {
     if (!session["finished_at"].is_null()) session["finished_at"] = "<time>";
   }
   for (json& problem : report["problems"]) problem["updated_at"] = "<time>";
+  for (json& group : report["range_validations"]) {
+    for (json& shape : group["shapes"]) shape["measured_at"] = "<time>";
+  }
   return report;
 }
 
@@ -234,6 +259,38 @@ TEST(ReportDataTest, CollectsWinnerSpeedupRooflineAndHistory) {
   const std::vector<std::optional<double>> best = {40.0, 40.0, 40.0, 60.0, 60.0};
   EXPECT_EQ(trace.gflops, gflops);
   EXPECT_EQ(trace.best_gflops, best);
+}
+
+// Validations are grouped by machine, kind, threads, range and session, with their geometric
+// means of each tier's speed over the shape's own winner.
+TEST(ReportDataTest, GroupsRangeValidationsWithTheirGeometricMeans) {
+  Fixture fixture;
+  auto data = ReportOf(fixture);
+  ASSERT_TRUE(data) << data.error().message;
+  ASSERT_EQ(data->validations.size(), 1u);
+  const RangeValidationGroup& group = data->validations[0];
+  EXPECT_EQ(group.session_id, fixture.session_id);
+  EXPECT_EQ(group.range.range.ToString(), "1..512x256x256");
+  ASSERT_EQ(group.shapes.size(), 2u);
+  EXPECT_EQ(group.shapes[0].shape.m, 37);
+  EXPECT_EQ(group.shapes[1].shape.m, 300);
+  EXPECT_EQ(group.summary.shapes, 2u);
+  EXPECT_NEAR(group.summary.runtime_vs_own, std::sqrt(0.9 * 1.25), 1e-12);
+  EXPECT_NEAR(group.summary.nearest_vs_own, 0.5, 1e-12);
+  EXPECT_NEAR(group.summary.default_vs_own, 0.25, 1e-12);
+  EXPECT_DOUBLE_EQ(group.summary.own_tune_seconds, 20.0);
+
+  std::ostringstream html;
+  ASSERT_TRUE(WriteHtmlReport(*data, html));
+  EXPECT_NE(html.str().find("id=\"validation-table\""), std::string::npos);
+  EXPECT_NE(html.str().find("<code>37x256x256</code>"), std::string::npos);
+  EXPECT_NE(html.str().find(">1.061x<"), std::string::npos);  // the runtime's geometric mean
+
+  // A DB without validations has no such section.
+  data->validations.clear();
+  std::ostringstream plain;
+  ASSERT_TRUE(WriteHtmlReport(*data, plain));
+  EXPECT_EQ(plain.str().find("validation-table"), std::string::npos);
 }
 
 TEST(ReportDataTest, TraceKeepsToItsSessionAndStartsEmpty) {

@@ -13,7 +13,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -461,6 +463,9 @@ TEST(TuningStoreTest, AFileOfTheFirstSchemaOpensWithEveryRow) {
     auto ranges = store->ShapeRanges("");
     ASSERT_TRUE(ranges.ok()) << ranges.error().message;
     EXPECT_TRUE(ranges->empty()) << "the first schema has no shape ranges";
+    auto validations = store->RangeValidations("");
+    ASSERT_TRUE(validations.ok()) << validations.error().message;
+    EXPECT_TRUE(validations->empty()) << "the first schema has no range validations";
     auto winners = store->Winners("");
     ASSERT_TRUE(winners.ok()) << winners.error().message;
     ASSERT_EQ(winners->size(), 3u);
@@ -491,17 +496,34 @@ TEST(TuningStoreTest, AFileOfTheFirstSchemaOpensWithEveryRow) {
   }
 }
 
+// A copy of tests/data/schema_v1.db in `scratch`, opened read-write (so migrated), with its one
+// machine.
+struct MigratedV1 {
+  std::string path;
+  TuningStore store;
+  MachineRecord machine;
+};
+std::optional<MigratedV1> OpenMigratedV1(const ScratchDir& scratch) {
+  const std::string path = scratch.path() + "/v1.db";
+  std::filesystem::copy_file(MMTUNE_TEST_DATA_DIR "/schema_v1.db", path);
+  auto store = TuningStore::Open(path, DbOpenMode::kReadWrite);
+  EXPECT_TRUE(store.ok()) << store.error().message;
+  if (!store.ok()) return std::nullopt;
+  auto machines = store->Machines();
+  EXPECT_TRUE(machines.ok() && machines->size() == 1u);
+  if (!machines.ok() || machines->size() != 1u) return std::nullopt;
+  return MigratedV1{path, std::move(*store), machines->front()};
+}
+
 // Shape ranges: stored per machine, kind, threads and range; recording one again with another
 // bucket policy updates it; bad ones are refused; a migrated file of the first schema takes them.
 TEST(TuningStoreTest, ShapeRangesRoundTripAndUpdateTheirPolicy) {
   ScratchDir scratch("ranges");
-  const std::string path = scratch.path() + "/v1.db";
-  std::filesystem::copy_file(MMTUNE_TEST_DATA_DIR "/schema_v1.db", path);
-  auto store = TuningStore::Open(path, DbOpenMode::kReadWrite);
-  ASSERT_TRUE(store.ok()) << store.error().message;
-  auto machines = store->Machines();
-  ASSERT_TRUE(machines.ok() && machines->size() == 1u);
-  const MachineRecord& machine = machines->front();
+  auto v1 = OpenMigratedV1(scratch);
+  ASSERT_TRUE(v1.has_value());
+  const std::string& path = v1->path;
+  auto* store = &v1->store;
+  const MachineRecord& machine = v1->machine;
   auto range = ParseShapeRange("1..2048x4096x11008");
   ASSERT_TRUE(range.ok());
   ShapeRangeRecord record{machine.fingerprint, DType::kBF16, Layout::kColMajor, Trans::kYes,
@@ -546,6 +568,93 @@ TEST(TuningStoreTest, ShapeRangesRoundTripAndUpdateTheirPolicy) {
   ExecSql(path, "INSERT INTO shape_ranges VALUES (" + std::to_string(machine.id) +
                     ", 'f32', 'row', 'NN', 1, 5, 2, 1, 1, 1, 1, 'pow2', 'x')");
   EXPECT_EQ(store->ShapeRanges("")->size(), 2u);
+}
+
+// Range validations (`tune --validate N`): appended per held-out shape, read back in order with
+// every field; a shape outside its range, a bad speed or a bad range is refused; a migrated file
+// of the first schema takes them; an unreadable row is skipped when read.
+TEST(TuningStoreTest, RangeValidationsRoundTripInOrder) {
+  ScratchDir scratch("validations");
+  auto v1 = OpenMigratedV1(scratch);
+  ASSERT_TRUE(v1.has_value());
+  const std::string& path = v1->path;
+  auto* store = &v1->store;
+  const MachineRecord& machine = v1->machine;
+  auto sessions = store->Sessions();
+  ASSERT_TRUE(sessions.ok() && !sessions->empty());
+  RangeValidationRecord record;
+  record.range = ShapeRangeRecord{machine.fingerprint, DType::kBF16, Layout::kColMajor,
+                                  Trans::kNo, Trans::kYes, 2, *ParseShapeRange("1..2048x64x32"),
+                                  BucketPolicy{BucketPolicy::Kind::kStep, 64}, ""};
+  record.shape = Shape{37, 64, 32};
+  record.runtime_tier = "bucket";
+  record.own_gflops = 100.0;
+  record.runtime_gflops = 95.5;
+  record.nearest_gflops = 90.25;
+  record.default_gflops = 80.125;
+  record.own_tune_seconds = 12.5;
+  record.session_id = sessions->back().id;
+  ASSERT_TRUE(store->RecordRangeValidation(machine.id, record).ok());
+  RangeValidationRecord second = record;
+  second.shape = Shape{1000, 64, 32};
+  second.session_id = 0;  // none
+  second.runtime_tier = "nearest";
+  ASSERT_TRUE(store->RecordRangeValidation(machine.id, second).ok());
+
+  auto read = store->RangeValidations(machine.fingerprint);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_EQ(read->size(), 2u);
+  const RangeValidationRecord& first = (*read)[0];
+  EXPECT_EQ(first.range.fingerprint, machine.fingerprint);
+  EXPECT_EQ(first.range.dtype, DType::kBF16);
+  EXPECT_EQ(first.range.layout, Layout::kColMajor);
+  EXPECT_EQ(first.range.trans_a, Trans::kNo);
+  EXPECT_EQ(first.range.trans_b, Trans::kYes);
+  EXPECT_EQ(first.range.threads, 2);
+  EXPECT_EQ(first.range.range, record.range.range);
+  EXPECT_EQ(first.range.buckets, record.range.buckets);
+  EXPECT_EQ(first.shape.m, 37);
+  EXPECT_EQ(first.shape.n, 64);
+  EXPECT_EQ(first.shape.k, 32);
+  EXPECT_EQ(first.runtime_tier, "bucket");
+  EXPECT_DOUBLE_EQ(first.own_gflops, 100.0);
+  EXPECT_DOUBLE_EQ(first.runtime_gflops, 95.5);
+  EXPECT_DOUBLE_EQ(first.nearest_gflops, 90.25);
+  EXPECT_DOUBLE_EQ(first.default_gflops, 80.125);
+  EXPECT_DOUBLE_EQ(first.own_tune_seconds, 12.5);
+  EXPECT_EQ(first.session_id, record.session_id);
+  EXPECT_FALSE(first.measured_at.empty());
+  EXPECT_EQ((*read)[1].shape.m, 1000);
+  EXPECT_EQ((*read)[1].session_id, 0);
+  EXPECT_EQ((*read)[1].runtime_tier, "nearest");
+  EXPECT_EQ(store->RangeValidations("0000000000000000")->size(), 0u);
+
+  RangeValidationRecord bad = record;
+  bad.shape = Shape{37, 65, 32};  // outside the range
+  EXPECT_EQ(store->RecordRangeValidation(machine.id, bad).error().code,
+            ErrorCode::kInvalidArgument);
+  bad = record;
+  bad.runtime_gflops = -1.0;
+  EXPECT_FALSE(store->RecordRangeValidation(machine.id, bad).ok());
+  bad = record;
+  bad.own_gflops = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(store->RecordRangeValidation(machine.id, bad).ok());
+  bad = record;
+  bad.runtime_tier.clear();
+  EXPECT_FALSE(store->RecordRangeValidation(machine.id, bad).ok());
+  bad = record;
+  bad.range.threads = 0;
+  EXPECT_FALSE(store->RecordRangeValidation(machine.id, bad).ok());
+  EXPECT_EQ(store->RangeValidations("")->size(), 2u);
+
+  // A row another tool wrote badly (a shape outside its range) is skipped when read.
+  ExecSql(path, "INSERT INTO range_validations (machine_id, dtype, layout, trans, threads, m_lo, "
+                "m_hi, n_lo, n_hi, k_lo, k_hi, buckets, m, n, k, runtime_tier, own_gflops, "
+                "runtime_gflops, nearest_gflops, default_gflops, own_tune_seconds, measured_at) "
+                "VALUES (" + std::to_string(machine.id) +
+                    ", 'f32', 'row', 'NN', 1, 1, 8, 4, 4, 4, 4, 'pow2', 9, 4, 4, 'bucket', 1, 1, "
+                    "1, 1, 1, 'x')");
+  EXPECT_EQ(store->RangeValidations("")->size(), 2u);
 }
 
 TEST(TuningStoreTest, ReadOnlyModeNeverWrites) {

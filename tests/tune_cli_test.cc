@@ -14,6 +14,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,7 +86,10 @@ TEST(TuneCliTest, BadInputIsRefusedBeforeTheDbIsCreated) {
         "--shapes 8x8x8 --dtype int4", "--shapes 0x64x64", "--shapes 8x8x8,64x0x64",
         "--shapes 64x64x0", "--shapes 0..8x8x8", "--shapes 8..4x8x8", "--shapes 1..x8x8",
         "--shapes 1..99999999999x8x8", "--shapes 1..8x8x8 --buckets pow3",
-        "--shapes 1..8x8x8 --buckets step:0", "--shapes 1..100000x8x8 --buckets step:1"}) {
+        "--shapes 1..8x8x8 --buckets step:0", "--shapes 1..100000x8x8 --buckets step:1",
+        "--shapes 1..8x8x8 --validate -1", "--shapes 1..8x8x8 --validate x",
+        "--shapes 8x8x8 --validate 2", "--shapes 1..8x8x8 --validate 2 --shard 0/2",
+        "--from-record /no/such.csv --validate 1"}) {
     SCOPED_TRACE(args);
     const RunResult r = RunMmtune("tune --db '" + db + "' " + args);
     ExpectOneLineError(r, 2);
@@ -280,6 +285,46 @@ TEST(TuneCliTest, RangesTuneTheirBucketsAndLookupNamesTheBucket) {
                              "(step:3)"),
             std::string::npos)
       << stepped.out;
+}
+
+// --validate N: N held-out shapes per range, each tuned on its own, timed against what the runtime
+// runs, stored in the DB (never as winners), summarised on stdout and shown by the report.
+TEST(TuneCliTest, ValidateMeasuresHeldOutShapesOfEachRange) {
+  const std::string dir = FreshTestDir("tune_validate");
+  const std::string db = dir + "/validated.db";
+  const RunResult r = RunMmtune("tune --db '" + db + "' --shapes 1..16x16x16,24x24x24 --strategy "
+                                "model --budget 0 --threads 1 --validate 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 6) << "held-out shapes are no winners";
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM range_validations"), 3);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM range_validations WHERE runtime_tier = 'bucket' "
+                         "AND m_lo = 1 AND m_hi = 16 AND m NOT IN (1, 2, 4, 8, 16) AND n = 16 "
+                         "AND own_gflops > 0 AND runtime_gflops > 0 AND nearest_gflops > 0 AND "
+                         "default_gflops > 0 AND session_id IS NOT NULL"),
+            3);
+  EXPECT_NE(r.out.find("validated range"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1..16x16x16 pow2 t1"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("[3/3] f32 row NN "), std::string::npos) << r.err;
+
+  const std::string json_path = dir + "/report.json";
+  const std::string html_path = dir + "/report.html";
+  const RunResult report = RunMmtune("report --db '" + db + "' --json '" + json_path +
+                                     "' --html '" + html_path + "'");
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  std::ifstream json_file(json_path);
+  const nlohmann::json parsed = nlohmann::json::parse(json_file, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded());
+  ASSERT_EQ(parsed["range_validations"].size(), 1u);
+  const nlohmann::json& group = parsed["range_validations"][0];
+  EXPECT_EQ(group["range"], "1..16x16x16");
+  EXPECT_EQ(group["buckets"], "pow2");
+  EXPECT_EQ(group["shapes"].size(), 3u);
+  EXPECT_EQ(group["geomean"]["shapes"], 3);
+  EXPECT_GT(group["geomean"]["runtime_vs_own"].get<double>(), 0.0);
+  std::ifstream html_file(html_path);
+  const std::string html((std::istreambuf_iterator<char>(html_file)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("id=\"validation-table\""), std::string::npos);
 }
 
 // Counts measurements of the search (not the confirm round) that were repeated for the same
