@@ -192,13 +192,13 @@ void PrintSummary(std::ostream& out, const TuneSummary& summary, const nlohmann:
 
 // `tune --validate N` after the ranges' buckets are tuned: measures N held-out shapes per range
 // and prints each, then the geometric means per range. False when it failed (reported).
-bool RunValidation(TuningStore& store, std::int64_t machine_id, std::int64_t session_id,
+bool RunValidation(TuningStore& store, const TuneSummary& tuned, std::int64_t machine_id,
                    const Machine& machine, const std::vector<ShapeRangeRecord>& ranges,
                    int count, const TuneRequest& request, Context& context) {
   *context.err << "validating: " << count << " held-out shape" << (count == 1 ? "" : "s")
                << " per range, each tuned on its own with the same strategy and budget\n";
   auto records = ValidateRanges(
-      store, machine_id, session_id, machine, ranges, count, request, DefaultThreadPool(),
+      store, machine_id, tuned.session_id, machine, ranges, count, request, DefaultThreadPool(),
       [&](const RangeValidationRecord& r, std::size_t index, std::size_t total) {
         const double own = r.own_gflops;
         *context.err << "[" << index + 1 << "/" << total << "] "
@@ -216,24 +216,38 @@ bool RunValidation(TuningStore& store, std::int64_t machine_id, std::int64_t ses
   std::ostream& out = *context.out;
   out << "\n" << std::left << std::setw(44) << "validated range" << std::right << std::setw(8)
       << "shapes" << std::setw(10) << "runtime" << std::setw(10) << "nearest" << std::setw(10)
-      << "default" << std::setw(14) << "own tune (s)" << "\n";
+      << "default" << std::setw(14) << "own tune (s)" << std::setw(16) << "range tune (s)"
+      << "\n";
   for (const ShapeRangeRecord& range : ranges) {
     std::vector<RangeValidationRecord> of_range;
     for (const RangeValidationRecord& r : *records) {
       if (r.range.range == range.range && r.range.threads == range.threads) of_range.push_back(r);
     }
     if (of_range.empty()) continue;
+    // What this run spent on the shapes the range's lookups answer with.
+    double range_seconds = 0.0;
+    for (const ProblemOutcome& outcome : tuned.outcomes) {
+      const Problem& p = outcome.problem;
+      if (range.range.Contains(Shape{p.m, p.n, p.k}) && range.ProblemOf({p.m, p.n, p.k}) == p) {
+        range_seconds += outcome.seconds;
+      }
+    }
     const ValidationSummary s = SummarizeValidations(of_range);
+    const std::string ratio =
+        s.own_tune_seconds > 0.0 ? " (" + Fixed(range_seconds / s.own_tune_seconds, 1) + "x)" : "";
     out << std::left << std::setw(44)
         << (range.range.ToString() + " " + range.buckets.ToString() + " t" +
             std::to_string(range.threads))
         << std::right << std::setw(8) << s.shapes << std::setw(10) << Fixed(s.runtime_vs_own, 3)
         << std::setw(10) << Fixed(s.nearest_vs_own, 3) << std::setw(10)
-        << Fixed(s.default_vs_own, 3) << std::setw(14) << Fixed(s.own_tune_seconds, 1) << "\n";
+        << Fixed(s.default_vs_own, 3) << std::setw(14) << Fixed(s.own_tune_seconds, 1)
+        << std::setw(16) << Fixed(range_seconds, 1) + ratio << "\n";
   }
   out << "(geometric means of each held-out shape's speed as a fraction of its own tuned winner, "
          "timed together: runtime = what the runtime runs for it, nearest = the nearest tier "
-         "without the range, default = the analytical default)\n";
+         "without the range, default = the analytical default; own tune: mean seconds of a "
+         "held-out shape's own tune; range tune: seconds this run spent on the range's shapes, "
+         "and that as a multiple of one own tune)\n";
   return true;
 }
 
@@ -409,8 +423,8 @@ void RunTune(const TuneOptions& options, Context& context) {
                                  " (run the same command again to resume)");
   }
   if (options.validate > 0 &&
-      RunValidation(*store, *machine_id, summary->session_id, *machine, range_records,
-                    options.validate, request, context) &&
+      RunValidation(*store, *summary, *machine_id, *machine, range_records, options.validate,
+                    request, context) &&
       g_stop.load()) {
     context.Fail(130, "interrupted; the winners and the shapes validated so far are in " +
                           options.db);

@@ -304,6 +304,7 @@ TEST(TuneCliTest, ValidateMeasuresHeldOutShapesOfEachRange) {
             3);
   EXPECT_NE(r.out.find("validated range"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1..16x16x16 pow2 t1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("range tune (s)"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("[3/3] f32 row NN "), std::string::npos) << r.err;
 
   const std::string json_path = dir + "/report.json";
