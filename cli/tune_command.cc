@@ -206,7 +206,11 @@ bool RunValidation(TuningStore& store, const TuneSummary& tuned, std::int64_t ma
                      << Fixed(own, 1) << " GFLOP/s; runtime (" << r.runtime_tier << ") "
                      << Fixed(r.runtime_gflops / own, 3) << "x, nearest "
                      << Fixed(r.nearest_gflops / own, 3) << "x, default "
-                     << Fixed(r.default_gflops / own, 3) << "x\n";
+                     << Fixed(r.default_gflops / own, 3) << "x"
+                     << (r.padded_gflops > 0.0
+                             ? ", padded at best " + Fixed(r.padded_gflops / own, 3) + "x"
+                             : std::string())
+                     << "\n";
       },
       &g_stop);
   if (!records) {
@@ -216,8 +220,8 @@ bool RunValidation(TuningStore& store, const TuneSummary& tuned, std::int64_t ma
   std::ostream& out = *context.out;
   out << "\n" << std::left << std::setw(44) << "validated range" << std::right << std::setw(8)
       << "shapes" << std::setw(10) << "runtime" << std::setw(10) << "nearest" << std::setw(10)
-      << "default" << std::setw(14) << "own tune (s)" << std::setw(16) << "range tune (s)"
-      << "\n";
+      << "default" << std::setw(11) << "pad pays" << std::setw(14) << "own tune (s)"
+      << std::setw(16) << "range tune (s)" << "\n";
   for (const ShapeRangeRecord& range : ranges) {
     std::vector<RangeValidationRecord> of_range;
     for (const RangeValidationRecord& r : *records) {
@@ -240,12 +244,16 @@ bool RunValidation(TuningStore& store, const TuneSummary& tuned, std::int64_t ma
             std::to_string(range.threads))
         << std::right << std::setw(8) << s.shapes << std::setw(10) << Fixed(s.runtime_vs_own, 3)
         << std::setw(10) << Fixed(s.nearest_vs_own, 3) << std::setw(10)
-        << Fixed(s.default_vs_own, 3) << std::setw(14) << Fixed(s.own_tune_seconds, 1)
+        << Fixed(s.default_vs_own, 3) << std::setw(11)
+        << (std::to_string(s.padding_pays) + "/" + std::to_string(s.padded_measured))
+        << std::setw(14) << Fixed(s.own_tune_seconds, 1)
         << std::setw(16) << Fixed(range_seconds, 1) + ratio << "\n";
   }
   out << "(geometric means of each held-out shape's speed as a fraction of its own tuned winner, "
          "timed together: runtime = what the runtime runs for it, nearest = the nearest tier "
-         "without the range, default = the analytical default; own tune: mean seconds of a "
+         "without the range, default = the analytical default; pad pays: shapes where the "
+         "bucket's winner on the bucket shape, as a zero-padded copy would run it (copies not "
+         "counted), beat the runtime, of those measured; own tune: mean seconds of a "
          "held-out shape's own tune; range tune: seconds this run spent on the range's shapes, "
          "and that as a multiple of one own tune)\n";
   return true;

@@ -140,6 +140,7 @@ CREATE TABLE range_validations (
   runtime_gflops   REAL NOT NULL,
   nearest_gflops   REAL NOT NULL,
   default_gflops   REAL NOT NULL,
+  padded_gflops    REAL,
   own_tune_seconds REAL NOT NULL,
   measured_at      TEXT NOT NULL
 );

@@ -274,6 +274,11 @@ std::optional<std::int64_t> RowReader::OptionalInt64(int column) {
   return Int64(column);
 }
 
+std::optional<double> RowReader::OptionalDouble(int column) {
+  if (statement_.ColumnType(column) == SQLITE_NULL) return std::nullopt;
+  return Double(column);
+}
+
 // ---- StatementCache ---------------------------------------------------------------------------
 
 Result<StatementCache::Lease> StatementCache::Get(const std::string& sql) {

@@ -117,6 +117,7 @@ class RowReader {
   std::string Text(int column);
   std::optional<std::string> OptionalText(int column);  // NULL -> nullopt
   std::optional<std::int64_t> OptionalInt64(int column);
+  std::optional<double> OptionalDouble(int column);
 
   bool ok() const { return error_.empty(); }
   // "column 'm' holds TEXT, not an integer"; empty when ok.

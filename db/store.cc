@@ -211,7 +211,7 @@ Status ValidateRangeValidation(const RangeValidationRecord& record) {
     return MakeError(ErrorCode::kInvalidArgument, name + " has no runtime tier");
   }
   for (double value : {record.own_gflops, record.runtime_gflops, record.nearest_gflops,
-                       record.default_gflops, record.own_tune_seconds}) {
+                       record.default_gflops, record.padded_gflops, record.own_tune_seconds}) {
     if (!std::isfinite(value) || value < 0.0) {
       return MakeError(ErrorCode::kInvalidArgument,
                        name + " has a speed or time that is negative or not finite");
@@ -889,9 +889,10 @@ Status TuningStore::RecordRangeValidation(std::int64_t machine_id,
   auto insert = impl_->Prepare(
       "INSERT INTO range_validations (machine_id, dtype, layout, trans, threads, m_lo, m_hi, "
       "n_lo, n_hi, k_lo, k_hi, buckets, session_id, m, n, k, runtime_tier, own_gflops, "
-      "runtime_gflops, nearest_gflops, default_gflops, own_tune_seconds, measured_at) "
+      "runtime_gflops, nearest_gflops, default_gflops, own_tune_seconds, measured_at, "
+      "padded_gflops) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-      "?19, ?20, ?21, ?22, ?23)");
+      "?19, ?20, ?21, ?22, ?23, ?24)");
   if (!insert) return insert.error();
   BindShapeRange(**insert, machine_id, record.range)
       .Bind(14, record.shape.m).Bind(15, record.shape.n).Bind(16, record.shape.k)
@@ -899,6 +900,11 @@ Status TuningStore::RecordRangeValidation(std::int64_t machine_id,
       .Bind(18, record.own_gflops).Bind(19, record.runtime_gflops)
       .Bind(20, record.nearest_gflops).Bind(21, record.default_gflops)
       .Bind(22, record.own_tune_seconds).Bind(23, NowIso8601());
+  if (record.padded_gflops > 0.0) {
+    (*insert)->Bind(24, record.padded_gflops);
+  } else {
+    (*insert)->BindNull(24);
+  }
   // A validation outside a tune session (a test, a tool) has no session; 0 stands for "none".
   if (record.session_id > 0) {
     (*insert)->Bind(13, record.session_id);
@@ -915,7 +921,8 @@ Result<std::vector<RangeValidationRecord>> TuningStore::RangeValidations(
   const std::string select_all =
       "SELECT " + std::string(kShapeRangeColumns) +
       ", r.session_id, r.m, r.n, r.k, r.runtime_tier, r.own_gflops, r.runtime_gflops, "
-      "r.nearest_gflops, r.default_gflops, r.own_tune_seconds, r.measured_at, r.id "
+      "r.nearest_gflops, r.default_gflops, r.own_tune_seconds, r.measured_at, r.id, "
+      "r.padded_gflops "
       "FROM range_validations AS r JOIN machines AS ma ON ma.id = r.machine_id";
   auto select = fingerprint.empty()
                     ? impl_->Prepare(select_all + " ORDER BY r.id")
@@ -946,6 +953,7 @@ Result<std::vector<RangeValidationRecord>> TuningStore::RangeValidations(
     record.default_gflops = reader.Double(c + 8);
     record.own_tune_seconds = reader.Double(c + 9);
     record.measured_at = reader.Text(c + 10);
+    record.padded_gflops = reader.OptionalDouble(c + 12).value_or(0.0);
     if (!reader.ok()) {
       skipped.Add(row_id, reader.error());
       continue;

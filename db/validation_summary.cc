@@ -17,6 +17,10 @@ ValidationSummary SummarizeValidations(const std::vector<RangeValidationRecord>&
     log_nearest += std::log(r.nearest_gflops / r.own_gflops);
     log_default += std::log(r.default_gflops / r.own_gflops);
     seconds += r.own_tune_seconds;
+    if (r.padded_gflops > 0.0) {
+      ++summary.padded_measured;
+      if (r.padded_gflops > r.runtime_gflops) ++summary.padding_pays;
+    }
   }
   if (summary.shapes == 0) return summary;
   const double n = static_cast<double>(summary.shapes);

@@ -276,12 +276,15 @@ void WriteValidations(std::ostream& out, const ReportData& data) {
          "each tuned on its own (not stored as a winner) and timed in one round beside what the "
          "runtime runs for it (its bucket's winner), what the nearest tier would run without the "
          "range, and the analytical default. Ratios are of the shape's own winner; a range's row "
-         "gives their geometric means.</p>\n"
+         "gives their geometric means. Padded: the bucket's winner timed on the bucket shape, in "
+         "the shape's flops, what running it on a zero-padded copy could reach at best (the "
+         "copies not counted); the range's row counts the shapes where that beat the runtime.</p>\n"
          "<table id=\"validation-table\">\n<thead><tr><th>range</th><th>kind</th>"
          "<th class=\"num\">threads</th><th class=\"num\">session</th><th>shape</th>"
          "<th>runtime tier</th><th class=\"num\">own GFLOP/s</th><th class=\"num\">runtime</th>"
          "<th class=\"num\">nearest</th><th class=\"num\">default</th>"
-         "<th class=\"num\">own tune (s)</th></tr></thead>\n<tbody>\n";
+         "<th class=\"num\">padded</th><th class=\"num\">own tune (s)</th></tr></thead>\n"
+         "<tbody>\n";
   auto ratio = [](double value, double own) {
     return own > 0.0 && value > 0.0 ? Fixed(value / own, 3) + "x" : std::string("n/a");
   };
@@ -299,6 +302,7 @@ void WriteValidations(std::ostream& out, const ReportData& data) {
         << (s.shapes > 0 ? Fixed(s.runtime_vs_own, 3) + "x" : "n/a") << "</td><td class=\"num\">"
         << (s.shapes > 0 ? Fixed(s.nearest_vs_own, 3) + "x" : "n/a") << "</td><td class=\"num\">"
         << (s.shapes > 0 ? Fixed(s.default_vs_own, 3) + "x" : "n/a") << "</td><td class=\"num\">"
+        << "pays " << s.padding_pays << " of " << s.padded_measured << "</td><td class=\"num\">"
         << (s.shapes > 0 ? Fixed(s.own_tune_seconds, 1) : "n/a") << "</td></tr>\n";
     for (const RangeValidationRecord& v : group.shapes) {
       out << "<tr><td></td><td></td><td></td><td></td><td><code>" << v.shape.m << "x"
@@ -307,6 +311,7 @@ void WriteValidations(std::ostream& out, const ReportData& data) {
           << ratio(v.runtime_gflops, v.own_gflops) << "</td><td class=\"num\">"
           << ratio(v.nearest_gflops, v.own_gflops) << "</td><td class=\"num\">"
           << ratio(v.default_gflops, v.own_gflops) << "</td><td class=\"num\">"
+          << ratio(v.padded_gflops, v.own_gflops) << "</td><td class=\"num\">"
           << Fixed(v.own_tune_seconds, 1) << "</td></tr>\n";
     }
   }

@@ -146,6 +146,7 @@ json ValidationGroupJson(const RangeValidationGroup& group) {
                       {"runtime_gflops", PositiveOrNull(v.runtime_gflops)},
                       {"nearest_gflops", PositiveOrNull(v.nearest_gflops)},
                       {"default_gflops", PositiveOrNull(v.default_gflops)},
+                      {"padded_gflops", PositiveOrNull(v.padded_gflops)},
                       {"own_tune_seconds", Number(v.own_tune_seconds)},
                       {"measured_at", v.measured_at}});
   }
@@ -162,6 +163,8 @@ json ValidationGroupJson(const RangeValidationGroup& group) {
                        {"runtime_vs_own", PositiveOrNull(s.runtime_vs_own)},
                        {"nearest_vs_own", PositiveOrNull(s.nearest_vs_own)},
                        {"default_vs_own", PositiveOrNull(s.default_vs_own)},
+                       {"padded_measured", s.padded_measured},
+                       {"padding_pays", s.padding_pays},
                        {"own_tune_seconds", s.shapes > 0 ? Number(s.own_tune_seconds) : json()}}},
           {"shapes", std::move(shapes)}};
 }

@@ -93,8 +93,9 @@ TEST(HeldOutShapesTest, ASmallRangeGivesWhatItHasAndNoneForNothingAsked) {
 }
 
 RangeValidationRecord Row(double own, double runtime, double nearest, double fallback,
-                          double seconds = 1.0) {
+                          double seconds = 1.0, double padded = 0.0) {
   RangeValidationRecord r;
+  r.padded_gflops = padded;
   r.own_gflops = own;
   r.runtime_gflops = runtime;
   r.nearest_gflops = nearest;
@@ -105,12 +106,14 @@ RangeValidationRecord Row(double own, double runtime, double nearest, double fal
 
 TEST(ValidationSummaryTest, GeometricMeansOfTheRatiosToTheOwnWinner) {
   const ValidationSummary s = SummarizeValidations(
-      {Row(100, 50, 100, 25, 1.0), Row(10, 20, 10, 10, 3.0), Row(0, 1, 1, 1, 50.0)});
+      {Row(100, 50, 100, 25, 1.0, 60), Row(10, 20, 10, 10, 3.0, 19), Row(0, 1, 1, 1, 50.0)});
   EXPECT_EQ(s.shapes, 2u);  // the row without its own speed carries no ratio
   EXPECT_DOUBLE_EQ(s.runtime_vs_own, 1.0);               // sqrt(0.5 * 2)
   EXPECT_DOUBLE_EQ(s.nearest_vs_own, 1.0);
   EXPECT_NEAR(s.default_vs_own, std::sqrt(0.25), 1e-12);  // sqrt(0.25 * 1)
   EXPECT_DOUBLE_EQ(s.own_tune_seconds, 2.0);
+  EXPECT_EQ(s.padded_measured, 2u);
+  EXPECT_EQ(s.padding_pays, 1u);  // 60 > 50; 19 < 20
   EXPECT_EQ(SummarizeValidations({}).shapes, 0u);
   EXPECT_EQ(SummarizeValidations({}).runtime_vs_own, 0.0);
 }
@@ -160,6 +163,8 @@ TEST(RangeValidationTest, AHeldOutShapeIsTimedBesideItsBucketsWinner) {
     EXPECT_TRUE(std::isfinite(gflops));
   }
   EXPECT_GT(record->own_tune_seconds, 0.0);
+  EXPECT_GT(record->padded_gflops, 0.0) << "the bucket's winner on the bucket shape";
+  EXPECT_TRUE(std::isfinite(record->padded_gflops));
   // Its own tune went to a private DB: the shape did not become a winner.
   auto after = tuned.store.Winners(tuned.machine.fingerprint);
   ASSERT_TRUE(after.ok());
@@ -170,6 +175,7 @@ TEST(RangeValidationTest, AHeldOutShapeIsTimedBesideItsBucketsWinner) {
                                       tuned.machine, QuickRequest(), DefaultThreadPool());
   ASSERT_TRUE(nearest.ok());
   EXPECT_EQ(nearest->runtime_tier, "nearest");
+  EXPECT_EQ(nearest->padded_gflops, 0.0) << "no bucket to pad to";
 
   auto outside = ValidateHeldOutShape(tuned.range, Shape{17, 32, 24}, *winners, {tuned.range},
                                       tuned.machine, QuickRequest(), DefaultThreadPool());

@@ -167,6 +167,7 @@ struct Fixture {
       validation.runtime_gflops = runtime;
       validation.nearest_gflops = own / 2.0;
       validation.default_gflops = own / 4.0;
+      validation.padded_gflops = m == 37 ? 40.0 : 0.0;  // measured for one, below the runtime
       validation.own_tune_seconds = 20.0;
       validation.session_id = session_id;
       if (Status status = store.RecordRangeValidation(*machine_id, validation); !status) {
@@ -285,6 +286,8 @@ TEST(ReportDataTest, GroupsRangeValidationsWithTheirGeometricMeans) {
   EXPECT_NE(html.str().find("id=\"validation-table\""), std::string::npos);
   EXPECT_NE(html.str().find("<code>37x256x256</code>"), std::string::npos);
   EXPECT_NE(html.str().find(">1.061x<"), std::string::npos);  // the runtime's geometric mean
+  EXPECT_NE(html.str().find(">pays 0 of 1<"), std::string::npos);
+  EXPECT_NE(html.str().find(">0.800x<"), std::string::npos);  // 37's padded ratio, 40 / 50
 
   // A DB without validations has no such section.
   data->validations.clear();

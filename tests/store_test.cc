@@ -592,6 +592,7 @@ TEST(TuningStoreTest, RangeValidationsRoundTripInOrder) {
   record.runtime_gflops = 95.5;
   record.nearest_gflops = 90.25;
   record.default_gflops = 80.125;
+  record.padded_gflops = 70.5;
   record.own_tune_seconds = 12.5;
   record.session_id = sessions->back().id;
   ASSERT_TRUE(store->RecordRangeValidation(machine.id, record).ok());
@@ -599,6 +600,7 @@ TEST(TuningStoreTest, RangeValidationsRoundTripInOrder) {
   second.shape = Shape{1000, 64, 32};
   second.session_id = 0;  // none
   second.runtime_tier = "nearest";
+  second.padded_gflops = 0.0;  // not measured
   ASSERT_TRUE(store->RecordRangeValidation(machine.id, second).ok());
 
   auto read = store->RangeValidations(machine.fingerprint);
@@ -621,12 +623,16 @@ TEST(TuningStoreTest, RangeValidationsRoundTripInOrder) {
   EXPECT_DOUBLE_EQ(first.runtime_gflops, 95.5);
   EXPECT_DOUBLE_EQ(first.nearest_gflops, 90.25);
   EXPECT_DOUBLE_EQ(first.default_gflops, 80.125);
+  EXPECT_DOUBLE_EQ(first.padded_gflops, 70.5);
   EXPECT_DOUBLE_EQ(first.own_tune_seconds, 12.5);
   EXPECT_EQ(first.session_id, record.session_id);
   EXPECT_FALSE(first.measured_at.empty());
   EXPECT_EQ((*read)[1].shape.m, 1000);
   EXPECT_EQ((*read)[1].session_id, 0);
   EXPECT_EQ((*read)[1].runtime_tier, "nearest");
+  EXPECT_EQ((*read)[1].padded_gflops, 0.0);
+  EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM range_validations WHERE padded_gflops IS NULL"),
+            1);
   EXPECT_EQ(store->RangeValidations("0000000000000000")->size(), 0u);
 
   RangeValidationRecord bad = record;
@@ -638,6 +644,9 @@ TEST(TuningStoreTest, RangeValidationsRoundTripInOrder) {
   EXPECT_FALSE(store->RecordRangeValidation(machine.id, bad).ok());
   bad = record;
   bad.own_gflops = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(store->RecordRangeValidation(machine.id, bad).ok());
+  bad = record;
+  bad.padded_gflops = -2.0;
   EXPECT_FALSE(store->RecordRangeValidation(machine.id, bad).ok());
   bad = record;
   bad.runtime_tier.clear();

@@ -300,11 +300,12 @@ TEST(TuneCliTest, ValidateMeasuresHeldOutShapesOfEachRange) {
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM range_validations WHERE runtime_tier = 'bucket' "
                          "AND m_lo = 1 AND m_hi = 16 AND m NOT IN (1, 2, 4, 8, 16) AND n = 16 "
                          "AND own_gflops > 0 AND runtime_gflops > 0 AND nearest_gflops > 0 AND "
-                         "default_gflops > 0 AND session_id IS NOT NULL"),
+                         "default_gflops > 0 AND padded_gflops > 0 AND session_id IS NOT NULL"),
             3);
   EXPECT_NE(r.out.find("validated range"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1..16x16x16 pow2 t1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("range tune (s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pad pays"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("[3/3] f32 row NN "), std::string::npos) << r.err;
 
   const std::string json_path = dir + "/report.json";

@@ -22,6 +22,31 @@ std::string ShapeText(const Shape& shape) {
   return std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k);
 }
 
+// What running `bucket`'s stored winner on a zero-padded copy of `problem` could reach at best:
+// the winner timed on the bucket shape, in `problem`'s flops per second, the copies not counted.
+// Padding can pay only where this beats the winner run on `problem` itself.
+Result<double> PaddedGflops(const Problem& problem, const Problem& bucket,
+                            const std::vector<WinnerRecord>& winners, const Machine& machine,
+                            const TuneRequest& request, ThreadPool& pool) {
+  const auto winner = std::find_if(winners.begin(), winners.end(),
+                                   [&](const WinnerRecord& w) { return w.problem == bucket; });
+  if (winner == winners.end()) {
+    return MakeError(ErrorCode::kInternal, "no stored winner for the bucket " + bucket.ToString());
+  }
+  auto runner = CandidateRunner::Create(bucket, machine, request.measure, pool);
+  if (!runner) return runner.error();
+  (*runner)->WarmUp(winner->config, request.warm_up_seconds);
+  const std::vector<CandidateMeasurement> measured =
+      (*runner)->Measure({winner->config}, 0.0, TimingMode::kConfirm);
+  if (measured.empty() || measured.front().status != MeasurementStatus::kOk ||
+      !(measured.front().stats.median > 0.0)) {
+    return MakeError(ErrorCode::kWrongResult,
+                     bucket.ToString() + ": " + winner->config.ToString() + " failed: " +
+                         (measured.empty() ? std::string("not measured") : measured.front().error));
+  }
+  return problem.Flops() / measured.front().stats.median / 1e9;
+}
+
 // Attempts per wanted shape before a range is taken to hold no more held-out shapes.
 constexpr int kDrawAttemptsPerShape = 200;
 
@@ -111,6 +136,11 @@ Result<RangeValidationRecord> ValidateHeldOutShape(const ShapeRangeRecord& range
   record.nearest_gflops = measured[2].gflops;
   record.default_gflops = measured[3].gflops;
   record.own_tune_seconds = own_seconds;
+  if (runtime.tier == LookupTier::kBucket) {
+    auto padded = PaddedGflops(problem, runtime.tuned, winners, machine, request, pool);
+    if (!padded) return padded.error();
+    record.padded_gflops = *padded;
+  }
   return record;
 }
 

@@ -29,7 +29,9 @@ std::vector<Shape> HeldOutShapes(const ShapeRange& range, const BucketPolicy& po
 // Tunes `shape` of `range` on its own with `request`'s strategy, budget, seed and measure
 // options (its `problems` are ignored), then times its own winner, the runtime's pick from
 // `winners` and `range` (and every other range in `ranges`), the nearest tier's pick from
-// `winners` alone and the analytical default together. Fails when a config fails verification.
+// `winners` alone and the analytical default together; where the runtime answers with a bucket,
+// also that bucket's winner on the bucket shape (RangeValidationRecord::padded_gflops). Fails
+// when a config fails verification.
 Result<RangeValidationRecord> ValidateHeldOutShape(const ShapeRangeRecord& range,
                                                    const Shape& shape,
                                                    const std::vector<WinnerRecord>& winners,
