@@ -119,8 +119,9 @@ struct RangeValidationRecord {
   double nearest_gflops = 0.0;   // what the nearest tier would run, were the range not stored
   double default_gflops = 0.0;   // the analytical default
   // The bucket's winner run on the bucket shape, in this shape's flops per second: what running
-  // it on a zero-padded copy could reach at best (the copies not counted). 0 = not measured (the
-  // runtime did not answer with a bucket).
+  // it on a zero-padded copy could reach at best (the copies not counted). Timed in alternation
+  // with the runtime's config on this shape and scaled onto `runtime_gflops`. 0 = not measured
+  // (the runtime did not answer with a bucket).
   double padded_gflops = 0.0;
   double own_tune_seconds = 0.0; // what its own tune cost
   std::int64_t session_id = 0;   // the validating tune; 0 when unknown

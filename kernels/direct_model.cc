@@ -255,6 +255,10 @@ constexpr std::int64_t kMaxWholeDirectK = 1536;
 // The shortest k block worth a pass over C: with shorter blocks direct loses to packed
 // (docs/analytical-model.md, step 1).
 constexpr std::int64_t kMinDirectKc = 384;
+// With vectors narrower than a cache line (AVX2), problems of up to this many rows and K up to
+// kMaxWholeDirectK stay direct whatever their size: packing B, which only M rows share, costs
+// more than direct's reads of B in place (docs/analytical-model.md, step 1).
+constexpr std::int64_t kMaxFewRowsDirect = 16;
 
 // Where the in-place B panel of a direct tile shares too few L2 sets (more than half the ways of
 // one set), every row tile streams it from L3 again. That still feeds one zmm FMA per cycle,
@@ -327,7 +331,8 @@ double DirectARoom(const Machine& machine, const CacheBudget& cache, std::int64_
 // and more; it stops paying as A grows towards 4x L2, or where a panel read whole is larger. The
 // AVX2 tiles lose on the direct side of the second rule, though 6x16 reads as much of each B row
 // (one line) as the AVX-512 8x16 does; why is not pinned down, so AVX2 machines keep the first
-// condition only. On cores with two vector FMA pipes each condition also needs the panel's rows
+// condition, and a fourth: at most kMaxFewRowsDirect rows and K <= kMaxWholeDirectK, whatever
+// the L2 sets (a few row panels read B no more often than packing it would). On cores with two vector FMA pipes each condition also needs the panel's rows
 // (K of them, or kc in blocks; B's rows are taken N elements apart) to fit their L2 sets
 // (PanelSetPressure): the blocks are shortened until they do. `tile`: DirectTile's.
 // Measurements: docs/analytical-model.md, step 1.
@@ -340,7 +345,12 @@ DirectFit FitDirect(const Problem& problem, const Machine& machine, const CacheB
   const double whole_panel_sets =
       PanelSetPressure(machine, cache, problem.k, tile.nr, elem, problem.n);
   const DirectFit fits_whole{std::max(footprint / (l2 / 2), whole_panel_sets), 0};
-  if (VectorLanes(machine.kernel_isa, sizeof(T)) * elem < kCacheLineBytes) return fits_whole;
+  if (VectorLanes(machine.kernel_isa, sizeof(T)) * elem < kCacheLineBytes) {
+    // A few rows, read in one to three row panels: direct reads B in place once per panel,
+    // where packing would read and write all of it for every call.
+    const bool few_rows = problem.m <= kMaxFewRowsDirect && problem.k <= kMaxWholeDirectK;
+    return few_rows ? DirectFit{0.0, 0} : fits_whole;
+  }
   const double b_panel = static_cast<double>(problem.k * tile.nr * elem);
   const double a_bytes = static_cast<double>(problem.m * problem.k * elem);
   const double a_room = DirectARoom<T>(machine, cache, problem.n);

@@ -772,6 +772,19 @@ TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
   EXPECT_EQ(family(zen3, DType::kF32, 512, 512, 512), kPacked);
   EXPECT_EQ(family(zen3, DType::kF32, 100, 100, 2000), kPacked);
   EXPECT_EQ(family(zen3, DType::kF32, 128, 768, 3072), kPacked);
+  // Few rows stay direct on AVX2 whatever the footprint (kMaxFewRowsDirect), the whole K in one
+  // pass, up to K = kMaxWholeDirectK; past it, and from 17 rows, the footprint rule decides.
+  for (DType dtype : {DType::kF32, DType::kF64}) {
+    for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+             {2, 768, 768}, {6, 256, 256}, {16, 1024, 256}, {16, 256, 1536}, {8, 4096, 1024}}) {
+      const KernelConfig few = config(zen3, dtype, m, n, k);
+      EXPECT_EQ(few.family, kDirect) << ToString(dtype) << " " << m << "x" << n << "x" << k;
+      EXPECT_EQ(few.kc, 0) << ToString(dtype) << " " << few.ToString();
+    }
+    EXPECT_EQ(family(zen3, dtype, 17, 768, 768), kPacked) << ToString(dtype);
+    EXPECT_EQ(family(zen3, dtype, 16, 256, 1537), kPacked) << ToString(dtype);
+    EXPECT_EQ(family(zen3, dtype, 4, 768, 3072), kPacked) << ToString(dtype);
+  }
 
   const Problem near{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 768, 768, 1};
   const std::vector<KernelConfig> alternatives = AnalyticalAlternatives(near, zen4);

@@ -155,8 +155,9 @@ TEST(WinnerIndexTest, NearestBorrowsOnlyFromTheDefaultsFamily) {
   const Lookup on_two = packed_only.Find(two_threads);
   EXPECT_EQ(on_two.tier, LookupTier::kDefault);
   EXPECT_EQ(on_two.config.threads, 2);
-  // A problem small enough for one thread still borrows it with two to spend.
-  const Problem small_packed = MakeProblem(4, 2048, 30, 2);
+  // A problem small enough for one thread still borrows it with two to spend (packed by default:
+  // K past the few-rows rule's 1536, and too large for half of L2).
+  const Problem small_packed = MakeProblem(2, 64, 1600, 2);
   ASSERT_EQ(UntunedConfig(small_packed, machine).threads, 1);
   ASSERT_EQ(UntunedConfig(small_packed, machine).family, KernelFamily::kPacked);
   EXPECT_EQ(packed_only.Find(small_packed).tier, LookupTier::kNearest);

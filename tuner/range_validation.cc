@@ -22,29 +22,54 @@ std::string ShapeText(const Shape& shape) {
   return std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k);
 }
 
-// What running `bucket`'s stored winner on a zero-padded copy of `problem` could reach at best:
-// the winner timed on the bucket shape, in `problem`'s flops per second, the copies not counted.
-// Padding can pay only where this beats the winner run on `problem` itself.
-Result<double> PaddedGflops(const Problem& problem, const Problem& bucket,
-                            const std::vector<WinnerRecord>& winners, const Machine& machine,
-                            const TuneRequest& request, ThreadPool& pool) {
+// Median seconds per call of `config` timed alone by `runner`.
+Result<double> SecondsOf(CandidateRunner& runner, const KernelConfig& config,
+                         const Problem& problem) {
+  const std::vector<CandidateMeasurement> measured =
+      runner.Measure({config}, 0.0, TimingMode::kConfirm);
+  if (measured.empty() || measured.front().status != MeasurementStatus::kOk ||
+      !(measured.front().stats.median > 0.0)) {
+    return MakeError(ErrorCode::kWrongResult,
+                     problem.ToString() + ": " + config.ToString() + " failed: " +
+                         (measured.empty() ? std::string("not measured") : measured.front().error));
+  }
+  return measured.front().stats.median;
+}
+
+// Rounds of the padded comparison; the medians of the alternating timings are compared.
+constexpr int kPaddedRounds = 3;
+
+// What running the bucket's stored winner on a zero-padded copy of the held-out problem could
+// reach at best (the copies not counted), in the held-out problem's flops: `runtime_gflops`
+// scaled by the runtime config's time on the problem (`runner`) over the winner's time on the
+// bucket shape. The two are timed in alternation, since they cannot share one interleaved round.
+Result<double> PaddedGflops(CandidateRunner& runner, const Problem& problem,
+                            const KernelConfig& runtime_config, double runtime_gflops,
+                            const Problem& bucket, const std::vector<WinnerRecord>& winners,
+                            const Machine& machine, const TuneRequest& request,
+                            ThreadPool& pool) {
   const auto winner = std::find_if(winners.begin(), winners.end(),
                                    [&](const WinnerRecord& w) { return w.problem == bucket; });
   if (winner == winners.end()) {
     return MakeError(ErrorCode::kInternal, "no stored winner for the bucket " + bucket.ToString());
   }
-  auto runner = CandidateRunner::Create(bucket, machine, request.measure, pool);
-  if (!runner) return runner.error();
-  (*runner)->WarmUp(winner->config, request.warm_up_seconds);
-  const std::vector<CandidateMeasurement> measured =
-      (*runner)->Measure({winner->config}, 0.0, TimingMode::kConfirm);
-  if (measured.empty() || measured.front().status != MeasurementStatus::kOk ||
-      !(measured.front().stats.median > 0.0)) {
-    return MakeError(ErrorCode::kWrongResult,
-                     bucket.ToString() + ": " + winner->config.ToString() + " failed: " +
-                         (measured.empty() ? std::string("not measured") : measured.front().error));
+  auto bucket_runner = CandidateRunner::Create(bucket, machine, request.measure, pool);
+  if (!bucket_runner) return bucket_runner.error();
+  (*bucket_runner)->WarmUp(winner->config, request.warm_up_seconds);
+  std::vector<double> in_place, padded;
+  for (int round = 0; round < kPaddedRounds; ++round) {
+    auto direct = SecondsOf(runner, runtime_config, problem);
+    if (!direct) return direct.error();
+    auto on_bucket = SecondsOf(**bucket_runner, winner->config, bucket);
+    if (!on_bucket) return on_bucket.error();
+    in_place.push_back(*direct);
+    padded.push_back(*on_bucket);
   }
-  return problem.Flops() / measured.front().stats.median / 1e9;
+  auto median = [](std::vector<double>& values) {
+    std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+    return values[values.size() / 2];
+  };
+  return runtime_gflops * median(in_place) / median(padded);
 }
 
 // Attempts per wanted shape before a range is taken to hold no more held-out shapes.
@@ -137,7 +162,8 @@ Result<RangeValidationRecord> ValidateHeldOutShape(const ShapeRangeRecord& range
   record.default_gflops = measured[3].gflops;
   record.own_tune_seconds = own_seconds;
   if (runtime.tier == LookupTier::kBucket) {
-    auto padded = PaddedGflops(problem, runtime.tuned, winners, machine, request, pool);
+    auto padded = PaddedGflops(**runner, problem, runtime.config, record.runtime_gflops,
+                               runtime.tuned, winners, machine, request, pool);
     if (!padded) return padded.error();
     record.padded_gflops = *padded;
   }
