@@ -190,6 +190,9 @@ void PrintSummary(std::ostream& out, const TuneSummary& summary, const nlohmann:
          "skipped as slow, resumed from the DB)\n";
 }
 
+// More held-out shapes than anyone would wait for: each is a whole tune.
+constexpr int kMaxValidate = 1000;
+
 // `tune --validate N` after the ranges' buckets are tuned: measures N held-out shapes per range
 // and prints each, then the geometric means per range. False when it failed (reported).
 bool RunValidation(TuningStore& store, const TuneSummary& tuned, std::int64_t machine_id,
@@ -282,7 +285,10 @@ void RunTune(const TuneOptions& options, Context& context) {
   if (options.budget < 0.0 || options.evals < 0) {
     return context.Fail(kExitUsage, "--budget and --evals must not be negative");
   }
-  if (options.validate < 0) return context.Fail(kExitUsage, "--validate must not be negative");
+  if (options.validate < 0 || options.validate > kMaxValidate) {
+    return context.Fail(kExitUsage, "--validate must be between 0 and " +
+                                        std::to_string(kMaxValidate) + " shapes per range");
+  }
   if (options.validate > 0) {
     // Held-out shapes are measured against every bucket's winner, which a shard lacks.
     if (!options.shard.empty() || !options.from_record.empty()) {

@@ -88,6 +88,7 @@ TEST(TuneCliTest, BadInputIsRefusedBeforeTheDbIsCreated) {
         "--shapes 1..99999999999x8x8", "--shapes 1..8x8x8 --buckets pow3",
         "--shapes 1..8x8x8 --buckets step:0", "--shapes 1..100000x8x8 --buckets step:1",
         "--shapes 1..8x8x8 --validate -1", "--shapes 1..8x8x8 --validate x",
+        "--shapes 1..8x8x8 --validate 1001",
         "--shapes 8x8x8 --validate 2", "--shapes 1..8x8x8 --validate 2 --shard 0/2",
         "--from-record /no/such.csv --validate 1"}) {
     SCOPED_TRACE(args);

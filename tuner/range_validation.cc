@@ -95,9 +95,9 @@ std::vector<Shape> HeldOutShapes(const ShapeRange& range, const BucketPolicy& po
   if (auto buckets = BucketShapes(range, policy)) {
     for (const Shape& bucket : *buckets) taken.insert(KeyOf(bucket));
   }
-  for (int attempt = 0; attempt < kDrawAttemptsPerShape * count &&
-                        static_cast<int>(shapes.size()) < count;
-       ++attempt) {
+  const std::int64_t attempts = std::int64_t{kDrawAttemptsPerShape} * count;
+  for (std::int64_t attempt = 0;
+       attempt < attempts && static_cast<std::int64_t>(shapes.size()) < count; ++attempt) {
     const Shape shape{draw(range.m), draw(range.n), draw(range.k)};
     if (taken.insert(KeyOf(shape)).second) shapes.push_back(shape);
   }
@@ -111,7 +111,8 @@ Result<RangeValidationRecord> ValidateHeldOutShape(const ShapeRangeRecord& range
                                                    const std::vector<WinnerRecord>& winners,
                                                    const std::vector<ShapeRangeRecord>& ranges,
                                                    const Machine& machine,
-                                                   const TuneRequest& request, ThreadPool& pool) {
+                                                   const TuneRequest& request, ThreadPool& pool,
+                                                   const std::atomic<bool>* stop) {
   if (!range.range.Contains(shape)) {
     return MakeError(ErrorCode::kInvalidArgument,
                      ShapeText(shape) + " is not inside " + range.range.ToString());
@@ -127,7 +128,7 @@ Result<RangeValidationRecord> ValidateHeldOutShape(const ShapeRangeRecord& range
   TuneRequest own_request = request;
   own_request.problems = {problem};
   const auto start = std::chrono::steady_clock::now();
-  auto own = RunTuning(*own_store, *own_machine_id, machine, own_request, pool, nullptr);
+  auto own = RunTuning(*own_store, *own_machine_id, machine, own_request, pool, nullptr, stop);
   if (!own) return own.error();
   const double own_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -206,7 +207,9 @@ Result<std::vector<RangeValidationRecord>> ValidateRanges(
   for (std::size_t i = 0; i < planned.size(); ++i) {
     if (stop != nullptr && stop->load()) break;
     auto record = ValidateHeldOutShape(*planned[i].range, planned[i].shape, *winners,
-                                       *stored_ranges, machine, request, pool);
+                                       *stored_ranges, machine, request, pool, stop);
+    // A stop cut the shape's own tune short: what it found says nothing, so it is not kept.
+    if (stop != nullptr && stop->load()) break;
     if (!record) return record.error();
     record->session_id = session_id;
     if (Status status = store.RecordRangeValidation(machine_id, *record); !status) {

@@ -31,13 +31,14 @@ std::vector<Shape> HeldOutShapes(const ShapeRange& range, const BucketPolicy& po
 // `winners` and `range` (and every other range in `ranges`), the nearest tier's pick from
 // `winners` alone and the analytical default together; where the runtime answers with a bucket,
 // also that bucket's winner on the bucket shape (RangeValidationRecord::padded_gflops). Fails
-// when a config fails verification.
+// when a config fails verification. `stop` cuts the own tune short (see RunTuning).
 Result<RangeValidationRecord> ValidateHeldOutShape(const ShapeRangeRecord& range,
                                                    const Shape& shape,
                                                    const std::vector<WinnerRecord>& winners,
                                                    const std::vector<ShapeRangeRecord>& ranges,
                                                    const Machine& machine,
-                                                   const TuneRequest& request, ThreadPool& pool);
+                                                   const TuneRequest& request, ThreadPool& pool,
+                                                   const std::atomic<bool>* stop = nullptr);
 
 // Called after each held-out shape is measured and recorded: its record, its 0-based index and
 // the number of shapes to measure in all.
@@ -47,7 +48,8 @@ using ValidationHandler =
 // `tune --validate N`: for each of `ranges` that spans more than one shape, `count` held-out
 // shapes with no winner of their own in `store` are validated against the store's winners and
 // ranges of `machine` (what the runtime reads), and each is recorded in `store` with the tune's
-// `session_id` as soon as it is measured. Polls `stop` between shapes. Returns what it recorded.
+// `session_id` as soon as it is measured. `stop` ends it, the shape in flight not recorded.
+// Returns what it recorded.
 Result<std::vector<RangeValidationRecord>> ValidateRanges(
     TuningStore& store, std::int64_t machine_id, std::int64_t session_id, const Machine& machine,
     const std::vector<ShapeRangeRecord>& ranges, int count, const TuneRequest& request,
