@@ -872,11 +872,13 @@ Result<std::vector<ShapeRangeRecord>> TuningStore::ShapeRanges(
     if (!*row) break;
     sqlite::RowReader reader(**select);
     ShapeRangeRecord record;
-    if (auto why = ReadShapeRangeColumns(reader, record); !why.empty()) {
+    std::string why = ReadShapeRangeColumns(reader, record);
+    record.updated_at = reader.Text(kShapeRangeColumnCount);
+    if (why.empty() && !reader.ok()) why = reader.error();
+    if (!why.empty()) {
       skipped.Add("machine " + record.fingerprint + " range " + record.range.ToString(), why);
       continue;
     }
-    record.updated_at = reader.Text(kShapeRangeColumnCount);
     ranges.push_back(std::move(record));
   }
   skipped.Report(path());

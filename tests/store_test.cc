@@ -568,6 +568,10 @@ TEST(TuningStoreTest, ShapeRangesRoundTripAndUpdateTheirPolicy) {
   ExecSql(path, "INSERT INTO shape_ranges VALUES (" + std::to_string(machine.id) +
                     ", 'f32', 'row', 'NN', 1, 5, 2, 1, 1, 1, 1, 'pow2', 'x')");
   EXPECT_EQ(store->ShapeRanges("")->size(), 2u);
+  // So is one whose time is a blob, not text.
+  ExecSql(path, "INSERT INTO shape_ranges VALUES (" + std::to_string(machine.id) +
+                    ", 'f32', 'row', 'NN', 1, 1, 2, 1, 1, 1, 1, 'pow2', X'05')");
+  EXPECT_EQ(store->ShapeRanges("")->size(), 2u);
 }
 
 // Range validations (`tune --validate N`): appended per held-out shape, read back in order with
