@@ -98,25 +98,19 @@ struct Tuned {
 // Tunes `problems` into a fresh in-memory DB and returns its winners.
 Result<Tuned> TuneInMemory(const std::vector<Problem>& problems, const Machine& machine,
                            const Options& options, ThreadPool& pool) {
-  auto store = TuningStore::Open(":memory:", DbOpenMode::kReadWrite);
-  if (!store) return store.error();
-  auto machine_id = store->UpsertMachine(machine, nullptr);
-  if (!machine_id) return machine_id.error();
   TuneRequest request = RequestOf(options);
   request.problems = problems;
   const auto start = std::chrono::steady_clock::now();
-  auto summary = RunTuning(*store, *machine_id, machine, request, pool, [](const TuneEvent& e) {
+  auto tune = RunTuningInMemory(machine, request, pool, [](const TuneEvent& e) {
     if (e.kind == TuneEvent::Kind::kProblemDone) {
       std::cerr << "  tuned " << e.problem.ToString() << ": " << e.evaluations << " evals, "
                 << std::fixed << std::setprecision(1) << e.best_gflops << " GFLOP/s\n";
     }
   });
-  if (!summary) return summary.error();
+  if (!tune) return tune.error();
   Tuned tuned;
   tuned.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  auto winners = store->Winners(machine.fingerprint);
-  if (!winners) return winners.error();
-  tuned.winners = std::move(*winners);
+  tuned.winners = std::move(tune->winners);
   return tuned;
 }
 

@@ -121,26 +121,23 @@ Result<RangeValidationRecord> ValidateHeldOutShape(const ShapeRangeRecord& range
 
   // Its own tune goes to a private DB: a held-out shape must not become a winner the runtime
   // would answer with, or the next validation would measure the exact tier.
-  auto own_store = TuningStore::Open(":memory:", DbOpenMode::kReadWrite);
-  if (!own_store) return own_store.error();
-  auto own_machine_id = own_store->UpsertMachine(machine, nullptr);
-  if (!own_machine_id) return own_machine_id.error();
   TuneRequest own_request = request;
   own_request.problems = {problem};
   const auto start = std::chrono::steady_clock::now();
-  auto own = RunTuning(*own_store, *own_machine_id, machine, own_request, pool, nullptr, stop);
-  if (!own) return own.error();
+  auto own_tune = RunTuningInMemory(machine, own_request, pool, nullptr, stop);
+  if (!own_tune) return own_tune.error();
+  const TuneSummary& own = own_tune->summary;
   const double own_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (own->outcomes.empty() || !own->outcomes.front().winner) {
+  if (own.outcomes.empty() || !own.outcomes.front().winner) {
     return MakeError(ErrorCode::kInternal,
                      "tuning " + problem.ToString() + " on its own found no winner" +
-                         (own->outcomes.empty() ? "" : ": " + own->outcomes.front().error));
+                         (own.outcomes.empty() ? "" : ": " + own.outcomes.front().error));
   }
 
   const Lookup runtime = WinnerIndex::Build(winners, machine, nullptr, ranges).Find(problem);
   const Lookup nearest = WinnerIndex::Build(winners, machine, nullptr).Find(problem);
-  const std::vector<KernelConfig> configs = {*own->outcomes.front().winner, runtime.config,
+  const std::vector<KernelConfig> configs = {*own.outcomes.front().winner, runtime.config,
                                              nearest.config, UntunedConfig(problem, machine)};
   auto runner = CandidateRunner::Create(problem, machine, request.measure, pool);
   if (!runner) return runner.error();
@@ -192,10 +189,7 @@ Result<std::vector<RangeValidationRecord>> ValidateRanges(
     std::vector<Shape> tuned;
     for (const WinnerRecord& winner : *winners) {
       const Problem& p = winner.problem;
-      if (p.dtype == range.dtype && p.layout == range.layout && p.trans_a == range.trans_a &&
-          p.trans_b == range.trans_b && p.threads == range.threads) {
-        tuned.push_back(Shape{p.m, p.n, p.k});
-      }
+      if (range.ProblemOf(Shape{p.m, p.n, p.k}) == p) tuned.push_back(Shape{p.m, p.n, p.k});
     }
     for (const Shape& shape :
          HeldOutShapes(range.range, range.buckets, count, request.seed + i, tuned)) {

@@ -381,6 +381,20 @@ std::vector<KernelConfig> NearestWinnerConfigs(const std::vector<WinnerRecord>& 
   return configs;
 }
 
+Result<PrivateTune> RunTuningInMemory(const Machine& machine, const TuneRequest& request,
+                                      ThreadPool& pool, const TuneEventHandler& on_event,
+                                      const std::atomic<bool>* stop) {
+  auto store = TuningStore::Open(":memory:", DbOpenMode::kReadWrite);
+  if (!store) return store.error();
+  auto machine_id = store->UpsertMachine(machine, nullptr);
+  if (!machine_id) return machine_id.error();
+  auto summary = RunTuning(*store, *machine_id, machine, request, pool, on_event, stop);
+  if (!summary) return summary.error();
+  auto winners = store->Winners(machine.fingerprint);
+  if (!winners) return winners.error();
+  return PrivateTune{std::move(*summary), std::move(*winners)};
+}
+
 Result<TuneSummary> RunTuning(TuningStore& store, std::int64_t machine_id, const Machine& machine,
                               const TuneRequest& request, ThreadPool& pool,
                               const TuneEventHandler& on_event, const std::atomic<bool>* stop) {

@@ -89,6 +89,17 @@ Result<TuneSummary> RunTuning(TuningStore& store, std::int64_t machine_id, const
                               const TuneEventHandler& on_event,
                               const std::atomic<bool>* stop = nullptr);
 
+// A tune into a private in-memory DB that nothing else reads: for measurements whose tunes must
+// not become winners anywhere (range validation, benchmarks). Returns the summary and that DB's
+// winners.
+struct PrivateTune {
+  TuneSummary summary;
+  std::vector<WinnerRecord> winners;
+};
+Result<PrivateTune> RunTuningInMemory(const Machine& machine, const TuneRequest& request,
+                                      ThreadPool& pool, const TuneEventHandler& on_event,
+                                      const std::atomic<bool>* stop = nullptr);
+
 // Winners of the tuned problems nearest to `problem` (same dtype, layout, transposes and
 // threads; distance in log space over M, N, K), nearest first, re-validated for `problem`.
 std::vector<KernelConfig> NearestWinnerConfigs(const std::vector<WinnerRecord>& winners,
