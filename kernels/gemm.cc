@@ -83,7 +83,12 @@ template <typename X>
 bool CpuRuns(const KernelConfig& config) {
   const CpuFeatures& cpu = HostCpuFeatures();
   if (config.isa > cpu.MaxIsaLevel()) return false;
-  if constexpr (GemmTypes<X>::kLowPrecision) return CpuRunsLowp<X>(cpu, config.isa);
+  if constexpr (GemmTypes<X>::kLowPrecision) {
+    if (!CpuRunsLowp<X>(cpu, config.isa)) return false;
+    if (config.family == KernelFamily::kGemv) return true;
+    const auto* kernel = FindMicroKernel<X>(config.isa, config.mr, config.nr, config.k_unroll);
+    return kernel != nullptr && CpuRunsLowpKernel(cpu, *kernel);
+  }
   return true;
 }
 

@@ -82,6 +82,16 @@ class TileCall<X, true> {
   LowpMicroKernelFn<X> fn_;
 };
 
+// k values per run of an A panel row: the k group, or a whole AMX tile row for tile kernels.
+template <typename X>
+int AGroupOf(const typename KernelsOf<X>::Micro& kernel) {
+  if constexpr (GemmTypes<X>::kLowPrecision) {
+    return kernel.a_group;
+  } else {
+    return 1;
+  }
+}
+
 }  // namespace
 
 template <typename X>
@@ -92,11 +102,13 @@ void RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   using C = typename GemmTypes<X>::C;
   using Scalar = typename GemmTypes<X>::Scalar;
   constexpr int G = GemmTypes<X>::kGroup;
+  // Packed k runs in units of the A group (a multiple of G); config.kc is one of them.
+  const int ag = AGroupOf<X>(kernel);
   const int mr = config.mr;
   const int nr = config.nr;
-  // k blocks hold whole groups (config.kc is a multiple of G); only the last may end in a
-  // partial group, which packing zero-fills.
-  const std::int64_t kc = std::min<std::int64_t>(config.kc, RoundUp(g.k, G));
+  // k blocks hold whole groups (config.kc is a multiple of the A group); only the last may end
+  // in a partial group, which packing zero-fills.
+  const std::int64_t kc = std::min<std::int64_t>(config.kc, RoundUp(g.k, ag));
   const std::int64_t mc = std::min<std::int64_t>(config.mc, RoundUp(g.m, mr));
   const std::int64_t nc = std::min<std::int64_t>(config.nc, RoundUp(g.n, nr));
   const int team = std::max(1, std::min(config.threads, pool.size()));
@@ -132,7 +144,7 @@ void RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
       const std::int64_t b_panels = CeilDiv(nb, nr);
       for (std::int64_t pc = 0; pc < g.k; pc += kc) {
         const std::int64_t kb = std::min(kc, g.k - pc);
-        const std::int64_t depth = RoundUp(kb, G);  // packed elements per panel line
+        const std::int64_t depth = RoundUp(kb, ag);  // packed elements per panel line
         tile.SetBlock(depth, pc == 0 ? g.beta : Scalar(1));
 
         std::int64_t first = 0;
@@ -140,7 +152,7 @@ void RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
         Partition(b_panels, members, member, &first, &last);
         if (first < last) {  // this member's panels of the block, in one pass over B's rows
           PackB(g.b, pc, kb, jc + first * nr, std::min(nb, last * nr) - first * nr, nr, G,
-                packed_b + first * nr * depth);
+                packed_b + first * nr * depth, depth);
         }
         barrier.ArriveAndWait();
 
@@ -159,13 +171,13 @@ void RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
           if (share_a) {
             Partition(a_panels, members, member, &first, &last);
             for (std::int64_t q = first; q < last; ++q) {
-              PackA(g.a, ic + q * mr, std::min<std::int64_t>(mr, mb - q * mr), pc, kb, mr, G,
-                    packed_a + q * mr * depth);
+              PackA(g.a, ic + q * mr, std::min<std::int64_t>(mr, mb - q * mr), pc, kb, mr, ag,
+                    packed_a + q * mr * depth, depth);
             }
             barrier.ArriveAndWait();
             Partition(b_panels, members, member, &jr_first, &jr_last);
           } else {
-            PackA(g.a, ic, mb, pc, kb, mr, G, packed_a);
+            PackA(g.a, ic, mb, pc, kb, mr, ag, packed_a, depth);
           }
           for (std::int64_t q = jr_first; q < jr_last; ++q) {
             const B* b_panel = packed_b + q * nr * depth;

@@ -90,6 +90,37 @@ int KGroupOf(DType dtype) {
   return WithGemmOf(dtype, []<typename X>() { return GemmTypes<X>::kGroup; });
 }
 
+// The low-precision micro-kernel of a config (null for f32, f64 or no such kernel).
+template <class Kind>
+const LowpMicroKernelEntry<Kind>* LowpKernelOf(const KernelConfig& c) {
+  return FindMicroKernel<Kind>(c.isa, c.mr, c.nr, c.k_unroll);
+}
+
+// k values per run of the kernel's packed A rows: kc must hold whole runs.
+int AGroupOf(DType dtype, const KernelConfig& c) {
+  return WithGemmOf(dtype, [&]<typename X>() {
+    if constexpr (GemmTypes<X>::kLowPrecision) {
+      const auto* kernel = LowpKernelOf<X>(c);
+      return kernel != nullptr ? kernel->a_group : GemmTypes<X>::kGroup;
+    } else {
+      return 1;
+    }
+  });
+}
+
+// Whether the config's kernel is an AMX tile kernel that this CPU cannot run.
+bool LacksTiles(DType dtype, const KernelConfig& c, const CpuFeatures& cpu) {
+  return WithGemmOf(dtype, [&]<typename X>() {
+    if constexpr (GemmTypes<X>::kLowPrecision) {
+      const auto* kernel = LowpKernelOf<X>(c);
+      return c.family != KernelFamily::kGemv && kernel != nullptr && kernel->tiles &&
+             !CpuRunsLowpTiles<X>(cpu);
+    } else {
+      return false;
+    }
+  });
+}
+
 }  // namespace
 
 Status KernelConfig::Validate(const Problem& problem, const Machine& machine) const {
@@ -103,6 +134,12 @@ Status KernelConfig::Validate(const Problem& problem, const Machine& machine) co
                    " kernels need " +
                    (problem.dtype == DType::kBF16 ? "AVX512_BF16" : "AVX512_VNNI") +
                    ", which this CPU lacks");
+  }
+  if (LacksTiles(problem.dtype, *this, machine.cpu)) {
+    return Invalid(std::string("the ") + mmtune::ToString(problem.dtype) + " tile kernel " +
+                   std::to_string(mr) + "x" + std::to_string(nr) + " needs " +
+                   (problem.dtype == DType::kBF16 ? "AMX_BF16" : "AMX_INT8") +
+                   " (and the OS's leave to use it), which this machine lacks");
   }
   const int max_threads = std::max({1, machine.topology.cores, machine.topology.pus});
   if (threads > max_threads) {
@@ -172,6 +209,10 @@ Status KernelConfig::ValidateFor(DType dtype) const {
     return OkStatus();
   }
   if (kc < 1 || kc > kMaxBlock) return Invalid("kc = " + std::to_string(kc) + " out of range");
+  if (const int run = AGroupOf(dtype, *this); run > KGroupOf(dtype) && kc % run != 0) {
+    return Invalid("kc = " + std::to_string(kc) + " must be a multiple of " + std::to_string(run) +
+                   " (the k of one tile row of the " + tile + " tile kernel)");
+  }
   if (mc < mr || mc > kMaxBlock || mc % mr != 0) {
     return Invalid("mc = " + std::to_string(mc) + " must be a positive multiple of mr = " +
                    std::to_string(mr));

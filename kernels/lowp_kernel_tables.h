@@ -24,13 +24,21 @@
   ::mmtune::ukernel::LowpEntry<Vec, MR, NV, 1>(), ::mmtune::ukernel::LowpEntry<Vec, MR, NV, 4>(),
 #define MMTUNE_LOWP_GEMV_ENTRIES(R, NV) ::mmtune::ukernel::LowpGemvEntry<Vec, R, NV>(),
 
+// AMX tile kernels (amx_microkernel_impl.h), in tiles of 16 x 16 sums: MT x NT of C with MT A
+// and NT B tiles in the eight tile registers. Their tile shapes are none of the vector lists',
+// so that (mr, nr, k unroll) names one kernel.
+#define MMTUNE_LOWP_AMX_TILES(X) X(2, 2) X(1, 2) X(2, 1) X(1, 3) X(3, 1)
+#define MMTUNE_LOWP_NO_TILES(X)
+#define MMTUNE_LOWP_AMX_ENTRIES(MT, NT) ::mmtune::ukernel::AmxEntry<Kind, MT, NT>(),
+
 // Defines `FUNCTION_PREFIX##MicroKernels()` and `FUNCTION_PREFIX##GemvKernels()` for the traits
-// type `TRAITS<KIND>`.
-#define MMTUNE_DEFINE_LOWP_KERNEL_TABLE(KIND, TRAITS, FUNCTION_PREFIX, TILES, GEMVS)    \
+// type `TRAITS<KIND>`, the vector tiles TILES followed by the AMX tiles AMX_TILES.
+#define MMTUNE_DEFINE_LOWP_KERNEL_TABLE(KIND, TRAITS, FUNCTION_PREFIX, TILES, GEMVS, AMX_TILES) \
   namespace FUNCTION_PREFIX##_table {                                                  \
-  using Vec = TRAITS<::mmtune::KIND>;                                                  \
+  using Kind = ::mmtune::KIND;                                                         \
+  using Vec = TRAITS<Kind>;                                                            \
   constexpr ::mmtune::LowpMicroKernelEntry<::mmtune::KIND> kEntries[] = {              \
-      TILES(MMTUNE_LOWP_ENTRIES)};                                                     \
+      TILES(MMTUNE_LOWP_ENTRIES) AMX_TILES(MMTUNE_LOWP_AMX_ENTRIES)};                  \
   constexpr ::mmtune::LowpGemvKernelEntry<::mmtune::KIND> kGemvEntries[] = {           \
       GEMVS(MMTUNE_LOWP_GEMV_ENTRIES)};                                                \
   }                                                                                    \

@@ -38,6 +38,10 @@ struct LowpMicroKernelArgs {
 template <class Kind>
 using LowpMicroKernelFn = void (*)(const LowpMicroKernelArgs<Kind>&);
 
+// Vector kernels read both panels in groups of Kind::kGroup. Tile kernels (AMX) multiply tiles
+// of 16 rows of 64 bytes: their A panel holds each row's k in runs of a whole tile row (a_group
+// values, so that a tile loads rows 64 bytes apart), B keeps Kind::kGroup, which is the layout
+// the tile dot products read, and both panels are zero-padded to a multiple of a_group in k.
 template <class Kind>
 struct LowpMicroKernelEntry {
   IsaLevel isa;
@@ -45,6 +49,8 @@ struct LowpMicroKernelEntry {
   int nr;
   int k_unroll;  // groups per unrolled k-loop step
   LowpMicroKernelFn<Kind> packed;
+  int a_group = Kind::kGroup;  // k values per run of one A panel row; packed k is a multiple
+  bool tiles = false;          // AMX tile registers (AMX_BF16 / AMX_INT8) instead of vectors
 };
 
 // GEMV, dot form: sums[r] = sum_{p < k} x[p] * mat[r * ld + p] for r < rows, x contiguous. The
@@ -92,5 +98,18 @@ struct KernelEntries<Kind> {
 // AVX512_BF16 for bf16 and AVX512_VNNI for s8 at avx512; nothing more below.
 template <class Kind>
 bool CpuRunsLowp(const CpuFeatures& cpu, IsaLevel isa);
+
+// Whether the CPU has `Kind`'s AMX tile dot product (AMX_BF16 or AMX_INT8) and the OS lets this
+// process use the tile registers (asked for once, machine/amx_permission.h).
+template <class Kind>
+bool CpuRunsLowpTiles(const CpuFeatures& cpu);
+
+// Whether the CPU has what the kernel `entry` uses beyond its ISA level: the level's extension
+// (CpuRunsLowp) and, for tile kernels, AMX.
+template <class Kind>
+bool CpuRunsLowpKernel(const CpuFeatures& cpu, const LowpMicroKernelEntry<Kind>& entry) {
+  return CpuRunsLowp<Kind>(cpu, entry.isa) &&
+         (!entry.tiles || CpuRunsLowpTiles<Kind>(cpu));
+}
 
 }  // namespace mmtune

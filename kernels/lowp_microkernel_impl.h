@@ -13,6 +13,44 @@
 
 namespace mmtune::ukernel {
 
+// C = alpha * tile + beta * C for the m x n corner of a tile of NR columns (row i at
+// tile[i * NR]), element by element with any row and column stride. s8 wraps modulo 2^32 like
+// the accumulation. A full-width corner of a row-major C takes loops the compiler vectorizes.
+template <class Kind, int NR>
+[[gnu::always_inline]] inline void WriteTile(const LowpMicroKernelArgs<Kind>& args,
+                                             const typename Kind::C* tile) {
+  using C = typename Kind::C;
+  // In unsigned arithmetic for s8: it wraps, with no overflow to fear.
+  using Math = std::conditional_t<std::is_same_v<C, float>, float, std::uint32_t>;
+  const Math alpha = static_cast<Math>(args.alpha);
+  const Math beta = static_cast<Math>(args.beta);
+  auto write = [&]<bool kReadC>(int columns, std::int64_t col_stride)
+                   __attribute__((always_inline)) {
+    for (int i = 0; i < args.m; ++i) {
+      const C* sums = tile + i * NR;
+      C* row = args.c + i * args.row_stride;
+      for (int j = 0; j < columns; ++j) {
+        C& out = row[j * col_stride];
+        Math value = alpha * static_cast<Math>(sums[j]);
+        if constexpr (kReadC) value += beta * static_cast<Math>(out);
+        out = static_cast<C>(value);
+      }
+    }
+  };
+  const bool read_c = args.beta != 0;  // C is only written when beta is 0 (NaN stays out)
+  if (args.col_stride == 1 && args.n == NR) {
+    if (read_c) {
+      write.template operator()<true>(NR, 1);
+    } else {
+      write.template operator()<false>(NR, 1);
+    }
+  } else if (read_c) {
+    write.template operator()<true>(args.n, args.col_stride);
+  } else {
+    write.template operator()<false>(args.n, args.col_stride);
+  }
+}
+
 // C tile (MR x NR, NR = NV vectors) = alpha * A panel * B panel + beta * C. The k loop runs over
 // groups in registers; the epilogue goes through a small buffer and writes only the m x n corner,
 // element by element, with any row and column stride.
@@ -74,24 +112,7 @@ template <class Vec, int MR, int NV, int KU>
 
   C tile[MR][NR];
   simd::Unroll<MR>([&](auto i) { simd::Unroll<NV>([&](auto v) { Vec::Store(&tile[i][v * L], acc[i][v]); }); });
-  for (int i = 0; i < args.m; ++i) {
-    C* row = args.c + i * args.row_stride;
-    for (int j = 0; j < args.n; ++j) {
-      C& out = row[j * args.col_stride];
-      if constexpr (std::is_same_v<C, float>) {
-        out = args.beta == 0.0f ? args.alpha * tile[i][j]
-                                : args.alpha * tile[i][j] + args.beta * out;
-      } else {
-        // Modulo 2^32, like the accumulation: unsigned arithmetic has no overflow to fear.
-        std::uint32_t value = static_cast<std::uint32_t>(args.alpha) *
-                              static_cast<std::uint32_t>(tile[i][j]);
-        if (args.beta != 0) {
-          value += static_cast<std::uint32_t>(args.beta) * static_cast<std::uint32_t>(out);
-        }
-        out = static_cast<C>(value);
-      }
-    }
-  }
+  WriteTile<Kind, NR>(args, &tile[0][0]);
 }
 
 template <class Vec, int MR, int NV, int KU>

@@ -56,6 +56,16 @@ inline double AmpleAccumulators(double fma_pipes) {
   return kAmpleAccumulatorsPerChain * fma_pipes * kFmaLatency;
 }
 
+// Whether a registry entry is an AMX tile kernel, which the vector register models do not cover.
+template <typename Entry>
+constexpr bool IsTileKernel(const Entry& entry) {
+  if constexpr (requires { entry.tiles; }) {
+    return entry.tiles;
+  } else {
+    return false;
+  }
+}
+
 // The packed register tile: the two-vector-wide tile with the most rows whose accumulators are
 // no more than AmpleAccumulators (6x16 on AVX2, 8x32 f32 and 8x16 f64 on Zen 4, and the
 // low-precision 14x32 on cores with two 512-bit FMA pipes; their f32 and f64 tiles are
@@ -68,7 +78,7 @@ template <typename KernelTable>
 Tile PackedTile(const KernelTable& kernels, int lanes, double fma_pipes) {
   Tile best;
   for (const auto& entry : kernels) {
-    if (entry.nr != 2 * lanes || entry.k_unroll != 1) continue;
+    if (entry.nr != 2 * lanes || entry.k_unroll != 1 || IsTileKernel(entry)) continue;
     if (2 * entry.mr > AmpleAccumulators(fma_pipes)) continue;
     if (entry.mr > best.mr) best = {entry.mr, entry.nr};
   }
@@ -89,7 +99,7 @@ Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pip
   for (const auto& entry : kernels) {
     const int nv = entry.nr / lanes;
     const int accumulators = entry.mr * nv;
-    if (entry.k_unroll != 1 || accumulators < kFmaLatency * fma_pipes ||
+    if (entry.k_unroll != 1 || IsTileKernel(entry) || accumulators < kFmaLatency * fma_pipes ||
         accumulators > AmpleAccumulators(fma_pipes)) {
       continue;
     }

@@ -77,9 +77,9 @@ void PackRowPair(const T* r0, const T* r1, const T* next0, const T* next1, std::
 // interleaved when lines are); the edges (missing lines, the last partial group) are zero-filled
 // element by element.
 template <typename T, int G>
-T* PackPanel(int width, int valid, std::int64_t depth, const T* base, std::int64_t line_stride,
-             std::int64_t k_stride, T* out) {
-  const std::int64_t groups = (depth + G - 1) / G;
+T* PackPanel(int width, int valid, std::int64_t depth, std::int64_t padded_depth, const T* base,
+             std::int64_t line_stride, std::int64_t k_stride, T* out) {
+  const std::int64_t groups = padded_depth / G;
   const std::int64_t fast_groups = valid == width ? depth / G : 0;
   std::int64_t g = 0;
   if (k_stride == 1) {
@@ -109,13 +109,20 @@ T* PackPanel(int width, int valid, std::int64_t depth, const T* base, std::int64
   return out;
 }
 
+// The groups of the dot-product instructions (2, 4) and the tile rows of AMX (64 bytes).
 template <typename T>
-T* PackPanelOfGroup(int group, int width, int valid, std::int64_t depth, const T* base,
-                    std::int64_t line_stride, std::int64_t k_stride, T* out) {
+T* PackPanelOfGroup(int group, int width, int valid, std::int64_t depth,
+                    std::int64_t padded_depth, const T* base, std::int64_t line_stride,
+                    std::int64_t k_stride, T* out) {
+  auto pack = [&]<int G>() {
+    return PackPanel<T, G>(width, valid, depth, padded_depth, base, line_stride, k_stride, out);
+  };
   switch (group) {
-    case 2: return PackPanel<T, 2>(width, valid, depth, base, line_stride, k_stride, out);
-    case 4: return PackPanel<T, 4>(width, valid, depth, base, line_stride, k_stride, out);
-    default: return PackPanel<T, 1>(width, valid, depth, base, line_stride, k_stride, out);
+    case 2: return pack.template operator()<2>();
+    case 4: return pack.template operator()<4>();
+    case 32: return pack.template operator()<32>();
+    case 64: return pack.template operator()<64>();
+    default: return pack.template operator()<1>();
   }
 }
 
@@ -210,15 +217,15 @@ void PackBUngrouped(const MatrixView<T>& b, std::int64_t row0, std::int64_t dept
 
 template <typename T>
 void PackAGrouped(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::int64_t col0,
-                  std::int64_t depth, int mr, int group, T* packed) {
+                  std::int64_t depth, int mr, int group, std::int64_t padded_depth, T* packed) {
   // op(A)(i, p) = a.At(i, p): rows are the lines.
   const bool k_contiguous = a.trans == Trans::kNo;
   const std::int64_t line_stride = k_contiguous ? a.ld : 1;
   const std::int64_t k_stride = k_contiguous ? 1 : a.ld;
   for (std::int64_t panel = 0; panel < rows; panel += mr) {
     const int valid = static_cast<int>(rows - panel < mr ? rows - panel : mr);
-    packed = PackPanelOfGroup<T>(group, mr, valid, depth, &a.At(row0 + panel, col0), line_stride,
-                                 k_stride, packed);
+    packed = PackPanelOfGroup<T>(group, mr, valid, depth, padded_depth,
+                                 &a.At(row0 + panel, col0), line_stride, k_stride, packed);
   }
 }
 
@@ -226,36 +233,46 @@ void PackAGrouped(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, 
 // B's panels are A's panels of that view.
 template <typename T>
 void PackBGrouped(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
-                  std::int64_t cols, int nr, int group, T* packed) {
+                  std::int64_t cols, int nr, int group, std::int64_t padded_depth, T* packed) {
   const MatrixView<T> transposed{b.data, b.ld, b.trans == Trans::kNo ? Trans::kYes : Trans::kNo};
-  PackAGrouped(transposed, col0, cols, row0, depth, nr, group, packed);
+  PackAGrouped(transposed, col0, cols, row0, depth, nr, group, padded_depth, packed);
+}
+
+std::int64_t PaddedDepth(std::int64_t depth, int group, std::int64_t padded_depth) {
+  return padded_depth != 0 ? padded_depth : (depth + group - 1) / group * group;
 }
 
 }  // namespace
 
 template <typename T>
 void PackA(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::int64_t col0,
-           std::int64_t depth, int mr, int group, T* packed) {
+           std::int64_t depth, int mr, int group, T* packed, std::int64_t padded_depth) {
+  padded_depth = PaddedDepth(depth, group, padded_depth);
   if constexpr (std::is_floating_point_v<T>) {
-    if (group == 1) return PackAUngrouped(a, row0, rows, col0, depth, mr, packed);
+    if (group == 1 && padded_depth == depth) {
+      return PackAUngrouped(a, row0, rows, col0, depth, mr, packed);
+    }
   }
-  PackAGrouped(a, row0, rows, col0, depth, mr, group, packed);
+  PackAGrouped(a, row0, rows, col0, depth, mr, group, padded_depth, packed);
 }
 
 template <typename T>
 void PackB(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
-           std::int64_t cols, int nr, int group, T* packed) {
+           std::int64_t cols, int nr, int group, T* packed, std::int64_t padded_depth) {
+  padded_depth = PaddedDepth(depth, group, padded_depth);
   if constexpr (std::is_floating_point_v<T>) {
-    if (group == 1) return PackBUngrouped(b, row0, depth, col0, cols, nr, packed);
+    if (group == 1 && padded_depth == depth) {
+      return PackBUngrouped(b, row0, depth, col0, cols, nr, packed);
+    }
   }
-  PackBGrouped(b, row0, depth, col0, cols, nr, group, packed);
+  PackBGrouped(b, row0, depth, col0, cols, nr, group, padded_depth, packed);
 }
 
 #define MMTUNE_INSTANTIATE_PACKING(T)                                                    \
   template void PackA<T>(const MatrixView<T>&, std::int64_t, std::int64_t, std::int64_t, \
-                         std::int64_t, int, int, T*);                                    \
+                         std::int64_t, int, int, T*, std::int64_t);                      \
   template void PackB<T>(const MatrixView<T>&, std::int64_t, std::int64_t, std::int64_t, \
-                         std::int64_t, int, int, T*);
+                         std::int64_t, int, int, T*, std::int64_t);
 MMTUNE_INSTANTIATE_PACKING(float)
 MMTUNE_INSTANTIATE_PACKING(double)
 MMTUNE_INSTANTIATE_PACKING(BFloat16)

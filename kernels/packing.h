@@ -28,15 +28,17 @@ struct MatrixView {
 };
 
 // Packs rows [row0, row0 + rows) x columns [col0, col0 + depth) of op(A) into ceil(rows / mr)
-// panels of mr x RoundUp(depth, group), the last one zero-padded.
+// panels of mr x padded_depth, the last one zero-padded. `padded_depth`, a multiple of `group`
+// and at least depth, is k zero-filled past the matrix (0: RoundUp(depth, group)); the AMX tile
+// kernels take both panels padded to a whole tile row.
 template <typename T>
 void PackA(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, std::int64_t col0,
-           std::int64_t depth, int mr, int group, T* packed);
+           std::int64_t depth, int mr, int group, T* packed, std::int64_t padded_depth = 0);
 
 // Packs rows [row0, row0 + depth) x columns [col0, col0 + cols) of op(B) into ceil(cols / nr)
-// panels of RoundUp(depth, group) x nr, the last one zero-padded.
+// panels of padded_depth x nr (as for PackA), the last one zero-padded.
 template <typename T>
 void PackB(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
-           std::int64_t cols, int nr, int group, T* packed);
+           std::int64_t cols, int nr, int group, T* packed, std::int64_t padded_depth = 0);
 
 }  // namespace mmtune

@@ -4,6 +4,7 @@
 
 #include "kernels/kernel_tables.h"
 #include "kernels/lowp_kernel_tables.h"
+#include "machine/amx_permission.h"
 
 namespace mmtune {
 
@@ -75,6 +76,16 @@ bool CpuRunsLowp<Bf16Gemm>(const CpuFeatures& cpu, IsaLevel isa) {
 template <>
 bool CpuRunsLowp<S8Gemm>(const CpuFeatures& cpu, IsaLevel isa) {
   return isa != IsaLevel::kAvx512 || cpu.avx512_vnni;
+}
+
+template <>
+bool CpuRunsLowpTiles<Bf16Gemm>(const CpuFeatures& cpu) {
+  return cpu.amx_tile && cpu.amx_bf16 && RequestAmxTilePermission();
+}
+
+template <>
+bool CpuRunsLowpTiles<S8Gemm>(const CpuFeatures& cpu) {
+  return cpu.amx_tile && cpu.amx_int8 && RequestAmxTilePermission();
 }
 
 template <typename T>

@@ -8,8 +8,10 @@
 namespace mmtune {
 
 MMTUNE_DEFINE_LOWP_KERNEL_TABLE(Bf16Gemm, simd::GenericLowpVec, GenericBf16, MMTUNE_LOWP_TILES_16_REGISTERS,
-                                MMTUNE_LOWP_GEMV_16_REGISTERS)
+                                MMTUNE_LOWP_GEMV_16_REGISTERS,
+                                MMTUNE_LOWP_NO_TILES)
 MMTUNE_DEFINE_LOWP_KERNEL_TABLE(S8Gemm, simd::GenericLowpVec, GenericS8, MMTUNE_LOWP_TILES_16_REGISTERS,
-                                MMTUNE_LOWP_GEMV_16_REGISTERS)
+                                MMTUNE_LOWP_GEMV_16_REGISTERS,
+                                MMTUNE_LOWP_NO_TILES)
 
 }  // namespace mmtune

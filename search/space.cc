@@ -39,8 +39,9 @@ void AddPackedConfigs(const Problem& problem, const CacheBudget& cache, const Ke
   const std::int64_t kc_model = PackedKcModel(cache, base.nr, b_elem);
   const std::int64_t m_limit = (problem.m + base.mr - 1) / base.mr * base.mr;
   const std::int64_t n_limit = (problem.n + base.nr - 1) / base.nr * base.nr;
-  for (int kc : Around(kc_model, kc_fixed, kc_unit,
-                       std::max<std::int64_t>(kc_unit, problem.k))) {
+  // Up to K rounded up to the unit: one k block covers a K that is not a multiple of it.
+  const std::int64_t k_limit = (problem.k + kc_unit - 1) / kc_unit * kc_unit;
+  for (int kc : Around(kc_model, kc_fixed, kc_unit, std::max<std::int64_t>(kc_unit, k_limit))) {
     const std::int64_t mc_model = PackedMcModel(cache, kc, a_elem);
     const std::int64_t nc_model = PackedNcModel(cache, kc, b_elem);
     for (int mc : Around(mc_model, {}, base.mr, m_limit)) {
@@ -167,9 +168,13 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
           ? std::vector<ParallelLoop>{ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}
           : std::vector<ParallelLoop>{ParallelLoop::kJc};
   for (const LowpMicroKernelEntry<Kind>& kernel : MicroKernels<Kind>(isa)) {
+    if (!CpuRunsLowpKernel(machine.cpu, kernel)) continue;
     const KernelConfig base = KernelBase(isa, kernel, problem.threads);
-    AddPackedConfigs(problem, cache, base, a_elem, b_elem, 16,
-                     {128 * scale, 256 * scale, 384 * scale}, loops, PrefetchVariants(options),
+    // A tile kernel's kc holds whole tile rows; it has no software prefetch.
+    AddPackedConfigs(problem, cache, base, a_elem, b_elem, std::max(16, kernel.a_group),
+                     {128 * scale, 256 * scale, 384 * scale}, loops,
+                     kernel.tiles ? std::vector<std::pair<int, int>>{{0, 0}}
+                                  : PrefetchVariants(options),
                      out);
   }
 }

@@ -208,19 +208,22 @@ TYPED_TEST(LowpGemmTest, EveryMicroKernelOnEveryTileCorner) {
   for (IsaLevel isa : RunnableLevels()) {
     if (!Runnable<Kind>(isa)) continue;
     for (const auto& entry : MicroKernels<Kind>(isa)) {
+      if (!CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
       const int mr = entry.mr, nr = entry.nr;
-      for (std::int64_t k : {std::int64_t{1}, std::int64_t{G + 1}, std::int64_t{4 * G * 2 + 3}}) {
+      const int ag = entry.a_group;  // k of one packed A run (a tile row for AMX)
+      for (std::int64_t k : {std::int64_t{1}, std::int64_t{G + 1}, std::int64_t{4 * G * 2 + 3},
+                             std::int64_t{2 * ag + G + 1}}) {
         std::vector<typename Kind::A> a(static_cast<std::size_t>(mr * k));
         std::vector<typename Kind::B> b(static_cast<std::size_t>(k * nr));
         for (auto& x : a) x = Random<typename Kind::A>(rng);
         for (auto& x : b) x = Random<typename Kind::B>(rng);
-        const std::int64_t depth = (k + G - 1) / G * G;
+        const std::int64_t depth = (k + ag - 1) / ag * ag;
         std::vector<typename Kind::A> packed_a(static_cast<std::size_t>(mr * depth));
         std::vector<typename Kind::B> packed_b(static_cast<std::size_t>(nr * depth));
-        PackA(MatrixView<typename Kind::A>{a.data(), k, Trans::kNo}, 0, mr, 0, k, mr, G,
-              packed_a.data());
+        PackA(MatrixView<typename Kind::A>{a.data(), k, Trans::kNo}, 0, mr, 0, k, mr, ag,
+              packed_a.data(), depth);
         PackB(MatrixView<typename Kind::B>{b.data(), nr, Trans::kNo}, 0, k, 0, nr, nr, G,
-              packed_b.data());
+              packed_b.data(), depth);
         const std::int64_t ldc = nr + 3;
         for (int m = 1; m <= mr; ++m) {
           for (int n = 1; n <= nr; ++n) {
@@ -300,9 +303,12 @@ KernelConfig RandomConfig(IsaLevel isa, std::int64_t m, std::int64_t n, std::mt1
     return GemvConfig(gemvs[static_cast<std::size_t>(pick(0, static_cast<int>(gemvs.size()) - 1))],
                       pick(1, 2));
   }
-  const auto kernels = MicroKernels<Kind>(isa);
+  std::vector<const LowpMicroKernelEntry<Kind>*> kernels;
+  for (const auto& entry : MicroKernels<Kind>(isa)) {
+    if (CpuRunsLowpKernel(HostCpuFeatures(), entry)) kernels.push_back(&entry);
+  }
   const auto& entry =
-      kernels[static_cast<std::size_t>(pick(0, static_cast<int>(kernels.size()) - 1))];
+      *kernels[static_cast<std::size_t>(pick(0, static_cast<int>(kernels.size()) - 1))];
   KernelConfig c;
   c.family = KernelFamily::kPacked;
   c.isa = isa;
@@ -316,6 +322,7 @@ KernelConfig RandomConfig(IsaLevel isa, std::int64_t m, std::int64_t n, std::mt1
   c.prefetch_b = pick(0, 1) * pick(1, 16);
   c.prefetch_c = pick(0, 1) == 1;
   c.kc = Kind::kGroup * (pick(0, 1) == 0 ? pick(1, 8) : pick(16, 128));
+  c.kc = (c.kc + entry.a_group - 1) / entry.a_group * entry.a_group;  // whole AMX tile rows
   c.mc = c.mr * (pick(0, 1) == 0 ? pick(1, 3) : static_cast<int>(std::max<std::int64_t>(1, m / c.mr + 1)));
   c.nc = c.nr * (pick(0, 1) == 0 ? pick(1, 2) : static_cast<int>(std::max<std::int64_t>(1, n / c.nr + 1)));
   return c;
@@ -461,8 +468,11 @@ TYPED_TEST(LowpGemmTest, EveryParallelLoopAndBoundPlansMatchTheReference) {
   int cases = 0;
   for (IsaLevel isa : RunnableLevels()) {
     if (!Runnable<Kind>(isa)) continue;
-    const auto kernels = MicroKernels<Kind>(isa);
-    for (const auto* entry : {&kernels.front(), &kernels.back()}) {
+    std::vector<const LowpMicroKernelEntry<Kind>*> kernels;
+    for (const auto& entry : MicroKernels<Kind>(isa)) {
+      if (CpuRunsLowpKernel(HostCpuFeatures(), entry)) kernels.push_back(&entry);
+    }
+    for (const auto* entry : {kernels.front(), kernels.back()}) {
       for (ParallelLoop loop : {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}) {
         KernelConfig c;
         c.family = KernelFamily::kPacked;
@@ -472,7 +482,7 @@ TYPED_TEST(LowpGemmTest, EveryParallelLoopAndBoundPlansMatchTheReference) {
         c.k_unroll = entry->k_unroll;
         c.threads = 2;
         c.parallel_loop = loop;
-        c.kc = 8 * Kind::kGroup;
+        c.kc = std::max(8 * Kind::kGroup, entry->a_group);
         c.mc = 2 * c.mr;
         c.nc = 2 * c.nr;
         for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
