@@ -5,8 +5,6 @@
 // the CPU has the instructions and the OS granted the tile registers.
 #pragma once
 
-#include <immintrin.h>
-
 #include <cstdint>
 #include <type_traits>
 
@@ -51,13 +49,26 @@ template <class Kind, int C, int A, int B>
   }
 }
 
+// Every tile of every kernel: 16 rows of 64 bytes.
+inline void EnterTiles() {
+  TileConfig config;
+  for (int t = 0; t < 8; ++t) {
+    config.rows[t] = 16;
+    config.bytes_per_row[t] = 64;
+  }
+  // Not _tile_loadconfig: GCC 12's builtin does not tell the optimizer that it reads the
+  // config, which then drops the stores that fill it in.
+  asm volatile("ldtilecfg %0" : : "m"(config));
+}
+
+inline void LeaveTiles() { asm volatile("tilerelease"); }
+
 }  // namespace amx
 
 // C (MR = 16 MT rows, NR = 16 NT columns) = alpha * A panel * B panel + beta * C. The A panel
 // holds k in runs of a tile row (64 bytes: 32 bf16, 64 u8) per row, the B panel k groups of
 // Kind::kGroup per column (the VNNI layout the tile dot products read); both are zero-padded to
-// whole runs, so args.groups is a multiple of 16. The tile registers are configured on entry:
-// the kernel does not depend on what ran on this thread before.
+// whole runs, so args.groups is a multiple of 16. Runs between EnterTiles and LeaveTiles.
 template <class Kind, int MT, int NT>
 void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
   using A = typename Kind::A;
@@ -75,12 +86,6 @@ void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
   constexpr int kFirstB = kFirstA + MT;
   static_assert(kFirstB + NT <= 8, "eight tile registers");
 
-  amx::TileConfig config;
-  for (int t = 0; t < kFirstB + NT; ++t) {
-    config.rows[t] = kRows;
-    config.bytes_per_row[t] = kRunBytes;
-  }
-  _tile_loadconfig(&config);
   simd::Unroll<MT * NT>([&](auto t) { amx::Zero<decltype(t)::value>(); });
 
   const A* a = args.a;
@@ -110,14 +115,14 @@ void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
       amx::Store<I * NT + J>(&tile[I * kRows][J * kRows], NR * std::int64_t{sizeof(C)});
     });
   });
-  _tile_release();
   WriteTile<Kind, NR>(args, &tile[0][0]);
 }
 
 template <class Kind, int MT, int NT>
 constexpr LowpMicroKernelEntry<Kind> AmxEntry() {
   constexpr int kStepK = 64 / static_cast<int>(sizeof(typename Kind::A));
-  return {IsaLevel::kAvx512, 16 * MT, 16 * NT, 1, &AmxMicroKernel<Kind, MT, NT>, kStepK, true};
+  return {IsaLevel::kAvx512, 16 * MT,          16 * NT,           1, &AmxMicroKernel<Kind, MT, NT>,
+          kStepK,           true, &amx::EnterTiles, &amx::LeaveTiles};
 }
 
 }  // namespace mmtune::ukernel

@@ -102,11 +102,28 @@ KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
              : PackedModel<T>(problem, machine);
 }
 
+// The AMX tile kernel of a packed default: of the tile kernels, the one with the most C tiles
+// (the fewest tile loads per tile dot product) no taller than M needs, so that a short M does not
+// compute rows of zeros for nothing.
+template <class Entries>
+Tile AmxTile(const Entries& kernels, std::int64_t m) {
+  Tile best;
+  for (const auto& entry : kernels) {
+    if (!entry.tiles) continue;
+    const bool fits = entry.mr <= std::max<std::int64_t>(16, m);
+    const bool larger = entry.mr * entry.nr > best.mr * best.nr ||
+                        (entry.mr * entry.nr == best.mr * best.nr && entry.nr > best.nr);
+    if (fits && larger) best = {entry.mr, entry.nr};
+  }
+  return best;
+}
+
 // The low-precision types: the gemv family for M = 1 or N = 1 (as for f32), else the packed
-// family (no direct family: the dot-product instructions need k-grouped panels). The same cache
-// model as PackedModel with the input element sizes (a bf16 or s8 panel holds 2x or 4x the k of
-// an f32 one), kc a multiple of the k group, and AVX2 kernels on an AVX-512 CPU without the
-// dot-product extension.
+// family (no direct family: the dot-product instructions need k-grouped panels). Where the CPU
+// has AMX for the type, its tile kernels (AmxTile); else the vector tile of PackedTile. The same
+// cache model as PackedModel with the input element sizes (a bf16 or s8 panel holds 2x or 4x the
+// k of an f32 one), kc a multiple of the k group (of a tile row for AMX), and AVX2 kernels on an
+// AVX-512 CPU without the dot-product extension.
 template <class Kind>
 KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
   IsaLevel isa = machine.kernel_isa;
@@ -121,6 +138,10 @@ KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
     return c;
   }
   const CacheBudget cache = CacheBudgetOf(machine.topology);
+  if (isa == IsaLevel::kAvx512 && CpuRunsLowpTiles<Kind>(machine.cpu)) {
+    const Tile tile = AmxTile(MicroKernels<Kind>(isa), problem.m);
+    return PackedConfig(problem, cache, isa, tile, PackedParallelLoop(problem, tile.mr, true));
+  }
   // 32-bit accumulator lanes. The dot-product instructions take the FMA pipes, so the same
   // accumulator limit holds as for f32: a tile past it runs slower (docs/low-precision.md).
   const Tile best = PackedTile(MicroKernels<Kind>(isa), VectorLanes(isa, 4),

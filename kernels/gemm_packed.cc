@@ -44,6 +44,8 @@ class TileCall {
     args_.m = m;
     fn_(a, b, c, args_);
   }
+  void Enter() {}
+  void Leave() {}
 
  private:
   MicroKernelArgs<X> args_;
@@ -56,7 +58,7 @@ class TileCall<X, true> {
   using Types = GemmTypes<X>;
   TileCall(const KernelConfig& config, const LowpMicroKernelEntry<X>& kernel,
            const RowMajorGemm<X>& g)
-      : fn_(kernel.packed) {
+      : fn_(kernel.packed), enter_(kernel.enter), leave_(kernel.leave) {
     args_.alpha = g.alpha;
     args_.row_stride = g.ldc;
     args_.col_stride = g.c_col_stride;
@@ -76,10 +78,19 @@ class TileCall<X, true> {
     args_.m = m;
     fn_(args_);
   }
+  // Around a thread's tile calls: AMX kernels configure the tile registers once.
+  void Enter() {
+    if (enter_ != nullptr) enter_();
+  }
+  void Leave() {
+    if (leave_ != nullptr) leave_();
+  }
 
  private:
   LowpMicroKernelArgs<X> args_;
   LowpMicroKernelFn<X> fn_;
+  void (*enter_)();
+  void (*leave_)();
 };
 
 // k values per run of an A panel row: the k group, or a whole AMX tile row for tile kernels.
@@ -138,6 +149,7 @@ void RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
     B* packed_b = share_b ? shared_b : ThreadWorkspaceOf<B>(WorkspaceSlot::kPackedB, b_elements);
     A* packed_a = share_a ? shared_a : ThreadWorkspaceOf<A>(WorkspaceSlot::kPackedA, a_elements);
     TileCall<X> tile = base;
+    tile.Enter();
 
     for (std::int64_t jc = col_begin; jc < col_end; jc += nc) {
       const std::int64_t nb = std::min(nc, col_end - jc);
@@ -193,6 +205,7 @@ void RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
         barrier.ArriveAndWait();  // before the B block is packed again
       }
     }
+    tile.Leave();
   };
   pool.Run(team, task);
 }

@@ -51,6 +51,11 @@ struct LowpMicroKernelEntry {
   LowpMicroKernelFn<Kind> packed;
   int a_group = Kind::kGroup;  // k values per run of one A panel row; packed k is a multiple
   bool tiles = false;          // AMX tile registers (AMX_BF16 / AMX_INT8) instead of vectors
+  // Tile kernels run between enter() (the tile configuration, set once: loading it costs more
+  // than a short tile call) and leave() (the tiles handed back) on the same thread; null for
+  // vector kernels.
+  void (*enter)() = nullptr;
+  void (*leave)() = nullptr;
 };
 
 // GEMV, dot form: sums[r] = sum_{p < k} x[p] * mat[r * ld + p] for r < rows, x contiguous. The

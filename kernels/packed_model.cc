@@ -99,14 +99,18 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
       SetCacheBlocks(cache, problem, elem, elem, 8, 1, std::min(c.nr, 2 * lanes), c);
       return;
     }
-    // A bf16 or s8 panel holds 2x or 4x the k of an f32 one; kc whole groups of k.
+    // A bf16 or s8 panel holds 2x or 4x the k of an f32 one; kc whole groups of k, and whole
+    // tile rows for the AMX kernels.
     case DType::kBF16:
-      SetCacheBlocks(cache, problem, sizeof(Bf16Gemm::A), sizeof(Bf16Gemm::B), 16,
-                     Bf16Gemm::kGroup, c.nr, c);
-      return;
     case DType::kS8:
-      SetCacheBlocks(cache, problem, sizeof(S8Gemm::A), sizeof(S8Gemm::B), 16, S8Gemm::kGroup,
-                     c.nr, c);
+      WithGemmOf(problem.dtype, [&]<typename Kind>() {
+        if constexpr (GemmTypes<Kind>::kLowPrecision) {
+          const auto* kernel = FindMicroKernel<Kind>(c.isa, c.mr, c.nr, c.k_unroll);
+          const int run = kernel != nullptr ? kernel->a_group : Kind::kGroup;
+          SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B),
+                         std::max(16, run), run, c.nr, c);
+        }
+      });
       return;
   }
 }

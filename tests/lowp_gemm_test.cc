@@ -238,7 +238,9 @@ TYPED_TEST(LowpGemmTest, EveryMicroKernelOnEveryTileCorner) {
             args.n = n;
             args.alpha = ScalarFrom<Kind>(2);
             args.beta = 0;  // C holds canaries, which must not be read
+            if (entry.enter != nullptr) entry.enter();
             entry.packed(args);
+            if (entry.leave != nullptr) entry.leave();
             for (std::int64_t i = 0; i <= mr; ++i) {
               for (std::int64_t j = 0; j < ldc; ++j) {
                 const C got = c[static_cast<std::size_t>(i * ldc + j)];
@@ -456,6 +458,37 @@ TYPED_TEST(LowpGemmTest, DefaultConfigIsValidAndCorrect) {
         if (CheckResult(lc, config.ToString()) > 0) return;
       }
     }
+  }
+}
+
+// Where the CPU has AMX for the type, the default of a matrix shape runs a tile kernel, with kc
+// in whole tile rows, 16 rows tall where M is that short, and matches the reference.
+TYPED_TEST(LowpGemmTest, DefaultRunsTileKernelsWhereTheCpuHasAmx) {
+  using Kind = TypeParam;
+  auto host = DetectHostMachine();
+  ASSERT_TRUE(host.ok());
+  if (host->kernel_isa < IsaLevel::kAvx512 || !CpuRunsLowp<Kind>(host->cpu, IsaLevel::kAvx512) ||
+      !CpuRunsLowpTiles<Kind>(host->cpu)) {
+    GTEST_SKIP() << "no AMX for " << ToString(Kind::kDType) << " here";
+  }
+  std::mt19937_64 rng(29);
+  for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+           {8, 300, 200}, {16, 64, 64}, {128, 768, 768}, {97, 101, 1003}}) {
+    const Problem problem{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1};
+    const KernelConfig config = DefaultConfig(problem, *host);
+    const auto* kernel = FindMicroKernel<Kind>(config.isa, config.mr, config.nr, config.k_unroll);
+    ASSERT_NE(kernel, nullptr) << config.ToString();
+    EXPECT_TRUE(kernel->tiles) << problem.ToString() << " " << config.ToString();
+    EXPECT_EQ(config.kc % kernel->a_group, 0) << config.ToString();
+    if (m <= 16) {
+      EXPECT_EQ(config.mr, 16) << config.ToString();
+    }
+    LowpCase<Kind> lc = MakeCase<Kind>(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k,
+                                       ScalarFrom<Kind>(3), ScalarFrom<Kind>(0), 1, true, rng);
+    auto plan = GemmPlan<Kind>::Create(config);
+    ASSERT_TRUE(plan.ok()) << config.ToString() << ": " << plan.error().message;
+    ASSERT_TRUE(plan->Run(lc.Bound()).ok());
+    EXPECT_EQ(CheckResult(lc, config.ToString()), 0);
   }
 }
 
