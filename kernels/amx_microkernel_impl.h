@@ -1,8 +1,8 @@
 // The tile micro-kernel of the low-precision family on AMX (AMX_BF16 TDPBF16PS, AMX_INT8
 // TDPBUSD): a C block of MT x NT tiles of 16 x 16 32-bit sums, each k step multiplying MT A tiles
 // (16 rows of 64 bytes of k) by NT B tiles (16 k groups of 16 columns). Included only by
-// ukernels_avx512_lowp.cc, compiled with the AMX flags; it runs only where CpuRunsLowpTiles said
-// the CPU has the instructions and the OS granted the tile registers.
+// ukernels_avx512_lowp.cc; it runs only where CpuRunsLowpTiles said the CPU has the instructions
+// and the OS granted the tile registers.
 #pragma once
 
 #include <cstdint>
@@ -10,60 +10,10 @@
 
 #include "kernels/lowp_microkernel.h"
 #include "kernels/lowp_microkernel_impl.h"
+#include "kernels/simd/amx_tiles.h"
 #include "kernels/simd/unroll.h"
 
 namespace mmtune::ukernel {
-namespace amx {
-
-// LDTILECFG's 64-byte operand, palette 1: per tile its rows and bytes per row.
-struct alignas(64) TileConfig {
-  std::uint8_t palette = 1;
-  std::uint8_t start_row = 0;
-  std::uint8_t reserved[14] = {};
-  std::uint16_t bytes_per_row[16] = {};
-  std::uint8_t rows[16] = {};
-};
-static_assert(sizeof(TileConfig) == 64);
-
-// The tile instructions name their registers in the mnemonic, so the register number is a
-// template argument printed into the instruction (%c: a constant without its '$').
-template <int T>
-[[gnu::always_inline]] inline void Load(const void* base, std::int64_t stride) {
-  asm volatile("tileloadd (%0,%1,1), %%tmm%c2" : : "r"(base), "r"(stride), "n"(T) : "memory");
-}
-template <int T>
-[[gnu::always_inline]] inline void Store(void* base, std::int64_t stride) {
-  asm volatile("tilestored %%tmm%c2, (%0,%1,1)" : : "r"(base), "r"(stride), "n"(T) : "memory");
-}
-template <int T>
-[[gnu::always_inline]] inline void Zero() {
-  asm volatile("tilezero %%tmm%c0" : : "n"(T));
-}
-// tmm C += tmm A * tmm B (AT&T operand order: B, A, C).
-template <class Kind, int C, int A, int B>
-[[gnu::always_inline]] inline void Dot() {
-  if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
-    asm volatile("tdpbf16ps %%tmm%c2, %%tmm%c1, %%tmm%c0" : : "n"(C), "n"(A), "n"(B));
-  } else {
-    asm volatile("tdpbusd %%tmm%c2, %%tmm%c1, %%tmm%c0" : : "n"(C), "n"(A), "n"(B));
-  }
-}
-
-// Every tile of every kernel: 16 rows of 64 bytes.
-inline void EnterTiles() {
-  TileConfig config;
-  for (int t = 0; t < 8; ++t) {
-    config.rows[t] = 16;
-    config.bytes_per_row[t] = 64;
-  }
-  // Not _tile_loadconfig: GCC 12's builtin does not tell the optimizer that it reads the
-  // config, which then drops the stores that fill it in.
-  asm volatile("ldtilecfg %0" : : "m"(config));
-}
-
-inline void LeaveTiles() { asm volatile("tilerelease"); }
-
-}  // namespace amx
 
 // C (MR = 16 MT rows, NR = 16 NT columns) = alpha * A panel * B panel + beta * C. The A panel
 // holds k in runs of a tile row (64 bytes: 32 bf16, 64 u8) per row, the B panel k groups of
@@ -86,7 +36,7 @@ void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
   constexpr int kFirstB = kFirstA + MT;
   static_assert(kFirstB + NT <= 8, "eight tile registers");
 
-  simd::Unroll<MT * NT>([&](auto t) { amx::Zero<decltype(t)::value>(); });
+  simd::Unroll<MT * NT>([&](auto t) { simd::amx::Zero<decltype(t)::value>(); });
 
   const A* a = args.a;
   const B* b = args.b;
@@ -94,13 +44,13 @@ void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
   constexpr std::int64_t kBStride = NR * G * static_cast<std::int64_t>(sizeof(B));
   const std::int64_t steps = args.groups / kGroupsPerStep;
   for (std::int64_t s = 0; s < steps; ++s) {
-    simd::Unroll<MT>([&](auto i) { amx::Load<kFirstA + decltype(i)::value>(a + i * kRows * KS, kAStride); });
-    simd::Unroll<NT>([&](auto j) { amx::Load<kFirstB + decltype(j)::value>(b + j * kRows * G, kBStride); });
+    simd::Unroll<MT>([&](auto i) { simd::amx::Load<kFirstA + decltype(i)::value>(a + i * kRows * KS, kAStride); });
+    simd::Unroll<NT>([&](auto j) { simd::amx::Load<kFirstB + decltype(j)::value>(b + j * kRows * G, kBStride); });
     simd::Unroll<MT>([&](auto i) {
       simd::Unroll<NT>([&](auto j) {
         constexpr int I = decltype(i)::value;
         constexpr int J = decltype(j)::value;
-        amx::Dot<Kind, I * NT + J, kFirstA + I, kFirstB + J>();
+        simd::amx::Dot<Kind, I * NT + J, kFirstA + I, kFirstB + J>();
       });
     });
     a += MR * KS;
@@ -112,7 +62,7 @@ void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
     simd::Unroll<NT>([&](auto j) {
       constexpr int I = decltype(i)::value;
       constexpr int J = decltype(j)::value;
-      amx::Store<I * NT + J>(&tile[I * kRows][J * kRows], NR * std::int64_t{sizeof(C)});
+      simd::amx::Store<I * NT + J>(&tile[I * kRows][J * kRows], NR * std::int64_t{sizeof(C)});
     });
   });
   WriteTile<Kind, NR>(args, &tile[0][0]);
@@ -122,7 +72,7 @@ template <class Kind, int MT, int NT>
 constexpr LowpMicroKernelEntry<Kind> AmxEntry() {
   constexpr int kStepK = 64 / static_cast<int>(sizeof(typename Kind::A));
   return {IsaLevel::kAvx512, 16 * MT,          16 * NT,           1, &AmxMicroKernel<Kind, MT, NT>,
-          kStepK,           true, &amx::EnterTiles, &amx::LeaveTiles};
+          kStepK,           true, &simd::amx::EnterTiles, &simd::amx::LeaveTiles};
 }
 
 }  // namespace mmtune::ukernel

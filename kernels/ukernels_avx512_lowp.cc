@@ -1,6 +1,6 @@
 // Avx512 bf16 and s8 kernels: the low-precision micro-kernel and GEMV templates instantiated over this ISA's
-// registry table, and the AMX tile kernels after them. Compiled with this ISA's flags (and AMX's)
-// only (see kernels/CMakeLists.txt).
+// registry table, and the AMX tile kernels after them. Compiled with this ISA's flags only (see
+// kernels/CMakeLists.txt).
 // GCC 12 reports the _mm512_undefined_* source operand inside its own intrinsics (conversions,
 // shifts, extracts) as "may be used uninitialized" once they are inlined here (at -O1 with the
 // sanitizers, as "is used uninitialized"); it is the intrinsics' deliberate don't-care operand.

@@ -1,9 +1,11 @@
-// AVX-512 peak loops (compiled with -mavx512f/bw/vl/dq/bf16/vnni). 16 chains cover two 512-bit
-// FMA pipes of latency 4 with room to spare and leave 16 of 32 zmm free.
+// AVX-512 peak loops (compiled with -mavx512f/bw/vl/dq/bf16/vnni), and AMX's where it runs. 16
+// chains cover two 512-bit FMA pipes of latency 4 with room to spare and leave 16 of 32 zmm free.
 #include <immintrin.h>
 
 #include <cstdint>
 
+#include "kernels/lowp_microkernel.h"
+#include "kernels/simd/amx_tiles.h"
 #include "tuner/peak_kernels.h"
 #include "tuner/peak_loop.h"
 
@@ -71,6 +73,34 @@ double Avx512ReadSum(const double* data, std::size_t count) {
   return sum;
 }
 
+// AMX: the tile unit's throughput, which the tile kernels run at, not a vector pipe's. Four
+// accumulator tiles each take a tile dot product per step from operand tiles loaded once (as
+// the 32 x 32 kernel's k loop does between its loads).
+template <class Kind>
+double AmxDotLoop(std::int64_t iterations) {
+  // Operand values do not change the tile unit's speed; zeros keep the sums finite.
+  alignas(64) static const std::uint8_t kZeros[16 * 64] = {};
+  simd::amx::EnterTiles();
+  simd::amx::Load<4>(kZeros, 64);
+  simd::amx::Load<5>(kZeros, 64);
+  simd::amx::Load<6>(kZeros, 64);
+  simd::amx::Load<7>(kZeros, 64);
+  simd::amx::Zero<0>();
+  simd::amx::Zero<1>();
+  simd::amx::Zero<2>();
+  simd::amx::Zero<3>();
+  for (std::int64_t it = 0; it < iterations; ++it) {
+    simd::amx::Dot<Kind, 0, 4, 6>();
+    simd::amx::Dot<Kind, 1, 4, 7>();
+    simd::amx::Dot<Kind, 2, 5, 6>();
+    simd::amx::Dot<Kind, 3, 5, 7>();
+  }
+  simd::amx::LeaveTiles();
+  // 16 x 16 sums of 64 bytes of products each: 32 bf16 or 64 int8 multiply-adds.
+  constexpr double kMacsPerDot = 16.0 * 16.0 * (64.0 / sizeof(typename Kind::A));
+  return static_cast<double>(iterations) * 4 * 2 * kMacsPerDot;
+}
+
 }  // namespace
 
 PeakKernels PeakKernelsAvx512(const CpuFeatures& cpu) {
@@ -84,6 +114,9 @@ PeakKernels PeakKernelsAvx512(const CpuFeatures& cpu) {
   } else if (cpu.avx_vnni) {
     kernels.int8_dot = AvxVnniInt8Loop();
   }
+  // The dot-product peak is that of the fastest unit the kernels use: AMX's where it runs.
+  if (cpu.avx512_bf16 && CpuRunsLowpTiles<Bf16Gemm>(cpu)) kernels.bf16_dot = &AmxDotLoop<Bf16Gemm>;
+  if (cpu.avx512_vnni && CpuRunsLowpTiles<S8Gemm>(cpu)) kernels.int8_dot = &AmxDotLoop<S8Gemm>;
   return kernels;
 }
 
