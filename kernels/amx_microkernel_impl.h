@@ -44,8 +44,12 @@ void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
   constexpr std::int64_t kBStride = NR * G * static_cast<std::int64_t>(sizeof(B));
   const std::int64_t steps = args.groups / kGroupsPerStep;
   for (std::int64_t s = 0; s < steps; ++s) {
-    simd::Unroll<MT>([&](auto i) { simd::amx::Load<kFirstA + decltype(i)::value>(a + i * kRows * KS, kAStride); });
-    simd::Unroll<NT>([&](auto j) { simd::amx::Load<kFirstB + decltype(j)::value>(b + j * kRows * G, kBStride); });
+    simd::Unroll<MT>([&](auto i) {
+      simd::amx::Load<kFirstA + decltype(i)::value>(a + i * kRows * KS, kAStride);
+    });
+    simd::Unroll<NT>([&](auto j) {
+      simd::amx::Load<kFirstB + decltype(j)::value>(b + j * kRows * G, kBStride);
+    });
     simd::Unroll<MT>([&](auto i) {
       simd::Unroll<NT>([&](auto j) {
         constexpr int I = decltype(i)::value;

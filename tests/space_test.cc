@@ -173,9 +173,9 @@ TEST(SpaceTest, ColumnMajorSpaceIsTheTransposes) {
 }
 
 // bf16 and s8: for a matrix shape, packed configs only, kc a multiple of 16 (every k group; of
-// a tile row for AMX kernels) and at most k rounded up to that, jc, ic and jr in parallel, every registered micro-kernel of each level reachable here;
-// for a vector shape (M = 1 or N = 1), every registered gemv kernel and nothing else. Every
-// config valid.
+// a tile row for AMX kernels) and at most k rounded up to that, jc, ic and jr in parallel, every
+// micro-kernel of each level that this CPU runs; for a vector shape (M = 1 or N = 1), every
+// registered gemv kernel and nothing else. Every config valid.
 template <class Kind>
 void ExpectLowpSpace(std::optional<IsaLevel> cap) {
   const Machine machine = Host(cap);
