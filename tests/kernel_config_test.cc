@@ -72,6 +72,50 @@ TEST(KernelConfigTest, ValidationNamesTheProblem) {
   }
 }
 
+// An AMX tile kernel (bf16 32x32 in the avx512 table) takes kc in whole tile rows (32 bf16 or
+// 64 bytes), and a machine without AMX refuses it by name; the same config with AMX passes.
+TEST(KernelConfigTest, TileKernelsTakeWholeTileRowsAndNeedAmx) {
+  KernelConfig c;
+  c.family = KernelFamily::kPacked;
+  c.isa = IsaLevel::kAvx512;
+  c.mr = 32;
+  c.nr = 32;
+  c.k_unroll = 1;
+  c.mc = 64;
+  c.nc = 64;
+  c.kc = 64;
+  EXPECT_TRUE(c.ValidateFor(DType::kBF16).ok());
+  EXPECT_TRUE(c.ValidateFor(DType::kS8).ok());
+  c.kc = 48;  // whole bf16 pairs and byte quads, not whole tile rows
+  const Status bf16 = c.ValidateFor(DType::kBF16);
+  ASSERT_FALSE(bf16.ok());
+  EXPECT_NE(bf16.error().message.find("multiple of 32"), std::string::npos)
+      << bf16.error().message;
+  c.kc = 96;
+  const Status s8 = c.ValidateFor(DType::kS8);
+  ASSERT_FALSE(s8.ok());
+  EXPECT_NE(s8.error().message.find("multiple of 64"), std::string::npos) << s8.error().message;
+
+  auto host = DetectHostMachine();
+  ASSERT_TRUE(host.ok());
+  CpuFeatures cpu = host->cpu;
+  cpu.avx2 = cpu.fma = cpu.avx512f = cpu.avx512bw = cpu.avx512vl = cpu.avx512dq = true;
+  cpu.avx512_bf16 = true;
+  cpu.amx_tile = cpu.amx_bf16 = false;
+  const Machine no_amx = DescribeMachine(cpu, host->topology, IsaLevel::kAvx512);
+  ASSERT_EQ(no_amx.kernel_isa, IsaLevel::kAvx512);
+  c.kc = 64;
+  const Problem problem{DType::kBF16, Layout::kRowMajor, Trans::kNo, Trans::kNo, 64, 64, 64, 1};
+  const Status refused = c.Validate(problem, no_amx);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("AMX_BF16"), std::string::npos)
+      << refused.error().message;
+  // A vector kernel of the same table stays valid there.
+  c.mr = 8;
+  c.mc = 64;
+  EXPECT_TRUE(c.Validate(problem, no_amx).ok());
+}
+
 // The direct family takes one block, kc (0 = the whole K at once), and no mc or nc.
 TEST(KernelConfigTest, DirectTakesKcOnly) {
   const Machine machine = TestMachine(IsaLevel::kGeneric);

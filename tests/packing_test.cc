@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "mmtune/bf16.h"
+
 namespace mmtune {
 namespace {
 
@@ -113,8 +115,87 @@ void CheckAll() {
   }
 }
 
+// Grouped panels (the low-precision layouts): value t of group g of line l of panel q at
+// ((q * groups + g) * width + l) * group + t, k zero-filled up to `padded` (a multiple of the
+// group, possibly several groups past the depth, as the AMX tile kernels take both panels).
+template <typename T, typename At>
+void ExpectGroupedPanels(const std::vector<T>& packed, std::int64_t padded, int width, int group,
+                         std::int64_t count, std::int64_t depth, At at) {
+  const std::int64_t panels = (count + width - 1) / width;
+  const std::int64_t groups = padded / group;
+  for (std::int64_t q = 0; q < panels; ++q) {
+    for (std::int64_t g = 0; g < groups; ++g) {
+      for (int l = 0; l < width; ++l) {
+        for (int t = 0; t < group; ++t) {
+          const std::int64_t line = q * width + l;
+          const std::int64_t p = g * group + t;
+          const T expected = line < count && p < depth ? at(line, p) : T(0);
+          ASSERT_EQ(packed[static_cast<std::size_t>(((q * groups + g) * width + l) * group + t)],
+                    expected)
+              << "panel " << q << " group " << g << " line " << l << " value " << t;
+        }
+      }
+    }
+  }
+  for (std::int64_t i = panels * width * padded; i < static_cast<std::int64_t>(packed.size());
+       ++i) {
+    ASSERT_EQ(packed[static_cast<std::size_t>(i)], T(-7)) << "written past the block at " << i;
+  }
+}
+
+template <typename T>
+void CheckGrouped(int group, std::int64_t pad_groups) {
+  for (Trans trans : {Trans::kNo, Trans::kYes}) {
+    for (int width : {1, 3, 16, 32}) {
+      for (std::int64_t count : {std::int64_t{1}, std::int64_t{width} + 1, std::int64_t{37}}) {
+        for (std::int64_t depth : {std::int64_t{1}, std::int64_t{group} - 1, std::int64_t{group},
+                                   std::int64_t{3 * group + 1}}) {
+          if (depth < 1) continue;
+          SCOPED_TRACE("group " + std::to_string(group) + " trans " +
+                       std::to_string(trans == Trans::kYes) + " width " + std::to_string(width) +
+                       " count " + std::to_string(count) + " depth " + std::to_string(depth));
+          const std::int64_t padded = ((depth + group - 1) / group + pad_groups) * group;
+          const std::int64_t row0 = 2;
+          const std::int64_t col0 = 5;
+          const Source<T> a(row0 + count, col0 + depth, trans);
+          std::vector<T> packed = PanelBuffer<T>(count, width, padded);
+          PackA(a.view, row0, count, col0, depth, width, group, packed.data(),
+                pad_groups == 0 ? 0 : padded);
+          ExpectGroupedPanels(packed, padded, width, group, count, depth,
+                              [&](std::int64_t row, std::int64_t p) {
+                                return a.view.At(row0 + row, col0 + p);
+                              });
+          const Source<T> b(row0 + depth, col0 + count, trans);
+          packed = PanelBuffer<T>(count, width, padded);
+          PackB(b.view, row0, depth, col0, count, width, group, packed.data(),
+                pad_groups == 0 ? 0 : padded);
+          ExpectGroupedPanels(packed, padded, width, group, count, depth,
+                              [&](std::int64_t col, std::int64_t p) {
+                                return b.view.At(row0 + p, col0 + col);
+                              });
+        }
+      }
+    }
+  }
+}
+
 TEST(PackingTest, F32PanelsHoldOpOfTheBlockZeroPadded) { CheckAll<float>(); }
 TEST(PackingTest, F64PanelsHoldOpOfTheBlockZeroPadded) { CheckAll<double>(); }
+
+// The dot-product groups (bf16 pairs, byte quads), then the AMX tile rows (32 bf16, 64 bytes)
+// with k padded two tile rows past the depth.
+TEST(PackingTest, GroupedPanelsHoldOpOfTheBlockZeroPadded) {
+  CheckGrouped<BFloat16>(2, 0);
+  CheckGrouped<std::int8_t>(4, 0);
+  CheckGrouped<std::uint8_t>(4, 1);
+}
+
+TEST(PackingTest, TileRowPanelsHoldOpOfTheBlockZeroPaddedToWholeRows) {
+  CheckGrouped<BFloat16>(32, 0);
+  CheckGrouped<BFloat16>(32, 2);
+  CheckGrouped<std::uint8_t>(64, 0);
+  CheckGrouped<std::uint8_t>(64, 2);
+}
 
 }  // namespace
 }  // namespace mmtune
