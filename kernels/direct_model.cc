@@ -53,9 +53,9 @@ constexpr int kMaxInPlaceRowsOfA = 2 * kRowsPerAPointer;
 // or more whole row panels, unless half the tile's accumulators would leave the FMA pipes no
 // slack, no more than the latency needs (`one_panel_suffices`, DirectTile's call): on one zmm
 // FMA pipe a tall tile over a single row panel runs behind two shorter tiles, while on Zen 5's
-// two pipes it runs ahead, so Zen 5 takes any. A partial row panel runs the edge kernel, which
-// addresses its rows through a table and is slower. Measurements: docs/analytical-model.md,
-// step 2.
+// two pipes it runs ahead, so its facts row (tall_tile_over_one_panel) takes any. A partial row
+// panel runs the edge kernel, which addresses its rows through a table and is slower.
+// Measurements: docs/analytical-model.md, step 2.
 bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int mr,
                          std::int64_t elem, bool one_panel_suffices) {
   if (mr <= kRowsPerAPointer) return true;
@@ -111,9 +111,10 @@ TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Pr
   const int lanes = VectorLanes(isa, sizeof(T));
   const bool a_by_rows = problem.trans_a == Trans::kNo;
   const double k = static_cast<double>(std::max<std::int64_t>(problem.k, 1));
-  // Zen 5 takes a tall tile over a single row panel whatever its accumulators: there such a tile
-  // beats two shorter ones (see TallInPlaceTileFits).
-  const bool any_tile_over_one_panel = isa == IsaLevel::kAvx512 && IsZen5(machine);
+  // Where the core's facts say so, a tall tile over a single row panel is taken whatever its
+  // accumulators: there such a tile beats two shorter ones (see TallInPlaceTileFits).
+  const bool any_tile_over_one_panel =
+      isa == IsaLevel::kAvx512 && TwoZmmPipesAnd(machine, &CoreFacts::tall_tile_over_one_panel);
   TileChoice best;
   for (const auto& entry : MicroKernels<T>(isa)) {
     const int nv = entry.nr / lanes;
@@ -227,13 +228,14 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   // the fastest of interleaved repetitions: the medians of a busy host mix the kernel's speed
   // with the neighbours' and can favour ku4. Generic kernels keep 4 (not measured off x86). With
   // two 512-bit FMA pipes, k loops of kMinUnrolledTwoPipeK or more are unrolled by 4, where it
-  // pays; shorter loops lose with it. Zen 5 keeps ku1: it runs the direct defaults level or a
-  // little faster with it, and B panels that crowd their L2 sets clearly faster. Measurements:
+  // pays; shorter loops lose with it (the facts' unrolls_long_direct_k). Zen 5 keeps ku1: it runs
+  // the direct defaults level or a little faster with it, and B panels that crowd their L2 sets
+  // clearly faster. Measurements:
   // docs/analytical-model.md, step 2 (k unroll).
   constexpr std::int64_t kMinUnrolledTwoPipeK = 256;
   const std::int64_t k_loop = kc > 0 ? std::min<std::int64_t>(kc, problem.k) : problem.k;
   c.k_unroll = machine.kernel_isa == IsaLevel::kGeneric ||
-                       (TwoZmmPipes(machine) && !IsZen5(machine) &&
+                       (TwoZmmPipesAnd(machine, &CoreFacts::unrolls_long_direct_k) &&
                         k_loop >= kMinUnrolledTwoPipeK)
                    ? 4
                    : 1;
@@ -276,8 +278,8 @@ double PanelSetPressure(const Machine& machine, const CacheBudget& cache, std::i
 }
 
 // Whether a direct problem in k blocks may keep a B panel that crowds its L2 sets (more than
-// PanelSetPressure allows) rather than shortening the blocks until it fits: on Zen 5, where M
-// is at most kMaxCrowdedPanelRows. There such panels stream from L3 fast enough, and packing B,
+// PanelSetPressure allows) rather than shortening the blocks until it fits: on cores whose facts
+// say their L3 streams such panels (Zen 5), where M is at most kMaxCrowdedPanelRows. There such panels stream from L3 fast enough, and packing B,
 // whose cost only M rows share, costs more; past that many rows packing pays. Longer blocks than
 // kMaxCrowdedPanelKc run a little slower, so the blocks stop there. Other two-pipe cores, whose
 // L3 does not keep up, still shorten the blocks (PanelSetPressure), and so do the whole-K rules
@@ -287,7 +289,8 @@ constexpr std::int64_t kMaxCrowdedPanelRows = 128;
 constexpr std::int64_t kMaxCrowdedPanelKc = 512;
 
 bool StreamsCrowdedPanels(const Machine& machine, const Problem& problem) {
-  return IsZen5(machine) && problem.m <= kMaxCrowdedPanelRows;
+  return TwoZmmPipesAnd(machine, &CoreFacts::l3_streams_crowded_panels) &&
+         problem.m <= kMaxCrowdedPanelRows;
 }
 
 // The bytes of A a direct problem may read in place (whole, or an m x kc block): all of L2 on

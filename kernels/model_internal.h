@@ -8,6 +8,7 @@
 
 #include "kernels/default_config.h"
 #include "kernels/kernel_config.h"
+#include "machine/core_facts.h"
 #include "machine/machine.h"
 #include "mmtune/types.h"
 
@@ -20,27 +21,22 @@ struct Tile {
   IsaLevel isa = IsaLevel::kGeneric;  // whose registered kernels the tile is (direct tiles)
 };
 
-// Vector FMAs the core completes per cycle with `isa`'s vectors. Two pipes are what
-// current x86 cores have for 256-bit vectors (Zen 3-5, Skylake and later) and for 512-bit ones
-// on Skylake-X-class Intel server cores and Zen 5. Zen 4 (AMD family 0x19 with AVX-512) runs a
-// 512-bit FMA as two halves on its two 256-bit pipes: one zmm FMA per cycle, as its f32 peak
-// confirms (docs/analytical-model.md, step 2).
+// Vector FMAs the core completes per cycle with `isa`'s vectors: two for 256-bit vectors on
+// current x86 cores, the core's facts table for 512-bit ones (machine/core_facts.h: one on Zen 4,
+// which runs a zmm FMA as two halves, as its f32 peak confirms; docs/analytical-model.md, step 2).
 inline double VectorFmasPerCycle(const Machine& machine, IsaLevel isa) {
-  const bool zen4 = machine.cpu.vendor == "AuthenticAMD" && machine.cpu.family == 0x19;
-  return zen4 && isa == IsaLevel::kAvx512 ? 1.0 : 2.0;
+  return isa == IsaLevel::kAvx512 ? CoreFactsOf(machine.cpu).zmm_fmas_per_cycle : 2.0;
 }
 
-// AVX-512 kernels on a core with two 512-bit FMA pipes (Zen 5, Skylake-X-class Xeons).
+// AVX-512 kernels on a core with two 512-bit FMA pipes.
 inline bool TwoZmmPipes(const Machine& machine) {
   return machine.kernel_isa == IsaLevel::kAvx512 &&
          VectorFmasPerCycle(machine, machine.kernel_isa) >= 2.0;
 }
 
-// Zen 5: AMD's two-pipe AVX-512 core (later AMD cores with two pipes count as Zen 5 until shown
-// to differ). Where Zen 5 and Intel's two-pipe cores call for different rules, the rules say
-// which applies.
-inline bool IsZen5(const Machine& machine) {
-  return machine.cpu.vendor == "AuthenticAMD" && TwoZmmPipes(machine);
+// A fact of the core's row (machine/core_facts.h) that applies only with two zmm FMA pipes.
+inline bool TwoZmmPipesAnd(const Machine& machine, bool CoreFacts::*fact) {
+  return TwoZmmPipes(machine) && CoreFactsOf(machine.cpu).*fact;
 }
 
 // FMA latency in cycles (current x86 cores), and how many times the accumulators that latency

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "machine/core_facts.h"
+
 namespace mmtune {
 namespace {
 
@@ -133,6 +135,35 @@ TEST(IsaLevelTest, ReadsTheCapFromTheEnvironment) {
   EXPECT_NE(bad.error().message.find("MMTUNE_ISA"), std::string::npos);
   EXPECT_NE(bad.error().message.find("fast"), std::string::npos);
   ::unsetenv("MMTUNE_ISA");
+}
+
+// The core facts table: each measured core family gets its row by vendor and family, and a core
+// no row knows gets the two-pipe defaults.
+TEST(CoreFactsTest, RowsFollowVendorAndFamily) {
+  auto facts = [](const char* vendor, int family) -> const CoreFacts& {
+    CpuFeatures cpu;
+    cpu.vendor = vendor;
+    cpu.family = family;
+    return CoreFactsOf(cpu);
+  };
+  const CoreFacts& zen4 = facts("AuthenticAMD", 0x19);
+  EXPECT_EQ(zen4.zmm_fmas_per_cycle, 1.0);
+  const CoreFacts& zen5 = facts("AuthenticAMD", 0x1A);
+  EXPECT_EQ(zen5.zmm_fmas_per_cycle, 2.0);
+  EXPECT_TRUE(zen5.l3_streams_crowded_panels);
+  EXPECT_TRUE(zen5.tall_tile_over_one_panel);
+  EXPECT_FALSE(zen5.unrolls_long_direct_k);
+  EXPECT_EQ(&facts("AuthenticAMD", 0x1B), &zen5);  // later AMD families count as Zen 5
+  const CoreFacts& intel = facts("GenuineIntel", 6);
+  EXPECT_EQ(intel.zmm_fmas_per_cycle, 2.0);
+  EXPECT_FALSE(intel.l3_streams_crowded_panels);
+  EXPECT_FALSE(intel.tall_tile_over_one_panel);
+  EXPECT_TRUE(intel.unrolls_long_direct_k);
+  const CoreFacts& unknown = facts("SomeVendor", 1);
+  EXPECT_EQ(unknown.name, "unknown");
+  EXPECT_EQ(unknown.zmm_fmas_per_cycle, 2.0);
+  EXPECT_NE(&unknown, &intel);
+  EXPECT_NE(zen4.name, zen5.name);
 }
 
 }  // namespace

@@ -1,0 +1,37 @@
+#include "machine/core_facts.h"
+
+#include <array>
+
+namespace mmtune {
+namespace {
+
+struct Row {
+  std::string_view vendor;
+  int min_family;  // display family, inclusive
+  int max_family;
+  CoreFacts facts;
+};
+
+// Zen 3 and Zen 4 (AMD family 0x19): Zen 4 runs a 512-bit FMA as two halves on its two 256-bit
+// pipes. Zen 5 (0x1A; later AMD families count as Zen 5 until shown to differ): two full zmm
+// pipes and an L3 that feeds crowded panels. Intel: two zmm pipes on the server cores measured.
+constexpr std::array kRows = {
+    Row{"AuthenticAMD", 0x19, 0x19, {"AMD Zen 3 / Zen 4", 1.0, false, false, false}},
+    Row{"AuthenticAMD", 0x1A, 0xFF, {"AMD Zen 5", 2.0, true, true, false}},
+    Row{"GenuineIntel", 0, 0xFF, {"Intel", 2.0, false, false, true}},
+};
+
+constexpr CoreFacts kUnknown{"unknown", 2.0, false, false, true};
+
+}  // namespace
+
+const CoreFacts& CoreFactsOf(const CpuFeatures& cpu) {
+  for (const Row& row : kRows) {
+    if (cpu.vendor == row.vendor && cpu.family >= row.min_family && cpu.family <= row.max_family) {
+      return row.facts;
+    }
+  }
+  return kUnknown;
+}
+
+}  // namespace mmtune
