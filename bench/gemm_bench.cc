@@ -341,14 +341,13 @@ void RunConfig(benchmark::State& state, Shape s, int threads, const KernelConfig
       return;
     }
     std::fill(buf.c.begin(), buf.c.end(), T(0));
-    bound->Run(args.a, args.b, args.c);
-    if (!SampledCheck(s, buf)) {
+    if (!bound->Run(args.a, args.b, args.c).ok() || !SampledCheck(s, buf)) {
       state.SkipWithError(("wrong result through the bound plan: " + config.ToString()).c_str());
       return;
     }
     start = std::chrono::steady_clock::now();
     for (auto _ : state) {
-      bound->Run(args.a, args.b, args.c);
+      static_cast<void>(bound->Run(args.a, args.b, args.c));
       benchmark::ClobberMemory();
     }
   } else {

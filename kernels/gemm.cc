@@ -119,6 +119,17 @@ Result<GemmPlan<X>> GemmPlan<X>::Create(const KernelConfig& config) {
   return plan;
 }
 
+namespace {
+
+// A driver found no memory for its scratch blocks; it wrote nothing of C. kIo, as for the
+// other allocations the OS refuses.
+Status OutOfScratch(const KernelConfig& config) {
+  return MakeError(ErrorCode::kIo, "not enough memory for the scratch blocks of " +
+                                       config.ToString() + "; C is unchanged");
+}
+
+}  // namespace
+
 template <typename X>
 Status GemmPlan<X>::Run(const GemmArgs<X>& args, ThreadPool& pool) const {
   if (auto status = CheckShape(config_, args); !status) return status;
@@ -128,22 +139,23 @@ Status GemmPlan<X>::Run(const GemmArgs<X>& args, ThreadPool& pool) const {
     ScaleC(g);
     return OkStatus();
   }
+  bool ran = true;
   switch (config_.family) {
     case KernelFamily::kGemv:
-      detail::RunGemv<X>(config_, *gemv_kernel_, g, pool);
+      ran = detail::RunGemv<X>(config_, *gemv_kernel_, g, pool);
       break;
     case KernelFamily::kDirect:
       // Create refused direct configs for the low-precision GEMMs (KernelConfig::ValidateFor).
       if constexpr (!GemmTypes<X>::kLowPrecision) {
-        detail::RunDirect(config_, *micro_kernel_, *snug_tiles_, g, g.a.data, g.b.data, g.c,
-                          pool);
+        ran = detail::RunDirect(config_, *micro_kernel_, *snug_tiles_, g, g.a.data, g.b.data,
+                                g.c, pool);
       }
       break;
     case KernelFamily::kPacked:
-      detail::RunPacked<X>(config_, *micro_kernel_, g, pool);
+      ran = detail::RunPacked<X>(config_, *micro_kernel_, g, pool);
       break;
   }
-  return OkStatus();
+  return ran ? OkStatus() : OutOfScratch(config_);
 }
 
 template <typename X>
@@ -168,26 +180,27 @@ Result<BoundGemm<X>> GemmPlan<X>::Bind(const GemmArgs<X>& shape) const {
 }
 
 template <typename X>
-void BoundGemm<X>::Run(const A* a, const B* b, C* c, ThreadPool& pool) const {
+Status BoundGemm<X>::Run(const A* a, const B* b, C* c, ThreadPool& pool) const {
   if constexpr (!GemmTypes<X>::kLowPrecision) {
     if (runs_direct_) [[likely]] {
       // Column-major problems swap A and B in row-major terms (see RowMajorGemm).
       const bool row_major = shape_.layout == Layout::kRowMajor;
       if (tiles_.count > 0) {
         detail::RunDirectTilePlan(tiles_, row_major ? a : b, row_major ? b : a, c);
-        return;
+        return OkStatus();
       }
-      detail::RunDirect(plan_.config_, *plan_.micro_kernel_, *plan_.snug_tiles_, problem_,
-                        row_major ? a : b, row_major ? b : a, c, pool);
-      return;
+      return detail::RunDirect(plan_.config_, *plan_.micro_kernel_, *plan_.snug_tiles_, problem_,
+                               row_major ? a : b, row_major ? b : a, c, pool)
+                 ? OkStatus()
+                 : OutOfScratch(plan_.config_);
     }
   }
   GemmArgs<X> args = shape_;
   args.a = a;
   args.b = b;
   args.c = c;
-  // Cannot fail: Bind made the same checks.
-  static_cast<void>(plan_.Run(args, pool));
+  // Only scratch memory can fail: Bind made the same checks.
+  return plan_.Run(args, pool);
 }
 
 template class GemmPlan<float>;

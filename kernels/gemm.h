@@ -44,12 +44,12 @@ template <typename X>
 class GemmPlan {
  public:
   // Fails when the config is invalid for X (KernelConfig::ValidateFor) or needs instructions
-  // this CPU lacks (the ISA level, or AVX512_BF16 / AVX512_VNNI for avx512 bf16 / s8 kernels):
-  // a plan never runs an instruction the CPU does not have.
+  // this CPU lacks (the ISA level, AVX512_BF16 / AVX512_VNNI for avx512 bf16 / s8 kernels, AMX
+  // for tile kernels): a plan never runs an instruction the CPU does not have.
   static Result<GemmPlan> Create(const KernelConfig& config);
 
   // C = alpha * op(A) * op(B) + beta * C. An error (bad arguments, a gemv plan on a matrix
-  // shape) means nothing was written. `config().threads` members of `pool` work on it.
+  // shape, no memory for the scratch blocks) means nothing was written. `config().threads` members of `pool` work on it.
   Status Run(const GemmArgs<X>& args, ThreadPool& pool) const;
   Status Run(const GemmArgs<X>& args) const { return Run(args, DefaultThreadPool()); }
 
@@ -83,9 +83,9 @@ class BoundGemm {
   using C = typename GemmTypes<X>::C;
 
   // C = alpha * op(A) * op(B) + beta * C for the bound problem. `config().threads` members of
-  // `pool` work on it.
-  void Run(const A* a, const B* b, C* c, ThreadPool& pool) const;
-  void Run(const A* a, const B* b, C* c) const { Run(a, b, c, DefaultThreadPool()); }
+  // `pool` work on it. Fails only where scratch memory cannot be had, with C unchanged.
+  Status Run(const A* a, const B* b, C* c, ThreadPool& pool) const;
+  Status Run(const A* a, const B* b, C* c) const { return Run(a, b, c, DefaultThreadPool()); }
 
   const GemmArgs<X>& shape() const { return shape_; }
   // Tile calls planned at Bind (0: each call runs the direct driver or GemmPlan::Run).

@@ -102,20 +102,48 @@ template <typename T>
   return args;
 }
 
+// Column panels of columns [col_begin, col_end): `lead` columns first where lead > 0, then nr
+// each, the last `tail` wide.
+struct ColumnPanels {
+  std::int64_t lead = 0;
+  std::int64_t tail = 0;
+  std::int64_t tail_begin = 0;
+};
+
+template <typename T>
+ColumnPanels SplitColumns(const DirectWork<T>& w, std::int64_t col_begin, std::int64_t col_end) {
+  ColumnPanels panels;
+  panels.lead =
+      w.may_align ? AligningLead(MatrixView<T>{w.b, w.ldb}, col_begin, col_end, w.nr) : 0;
+  panels.tail = (col_end - (col_begin + panels.lead)) % w.nr;
+  panels.tail_begin = col_end - panels.tail;
+  return panels;
+}
+
+// Whether the calling thread holds the scratch memory RunDirectTiles needs for columns
+// [col_begin, col_end): the zero-padded copy of a partial tail panel where B is not masked.
+template <typename T>
+bool AcquireTailCopy(const DirectWork<T>& w, std::int64_t col_begin, std::int64_t col_end) {
+  if (w.masks_b || SplitColumns(w, col_begin, col_end).tail == 0) return true;
+  const std::int64_t depth = std::min(w.k_block, w.g->k);
+  return ThreadWorkspaceOf<T>(WorkspaceSlot::kEdgeB, static_cast<std::size_t>(w.nr * depth)) !=
+         nullptr;
+}
+
 // The tiles of rows [row_begin, row_end) x columns [col_begin, col_end) of C, one k block at a
-// time, in the config's tile order.
+// time, in the config's tile order. The calling thread has acquired its tail copy
+// (AcquireTailCopy), so the workspace requests below only return it.
 template <typename T>
 [[gnu::always_inline]] inline void RunDirectTiles(const DirectWork<T> w, std::int64_t row_begin,
                                                   std::int64_t row_end, std::int64_t col_begin,
                                                   std::int64_t col_end) {
   const RowMajorGemm<T>& g = *w.g;
   const std::int64_t k = g.k;
-  const std::int64_t lead =
-      w.may_align ? AligningLead(MatrixView<T>{w.b, w.ldb}, col_begin, col_end, w.nr) : 0;
-  // Column panels: `lead` columns first where lead > 0, then nr each, the last `tail` wide.
+  const ColumnPanels panels = SplitColumns(w, col_begin, col_end);
+  const std::int64_t lead = panels.lead;
   const std::int64_t body_begin = col_begin + lead;
-  const std::int64_t tail = (col_end - body_begin) % w.nr;
-  const std::int64_t tail_begin = col_end - tail;
+  const std::int64_t tail = panels.tail;
+  const std::int64_t tail_begin = panels.tail_begin;
   MicroKernelArgs<T> args = SharedTileArgs(w);
   // Rows of the last, partial row panel (or a whole panel's, where there is none).
   const int bottom_rows = static_cast<int>((row_end - row_begin - 1) % w.mr + 1);
@@ -253,7 +281,7 @@ bool RunsSmall(const DirectWork<T>& w) {
 }
 
 template <typename T>
-void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
+bool RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
                const SnugTiles<T>& snug, const RowMajorGemm<T>& g, const T* a, const T* b, T* c,
                ThreadPool& pool) {
   DirectWork<T> work = MakeDirectWork(config, kernel, snug, g, a, b, c);
@@ -261,6 +289,7 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
   if (g.b.trans == Trans::kYes) {
     const MatrixView<T> view{b, g.b.ld, Trans::kYes};
     T* copy = ThreadWorkspaceOf<T>(WorkspaceSlot::kVector, static_cast<std::size_t>(g.k * g.n));
+    if (copy == nullptr) return false;
     for (std::int64_t p = 0; p < g.k; ++p) {
       for (std::int64_t j = 0; j < g.n; ++j) copy[p * g.n + j] = view.At(p, j);
     }
@@ -279,26 +308,32 @@ void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
         tile(work.a_by_rows ? work.a + i * g.a.ld : work.a + i, work.b + j,
              work.c + i * g.ldc + j, args);
       });
-      return;
+      return true;
     }
+    if (!AcquireTailCopy(work, 0, g.n)) return false;
     RunDirectTiles(work, 0, g.m, 0, g.n);
-    return;
+    return true;
   }
   const bool split_rows = config.parallel_loop == ParallelLoop::kIc;
   const std::int64_t m = g.m;
   const std::int64_t n = g.n;
-  pool.Run(team, [work, team, split_rows, m, n](int tid) {
+  TeamVote vote(team);
+  pool.Run(team, [work, team, split_rows, m, n, &vote](int tid) {
     std::int64_t first = 0, last = 0;
     if (split_rows) {
       Partition(CeilDiv(m, work.mr), team, tid, &first, &last);
       const std::int64_t row_end = std::min<std::int64_t>(last * work.mr, m);
+      if (!vote.Agree(AcquireTailCopy(work, 0, n))) return;
       if (first * work.mr < row_end) RunDirectTiles(work, first * work.mr, row_end, 0, n);
     } else {
       Partition(CeilDiv(n, work.nr), team, tid, &first, &last);
       const std::int64_t col_end = std::min<std::int64_t>(last * work.nr, n);
-      if (first * work.nr < col_end) RunDirectTiles(work, 0, m, first * work.nr, col_end);
+      const bool has_columns = first * work.nr < col_end;
+      if (!vote.Agree(!has_columns || AcquireTailCopy(work, first * work.nr, col_end))) return;
+      if (has_columns) RunDirectTiles(work, 0, m, first * work.nr, col_end);
     }
   });
+  return !vote.failed();
 }
 
 template <typename T>
@@ -322,10 +357,10 @@ DirectTilePlan<T> PlanDirectTiles(const KernelConfig& config, const MicroKernelE
   return plan;
 }
 
-template void RunDirect<float>(const KernelConfig&, const MicroKernelEntry<float>&,
+template bool RunDirect<float>(const KernelConfig&, const MicroKernelEntry<float>&,
                                const SnugTiles<float>&, const RowMajorGemm<float>&, const float*,
                                const float*, float*, ThreadPool&);
-template void RunDirect<double>(const KernelConfig&, const MicroKernelEntry<double>&,
+template bool RunDirect<double>(const KernelConfig&, const MicroKernelEntry<double>&,
                                 const SnugTiles<double>&, const RowMajorGemm<double>&,
                                 const double*, const double*, double*, ThreadPool&);
 template DirectTilePlan<float> PlanDirectTiles<float>(const KernelConfig&,

@@ -35,11 +35,13 @@ typename GemmTypes<X>::C Finish(typename GemmTypes<X>::C sum, typename GemmTypes
 }
 
 // A strided vector copied to contiguous memory of the calling thread (the dot form loads it in
-// whole vectors), or the vector itself when it already is.
+// whole vectors), or the vector itself when it already is; null where the copy's memory cannot
+// be had.
 template <typename T>
 const T* Contiguous(const T* x, std::int64_t incx, std::int64_t k, WorkspaceSlot slot) {
   if (incx == 1) return x;
   T* copy = ThreadWorkspaceOf<T>(slot, static_cast<std::size_t>(k));
+  if (copy == nullptr) return nullptr;
   for (std::int64_t p = 0; p < k; ++p) copy[p] = x[p * incx];
   return copy;
 }
@@ -47,7 +49,7 @@ const T* Contiguous(const T* x, std::int64_t incx, std::int64_t k, WorkspaceSlot
 }  // namespace
 
 template <typename X>
-void RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& kernel,
+bool RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& kernel,
              const RowMajorGemm<X>& g, ThreadPool& pool) {
   using C = typename GemmTypes<X>::C;
   constexpr bool kLowPrecision = GemmTypes<X>::kLowPrecision;
@@ -64,12 +66,14 @@ void RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& 
   if (dot) {
     if (vector_a) xa = Contiguous(xa, incx, k, WorkspaceSlot::kPackedA);
     if (!vector_a) xb = Contiguous(xb, incx, k, WorkspaceSlot::kPackedB);
+    if (xa == nullptr || xb == nullptr) return false;
     incx = 1;
   }
   const std::int64_t lda = g.a.ld;
   const std::int64_t ldb = g.b.ld;
 
   const int team = std::max(1, std::min(config.threads, pool.size()));
+  TeamVote vote(team);
   auto task = [&](int tid) {
     // Whole row steps (dot) or vector steps (axpy) per thread keep the kernels on their fast path.
     const std::int64_t unit = dot ? config.mr : std::max(1, config.nr);
@@ -78,8 +82,26 @@ void RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& 
     Partition(CeilDiv(len, unit), team, tid, &first, &last);
     const std::int64_t begin = first * unit;
     const std::int64_t end = std::min(last * unit, len);
-    if (begin >= end) return;
-    const std::int64_t count = end - begin;
+    const std::int64_t count = std::max<std::int64_t>(0, end - begin);
+    // Raw sums (the axpy form, and the low-precision dot form) go through this thread's scratch.
+    // f32 / f64 axpy: the sums start at the matrix columns' offset within a cache line: the
+    // kernel reads the columns before the matrix's first line boundary apart
+    // (microkernel_impl.h), and its main loop then finds the sums on whole lines as well.
+    const bool needs_sums = count > 0 && (!dot || kLowPrecision);
+    std::int64_t shift = 0;
+    if constexpr (!kLowPrecision) {
+      if (needs_sums) {
+        constexpr std::int64_t kLineElements =
+            kCacheLineBytes / static_cast<std::int64_t>(sizeof(C));
+        const std::int64_t before_line =
+            ElementsBeforeLine(vector_a ? g.b.data + begin : g.a.data + begin);
+        shift = before_line == 0 ? 0 : kLineElements - before_line;
+      }
+    }
+    C* scratch = needs_sums ? ThreadWorkspaceOf<C>(WorkspaceSlot::kVector,
+                                                   static_cast<std::size_t>(count + shift))
+                            : nullptr;
+    if (!vote.Agree(!needs_sums || scratch != nullptr) || count == 0) return;
     C* y = g.c + begin * incy;
     C* sums = nullptr;
     if (dot) {
@@ -89,7 +111,7 @@ void RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& 
                    g.beta);
         return;
       } else {
-        sums = ThreadWorkspaceOf<C>(WorkspaceSlot::kVector, static_cast<std::size_t>(count));
+        sums = scratch;
         if (vector_a) {
           kernel.dot_b(count, k, g.b.data + begin * ldb, ldb, xa, sums);
         } else {
@@ -97,19 +119,7 @@ void RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& 
         }
       }
     } else {
-      // f32 / f64: the sums start at the matrix columns' offset within a cache line: the kernel
-      // reads the columns before the matrix's first line boundary apart (microkernel_impl.h),
-      // and its main loop then finds the sums on whole lines as well.
-      std::int64_t shift = 0;
-      if constexpr (!kLowPrecision) {
-        constexpr std::int64_t kLineElements =
-            kCacheLineBytes / static_cast<std::int64_t>(sizeof(C));
-        const std::int64_t before_line =
-            ElementsBeforeLine(vector_a ? g.b.data + begin : g.a.data + begin);
-        shift = before_line == 0 ? 0 : kLineElements - before_line;
-      }
-      sums = ThreadWorkspaceOf<C>(WorkspaceSlot::kVector, static_cast<std::size_t>(count + shift)) +
-             shift;
+      sums = scratch + shift;
       std::fill(sums, sums + count, C(0));
       if constexpr (kLowPrecision) {
         if (vector_a) {
@@ -128,10 +138,11 @@ void RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& 
     }
   };
   pool.Run(team, task);
+  return !vote.failed();
 }
 
 #define MMTUNE_INSTANTIATE_RUN_GEMV(X)                                                  \
-  template void RunGemv<X>(const KernelConfig&, const typename KernelEntries<X>::Gemv&, \
+  template bool RunGemv<X>(const KernelConfig&, const typename KernelEntries<X>::Gemv&, \
                            const RowMajorGemm<X>&, ThreadPool&);
 MMTUNE_INSTANTIATE_RUN_GEMV(float)
 MMTUNE_INSTANTIATE_RUN_GEMV(double)

@@ -84,14 +84,18 @@ struct KernelsOf<X, true> : KernelEntries<X> {
   using TilePlan = NoDirectTilePlan;
 };
 
+// The drivers return false, having written nothing of C, where their scratch memory (packed
+// blocks, copies, sums: workspace.h) cannot be had; every member of the team agrees on that
+// before any of them writes C (TeamVote).
+
 // The packed family for every GEMM (gemm_packed.cc).
 template <typename X>
-void RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& kernel,
+[[nodiscard]] bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& kernel,
                const RowMajorGemm<X>& g, ThreadPool& pool);
 // Reads A, B and C through `a`, `b`, `c` (row-major terms), not g's pointers: a BoundGemm's
 // problem is made once and only the pointers come with each call (see BoundGemm).
 template <typename T>
-void RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
+[[nodiscard]] bool RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
                const SnugTiles<T>& snug, const RowMajorGemm<T>& g, const T* a, const T* b, T* c,
                ThreadPool& pool);
 // The tile calls of a bound direct problem, planned once (BoundGemm) where it is small: one
@@ -128,7 +132,7 @@ inline void RunDirectTilePlan(const DirectTilePlan<T>& plan, const T* a, const T
 
 // The gemv family for every GEMM (M = 1 or N = 1; gemm_gemv.cc).
 template <typename X>
-void RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& kernel,
+[[nodiscard]] bool RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& kernel,
              const RowMajorGemm<X>& g, ThreadPool& pool);
 
 }  // namespace mmtune::detail

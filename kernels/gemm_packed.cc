@@ -106,7 +106,7 @@ int AGroupOf(const typename KernelsOf<X>::Micro& kernel) {
 }  // namespace
 
 template <typename X>
-void RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& kernel,
+bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& kernel,
                const RowMajorGemm<X>& g, ThreadPool& pool) {
   using A = typename GemmTypes<X>::A;
   using B = typename GemmTypes<X>::B;
@@ -132,7 +132,9 @@ void RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   const std::size_t b_elements = static_cast<std::size_t>(RoundUp(nc, nr) * kc);
   B* shared_b = share_b ? ThreadWorkspaceOf<B>(WorkspaceSlot::kPackedB, b_elements) : nullptr;
   A* shared_a = share_a ? ThreadWorkspaceOf<A>(WorkspaceSlot::kPackedA, a_elements) : nullptr;
+  if ((share_b && shared_b == nullptr) || (share_a && shared_a == nullptr)) return false;
   SpinBarrier barrier(members);
+  TeamVote vote(team);
   const TileCall<X> base(config, kernel, g);
 
   auto task = [&](int tid) {
@@ -148,6 +150,7 @@ void RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
     }
     B* packed_b = share_b ? shared_b : ThreadWorkspaceOf<B>(WorkspaceSlot::kPackedB, b_elements);
     A* packed_a = share_a ? shared_a : ThreadWorkspaceOf<A>(WorkspaceSlot::kPackedA, a_elements);
+    if (!vote.Agree(packed_b != nullptr && packed_a != nullptr)) return;
     TileCall<X> tile = base;
     tile.Enter();
 
@@ -208,10 +211,11 @@ void RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
     tile.Leave();
   };
   pool.Run(team, task);
+  return !vote.failed();
 }
 
 #define MMTUNE_INSTANTIATE_RUN_PACKED(X)                                               \
-  template void RunPacked<X>(const KernelConfig&, const typename KernelsOf<X>::Micro&, \
+  template bool RunPacked<X>(const KernelConfig&, const typename KernelsOf<X>::Micro&, \
                              const RowMajorGemm<X>&, ThreadPool&);
 MMTUNE_INSTANTIATE_RUN_PACKED(float)
 MMTUNE_INSTANTIATE_RUN_PACKED(double)

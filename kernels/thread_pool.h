@@ -31,6 +31,24 @@ class SpinBarrier {
   std::atomic<std::uint32_t> generation_{0};
 };
 
+// Members that each acquire scratch memory before writing any output agree on whether all of
+// them got it: each calls Agree once with its own outcome and all get the same answer, so either
+// every member goes on or none touches the output.
+class TeamVote {
+ public:
+  explicit TeamVote(int members) : barrier_(members) {}
+  bool Agree(bool ok) {
+    if (!ok) failed_.store(true, std::memory_order_relaxed);
+    barrier_.ArriveAndWait();  // orders every member's vote before every member's read
+    return !failed_.load(std::memory_order_relaxed);
+  }
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+
+ private:
+  SpinBarrier barrier_;
+  std::atomic<bool> failed_{false};
+};
+
 // A non-owning reference to a callable `void(int)`: no allocation, unlike std::function, which
 // matters when a small GEMM costs less than a heap allocation.
 class TaskRef {

@@ -171,7 +171,10 @@ mmtune_status RunFromC(const char* routine, const Fixed* fixed, const T* a, cons
     return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "fixed GEMM is NULL");
   }
   if (auto code = CheckPointers(routine, fixed->needs, a, b, c); code != MMTUNE_OK) return code;
-  fixed->gemm.Run(a, b, c);  // cannot fail, and allocates nothing
+  // Fails only where the run's scratch memory cannot be had.
+  if (const mmtune::Status status = fixed->gemm.Run(a, b, c); !status) {
+    return FailIn(routine, CodeOf(status.error().code), status.error().message);
+  }
   return MMTUNE_OK;
 }
 

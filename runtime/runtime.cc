@@ -458,10 +458,11 @@ struct FixedGemm<T>::Impl {
   // after its runtime closed counts into an entry nobody reads any more, never a freed one.
   std::shared_ptr<const PlanEntry> recorded;
 
-  void Execute(const T* a, const T* b, T* c) const {
-    if (!plan) return;
-    RunWithPoolOrAlone(*plan, *solo, team_or_alone,
-                       [&](const BoundGemm<T>& bound) { bound.Run(a, b, c, *pool); });
+  Status Execute(const T* a, const T* b, T* c) const {
+    if (!plan) return OkStatus();
+    return RunWithPoolOrAlone(*plan, *solo, team_or_alone, [&](const BoundGemm<T>& bound) {
+      return bound.Run(a, b, c, *pool);
+    });
   }
 };
 
@@ -475,16 +476,10 @@ template <typename T>
 FixedGemm<T>::~FixedGemm() = default;
 
 template <typename T>
-void FixedGemm<T>::Run(const T* a, const T* b, T* c) const {
+Status FixedGemm<T>::Run(const T* a, const T* b, T* c) const {
   const Impl& impl = *impl_;
-  if (impl.recorded == nullptr) [[likely]] {
-    impl.Execute(a, b, c);
-    return;
-  }
-  CountedInto(*impl.recorded, [&] {
-    impl.Execute(a, b, c);
-    return 0;
-  });
+  if (impl.recorded == nullptr) [[likely]] return impl.Execute(a, b, c);
+  return CountedInto(*impl.recorded, [&] { return impl.Execute(a, b, c); });
 }
 
 template <typename T>

@@ -1015,7 +1015,10 @@ bool BoundRunsAsItsPlan(const GemmPlan<T>& plan, const BoundGemm<T>& bound,
     ADD_FAILURE() << name << ": " << status.error().message;
     return false;
   }
-  bound.Run(gc.a.data(), gc.b.data(), gc.c.data());
+  if (const Status status = bound.Run(gc.a.data(), gc.b.data(), gc.c.data()); !status.ok()) {
+    ADD_FAILURE() << name << " (bound): " << status.error().message;
+    return false;
+  }
   if (CheckResult(gc, name) > 0) return false;
   if (std::memcmp(through_plan.data(), gc.c.storage.data(), through_plan.size() * sizeof(T)) !=
       0) {

@@ -530,7 +530,7 @@ TYPED_TEST(LowpGemmTest, EveryParallelLoopAndBoundPlansMatchTheReference) {
           ASSERT_TRUE(bound.ok()) << bound.error().message;
           lc.c = initial;
           const GemmArgs<Kind> args = lc.Bound();
-          bound->Run(args.a, args.b, args.c);
+          ASSERT_TRUE(bound->Run(args.a, args.b, args.c).ok());
           EXPECT_EQ(CheckResult(lc, "bound " + c.ToString()), 0);
           ++cases;
         }

@@ -865,7 +865,7 @@ void ExpectFixedMatchesGemm(Runtime& runtime, const Problem& p, T alpha, T beta,
     std::vector<T> via_gemm = c;
     ASSERT_TRUE(runtime.Gemm(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha, a.data(), lda,
                              b.data(), ldb, beta, via_gemm.data(), ldc));
-    fixed->Run(a.data(), b.data(), c.data());
+    ASSERT_TRUE(fixed->Run(a.data(), b.data(), c.data()).ok());
     ExpectCloseToReference(c, expected, p);
     for (std::size_t i = 0; i < c.size(); ++i) {
       if (std::isnan(via_gemm[i])) {
@@ -963,19 +963,19 @@ TEST_F(RuntimeTest, FixedGemmsFailWhereGemmFailsAndDoNothingWhereItDoesNothing) 
                                std::max<std::int64_t>(n, 1), 0.0f, std::max<std::int64_t>(n, 1));
     ASSERT_TRUE(empty) << empty.error().message;
     EXPECT_EQ(empty->lookup().config_text, "");
-    empty->Run(nullptr, nullptr, nullptr);
+    EXPECT_TRUE(empty->Run(nullptr, nullptr, nullptr).ok());
   }
   // K = 0 scales C.
   auto scale = runtime->Bind(Layout::kRowMajor, Trans::kNo, Trans::kNo, 2, 2, 0, 1.0f, 1, 2,
                              2.0f, 2);
   ASSERT_TRUE(scale) << scale.error().message;
-  scale->Run(a, a, c);
+  ASSERT_TRUE(scale->Run(a, a, c).ok());
   EXPECT_EQ(c[0], 2.0f);
   EXPECT_EQ(c[3], 8.0f);
 
   // Moving keeps the bound problem.
   FixedGemm<float> moved = std::move(*scale);
-  moved.Run(a, a, c);
+  ASSERT_TRUE(moved.Run(a, a, c).ok());
   EXPECT_EQ(c[3], 16.0f);
 }
 
@@ -998,8 +998,8 @@ TEST_F(RuntimeTest, FixedGemmsOutliveTheirRuntimeAndAreRecorded) {
     exact.emplace(std::move(*bound_exact));
     nearest.emplace(std::move(*bound_nearest));
     for (int i = 0; i < 3; ++i) {
-      exact->Run(a.data(), b.data(), c.data());
-      nearest->Run(a.data(), b.data(), c.data());
+      ASSERT_TRUE(exact->Run(a.data(), b.data(), c.data()).ok());
+      ASSERT_TRUE(nearest->Run(a.data(), b.data(), c.data()).ok());
     }
     ASSERT_TRUE(runtime->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, 100, 120, 140, 1.0f,
                               a.data(), 140, b.data(), 120, 0.0f, c.data(), 120));
@@ -1007,10 +1007,10 @@ TEST_F(RuntimeTest, FixedGemmsOutliveTheirRuntimeAndAreRecorded) {
 
   // The runtime is gone; its fixed problems still compute (and are no longer counted).
   std::fill(c.begin(), c.end(), -1.0f);
-  nearest->Run(a.data(), b.data(), c.data());
+  ASSERT_TRUE(nearest->Run(a.data(), b.data(), c.data()).ok());
   for (std::int64_t i = 0; i < 100 * 120; ++i) ASSERT_EQ(c[i], 140.0f) << i;
   EXPECT_EQ(c[100 * 120], -1.0f);
-  exact->Run(a.data(), b.data(), c.data());
+  ASSERT_TRUE(exact->Run(a.data(), b.data(), c.data()).ok());
   for (std::int64_t i = 0; i < 64 * 64; ++i) ASSERT_EQ(c[i], 64.0f) << i;
 
   auto recorded = ReadRecordFile(record);
@@ -1038,7 +1038,7 @@ TEST_F(RuntimeTest, FixedGemmsOnThePoolFromConcurrentCallers) {
       std::vector<float> c(static_cast<std::size_t>(m * n));
       for (int i = 0; i < 4; ++i) {
         std::fill(c.begin(), c.end(), std::numeric_limits<float>::quiet_NaN());
-        fixed->Run(a.data(), b.data(), c.data());
+        ASSERT_TRUE(fixed->Run(a.data(), b.data(), c.data()).ok());
         for (float x : c) {
           if (x != 0.125f * static_cast<float>(k)) {
             ++failures;
@@ -1113,7 +1113,7 @@ TEST_F(RuntimeTest, CoresHeldByOtherWorkStillGiveCorrectResults) {
   for (int call = 0; call < 3 * static_cast<int>(TeamOrAlone::kMinExplore); ++call) {
     std::vector<float> c(static_cast<std::size_t>(p.m * p.n),
                          std::numeric_limits<float>::quiet_NaN());
-    fixed->Run(a.data(), b.data(), c.data());
+    ASSERT_TRUE(fixed->Run(a.data(), b.data(), c.data()).ok());
     for (float x : c) ASSERT_EQ(x, 0.125f * static_cast<float>(p.k)) << "call " << call;
   }
   stop = true;

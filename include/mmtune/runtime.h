@@ -68,7 +68,7 @@ struct LookupReport {
 
 // One GEMM problem fixed in advance (layout, transposes, M, N, K, leading dimensions, alpha,
 // beta), made by Runtime::Bind: the winner is looked up and the arguments are checked once, so
-// a call passes only A, B and C and cannot fail. For code that runs the same shape many times
+// a call passes only A, B and C and fails only where memory runs out. For code that runs the same shape many times
 // (a layer's weights in a decode loop), as libxsmm's dispatched kernels are used; the saving
 // shows on small shapes (docs/runtime.md, "Fixed problems"). T is float or double.
 //
@@ -83,7 +83,8 @@ class FixedGemm {
   ~FixedGemm();
 
   // C = alpha * op(A) * op(B) + beta * C for the bound problem, A, B and C stored as bound.
-  void Run(const T* a, const T* b, T* c) const;
+  // Fails only where the scratch memory of the run cannot be had (kIo), with C unchanged.
+  Status Run(const T* a, const T* b, T* c) const;
 
   // What runs (as Runtime::Lookup reports it). M or N = 0: the default tier with an empty
   // config, since nothing runs.

@@ -1,0 +1,163 @@
+// Running out of memory is an error value, never a crash: where the drivers' scratch memory
+// (packed blocks, copies of B, GEMV sums; kernels/workspace.h) cannot be had, GemmPlan::Run and
+// BoundGemm::Run return a kIo error naming it, every member of a thread team agrees before
+// anyone writes, and C keeps every value it had. SetWorkspaceLimit makes the memory run out.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm.h"
+#include "kernels/lowp_microkernel.h"
+#include "kernels/microkernel.h"
+#include "kernels/workspace.h"
+#include "machine/cpu_features.h"
+
+namespace mmtune {
+namespace {
+
+// Scratch requests past 64 bytes fail while it lives.
+class ScarceMemory {
+ public:
+  ScarceMemory() { SetWorkspaceLimit(64); }
+  ~ScarceMemory() { SetWorkspaceLimit(0); }
+  ScarceMemory(const ScarceMemory&) = delete;
+  ScarceMemory& operator=(const ScarceMemory&) = delete;
+};
+
+template <typename X>
+struct Operands {
+  std::vector<typename GemmTypes<X>::A> a;
+  std::vector<typename GemmTypes<X>::B> b;
+  std::vector<typename GemmTypes<X>::C> c;
+  GemmArgs<X> args;
+};
+
+// Row-major operands of m x n x k with random values, B transposed or not, beta = 1 (so that a
+// run that went ahead would change every element of C).
+template <typename X>
+Operands<X> MakeOperands(std::int64_t m, std::int64_t n, std::int64_t k, Trans trans_b) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> small(1, 9);
+  Operands<X> o;
+  o.a.resize(static_cast<std::size_t>(m * k));
+  o.b.resize(static_cast<std::size_t>(k * n));
+  o.c.resize(static_cast<std::size_t>(m * n));
+  for (auto& x : o.a) {
+    if constexpr (std::is_same_v<X, Bf16Gemm>) {
+      x = ToBFloat16(static_cast<float>(small(rng)));
+    } else {
+      x = static_cast<typename GemmTypes<X>::A>(small(rng));
+    }
+  }
+  for (auto& x : o.b) {
+    if constexpr (std::is_same_v<X, Bf16Gemm>) {
+      x = ToBFloat16(static_cast<float>(small(rng)));
+    } else {
+      x = static_cast<typename GemmTypes<X>::B>(small(rng));
+    }
+  }
+  for (auto& x : o.c) x = static_cast<typename GemmTypes<X>::C>(small(rng));
+  o.args = {Layout::kRowMajor, Trans::kNo, trans_b, m, n, k, 1, o.a.data(), k,
+            o.b.data(), trans_b == Trans::kNo ? n : k, 1, o.c.data(), n};
+  return o;
+}
+
+// With scarce memory `config` fails on the problem with a kIo error and leaves C as it was;
+// with memory it runs.
+template <typename X>
+void ExpectRefusedWithCUnchanged(const KernelConfig& config, std::int64_t m, std::int64_t n,
+                                 std::int64_t k, Trans trans_b) {
+  SCOPED_TRACE(config.ToString());
+  auto plan = GemmPlan<X>::Create(config);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  Operands<X> o = MakeOperands<X>(m, n, k, trans_b);
+  const auto before = o.c;
+  {
+    const ScarceMemory scarce;
+    const Status status = plan->Run(o.args);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.error().code, ErrorCode::kIo);
+    EXPECT_NE(status.error().message.find("not enough memory"), std::string::npos)
+        << status.error().message;
+    EXPECT_TRUE(o.c == before) << "C changed although the run failed";
+
+    auto bound = plan->Bind(o.args);
+    ASSERT_TRUE(bound.ok()) << bound.error().message;
+    EXPECT_FALSE(bound->Run(o.a.data(), o.b.data(), o.c.data()).ok());
+    EXPECT_TRUE(o.c == before) << "C changed although the bound run failed";
+  }
+  const Status status = plan->Run(o.args);
+  EXPECT_TRUE(status.ok()) << status.error().message;
+  EXPECT_FALSE(o.c == before);
+}
+
+IsaLevel HostLevel() { return HostCpuFeatures().MaxIsaLevel(); }
+
+template <typename X>
+KernelConfig PackedConfig(const typename KernelEntries<X>::Micro& kernel, int threads,
+                          ParallelLoop loop) {
+  KernelConfig c;
+  c.family = KernelFamily::kPacked;
+  c.isa = kernel.isa;
+  c.mr = kernel.mr;
+  c.nr = kernel.nr;
+  c.k_unroll = kernel.k_unroll;
+  c.mc = 2 * kernel.mr;
+  c.nc = 2 * kernel.nr;
+  c.kc = 64;
+  c.threads = threads;
+  c.parallel_loop = loop;
+  return c;
+}
+
+TEST(ScratchMemoryTest, PackedRunsOfEverySplitFailCleanly) {
+  const auto& kernel = MicroKernels<float>(HostLevel()).front();
+  ExpectRefusedWithCUnchanged<float>(PackedConfig<float>(kernel, 1, ParallelLoop::kJc), 70, 90,
+                                     130, Trans::kNo);
+  for (ParallelLoop loop : {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}) {
+    ExpectRefusedWithCUnchanged<float>(PackedConfig<float>(kernel, 2, loop), 70, 90, 130,
+                                       Trans::kNo);
+  }
+  // The low-precision packed runs take the same driver.
+  IsaLevel level = HostLevel();
+  if (!CpuRunsLowp<Bf16Gemm>(HostCpuFeatures(), level)) level = IsaLevel::kAvx2;
+  ExpectRefusedWithCUnchanged<Bf16Gemm>(
+      PackedConfig<Bf16Gemm>(MicroKernels<Bf16Gemm>(level).front(), 2, ParallelLoop::kJc), 70,
+      90, 130, Trans::kNo);
+}
+
+TEST(ScratchMemoryTest, DirectRunsCopyingBFailCleanly) {
+  const auto& kernel = MicroKernels<float>(HostLevel()).front();
+  for (int threads : {1, 2}) {
+    KernelConfig c;
+    c.family = KernelFamily::kDirect;
+    c.isa = kernel.isa;
+    c.mr = kernel.mr;
+    c.nr = kernel.nr;
+    c.k_unroll = kernel.k_unroll;
+    c.threads = threads;
+    c.parallel_loop = ParallelLoop::kJc;
+    // A transposed B is copied to row-major before any tile runs.
+    ExpectRefusedWithCUnchanged<float>(c, 40, 50, 60, Trans::kYes);
+  }
+}
+
+TEST(ScratchMemoryTest, GemvRunsFailCleanly) {
+  const auto& kernel = GemvKernels<float>(HostLevel()).front();
+  for (int threads : {1, 2}) {
+    KernelConfig c;
+    c.family = KernelFamily::kGemv;
+    c.isa = kernel.isa;
+    c.mr = kernel.mr;
+    c.nr = kernel.nr;
+    c.threads = threads;
+    // M = 1 with B not transposed: the axpy form, whose sums are scratch.
+    ExpectRefusedWithCUnchanged<float>(c, 1, 300, 50, Trans::kNo);
+  }
+}
+
+}  // namespace
+}  // namespace mmtune
