@@ -90,21 +90,10 @@ int KGroupOf(DType dtype) {
   return WithGemmOf(dtype, []<typename X>() { return GemmTypes<X>::kGroup; });
 }
 
-// The low-precision micro-kernel of a config (null for f32, f64 or no such kernel).
-template <class Kind>
-const LowpMicroKernelEntry<Kind>* LowpKernelOf(const KernelConfig& c) {
-  return FindMicroKernel<Kind>(c.isa, c.mr, c.nr, c.k_unroll);
-}
-
-// k values per run of the kernel's packed A rows: kc must hold whole runs.
+// k values per run of the config kernel's packed A rows: kc must hold whole runs.
 int AGroupOf(DType dtype, const KernelConfig& c) {
   return WithGemmOf(dtype, [&]<typename X>() {
-    if constexpr (GemmTypes<X>::kLowPrecision) {
-      const auto* kernel = LowpKernelOf<X>(c);
-      return kernel != nullptr ? kernel->a_group : GemmTypes<X>::kGroup;
-    } else {
-      return 1;
-    }
+    return PackedAGroup<X>(c.isa, c.mr, c.nr, c.k_unroll);
   });
 }
 
@@ -112,7 +101,7 @@ int AGroupOf(DType dtype, const KernelConfig& c) {
 bool LacksTiles(DType dtype, const KernelConfig& c, const CpuFeatures& cpu) {
   return WithGemmOf(dtype, [&]<typename X>() {
     if constexpr (GemmTypes<X>::kLowPrecision) {
-      const auto* kernel = LowpKernelOf<X>(c);
+      const auto* kernel = FindMicroKernel<X>(c.isa, c.mr, c.nr, c.k_unroll);
       return c.family != KernelFamily::kGemv && kernel != nullptr && kernel->tiles &&
              !CpuRunsLowpTiles<X>(cpu);
     } else {

@@ -109,6 +109,19 @@ bool CpuRunsLowp(const CpuFeatures& cpu, IsaLevel isa);
 template <class Kind>
 bool CpuRunsLowpTiles(const CpuFeatures& cpu);
 
+// k values per run of a packed A panel row for X's registered kernel (isa, mr, nr, k_unroll):
+// a whole tile row for an AMX kernel, else X's k group (1 for f32 and f64, and where no such
+// kernel is registered). Packed k blocks hold whole runs.
+template <typename X>
+int PackedAGroup(IsaLevel isa, int mr, int nr, int k_unroll) {
+  if constexpr (GemmTypes<X>::kLowPrecision) {
+    const auto* kernel = FindMicroKernel<X>(isa, mr, nr, k_unroll);
+    return kernel != nullptr ? kernel->a_group : X::kGroup;
+  } else {
+    return 1;
+  }
+}
+
 // Whether the CPU has what the kernel `entry` uses beyond its ISA level: the level's extension
 // (CpuRunsLowp) and, for tile kernels, AMX.
 template <class Kind>

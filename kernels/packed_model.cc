@@ -105,8 +105,7 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
     case DType::kS8:
       WithGemmOf(problem.dtype, [&]<typename Kind>() {
         if constexpr (GemmTypes<Kind>::kLowPrecision) {
-          const auto* kernel = FindMicroKernel<Kind>(c.isa, c.mr, c.nr, c.k_unroll);
-          const int run = kernel != nullptr ? kernel->a_group : Kind::kGroup;
+          const int run = PackedAGroup<Kind>(c.isa, c.mr, c.nr, c.k_unroll);
           SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B),
                          std::max(16, run), run, c.nr, c);
         }

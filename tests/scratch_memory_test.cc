@@ -96,66 +96,58 @@ void ExpectRefusedWithCUnchanged(const KernelConfig& config, std::int64_t m, std
 
 IsaLevel HostLevel() { return HostCpuFeatures().MaxIsaLevel(); }
 
-template <typename X>
-KernelConfig PackedConfig(const typename KernelEntries<X>::Micro& kernel, int threads,
-                          ParallelLoop loop) {
+// A config of `family` for a registered kernel (micro-kernel or gemv entry), jc in parallel;
+// packed blocks small enough that every loop runs several times.
+template <class Entry>
+KernelConfig ConfigOf(KernelFamily family, const Entry& kernel, int threads,
+                      ParallelLoop loop = ParallelLoop::kJc) {
   KernelConfig c;
-  c.family = KernelFamily::kPacked;
+  c.family = family;
   c.isa = kernel.isa;
   c.mr = kernel.mr;
   c.nr = kernel.nr;
-  c.k_unroll = kernel.k_unroll;
-  c.mc = 2 * kernel.mr;
-  c.nc = 2 * kernel.nr;
-  c.kc = 64;
+  if constexpr (requires { kernel.k_unroll; }) c.k_unroll = kernel.k_unroll;
   c.threads = threads;
   c.parallel_loop = loop;
+  if (family == KernelFamily::kPacked) {
+    c.mc = 2 * kernel.mr;
+    c.nc = 2 * kernel.nr;
+    c.kc = 64;
+  }
   return c;
 }
 
 TEST(ScratchMemoryTest, PackedRunsOfEverySplitFailCleanly) {
   const auto& kernel = MicroKernels<float>(HostLevel()).front();
-  ExpectRefusedWithCUnchanged<float>(PackedConfig<float>(kernel, 1, ParallelLoop::kJc), 70, 90,
+  ExpectRefusedWithCUnchanged<float>(ConfigOf(KernelFamily::kPacked, kernel, 1), 70, 90,
                                      130, Trans::kNo);
   for (ParallelLoop loop : {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}) {
-    ExpectRefusedWithCUnchanged<float>(PackedConfig<float>(kernel, 2, loop), 70, 90, 130,
+    ExpectRefusedWithCUnchanged<float>(ConfigOf(KernelFamily::kPacked, kernel, 2, loop), 70, 90, 130,
                                        Trans::kNo);
   }
   // The low-precision packed runs take the same driver.
   IsaLevel level = HostLevel();
   if (!CpuRunsLowp<Bf16Gemm>(HostCpuFeatures(), level)) level = IsaLevel::kAvx2;
   ExpectRefusedWithCUnchanged<Bf16Gemm>(
-      PackedConfig<Bf16Gemm>(MicroKernels<Bf16Gemm>(level).front(), 2, ParallelLoop::kJc), 70,
-      90, 130, Trans::kNo);
+      ConfigOf(KernelFamily::kPacked, MicroKernels<Bf16Gemm>(level).front(), 2), 70, 90, 130,
+      Trans::kNo);
 }
 
 TEST(ScratchMemoryTest, DirectRunsCopyingBFailCleanly) {
   const auto& kernel = MicroKernels<float>(HostLevel()).front();
   for (int threads : {1, 2}) {
-    KernelConfig c;
-    c.family = KernelFamily::kDirect;
-    c.isa = kernel.isa;
-    c.mr = kernel.mr;
-    c.nr = kernel.nr;
-    c.k_unroll = kernel.k_unroll;
-    c.threads = threads;
-    c.parallel_loop = ParallelLoop::kJc;
     // A transposed B is copied to row-major before any tile runs.
-    ExpectRefusedWithCUnchanged<float>(c, 40, 50, 60, Trans::kYes);
+    ExpectRefusedWithCUnchanged<float>(ConfigOf(KernelFamily::kDirect, kernel, threads), 40, 50,
+                                       60, Trans::kYes);
   }
 }
 
 TEST(ScratchMemoryTest, GemvRunsFailCleanly) {
   const auto& kernel = GemvKernels<float>(HostLevel()).front();
   for (int threads : {1, 2}) {
-    KernelConfig c;
-    c.family = KernelFamily::kGemv;
-    c.isa = kernel.isa;
-    c.mr = kernel.mr;
-    c.nr = kernel.nr;
-    c.threads = threads;
     // M = 1 with B not transposed: the axpy form, whose sums are scratch.
-    ExpectRefusedWithCUnchanged<float>(c, 1, 300, 50, Trans::kNo);
+    ExpectRefusedWithCUnchanged<float>(ConfigOf(KernelFamily::kGemv, kernel, threads), 1, 300, 50,
+                                       Trans::kNo);
   }
 }
 

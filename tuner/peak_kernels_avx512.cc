@@ -115,7 +115,9 @@ PeakKernels PeakKernelsAvx512(const CpuFeatures& cpu) {
     kernels.int8_dot = AvxVnniInt8Loop();
   }
   // The dot-product peak is that of the fastest unit the kernels use: AMX's where it runs.
-  if (cpu.avx512_bf16 && CpuRunsLowpTiles<Bf16Gemm>(cpu)) kernels.bf16_dot = &AmxDotLoop<Bf16Gemm>;
+  if (cpu.avx512_bf16 && CpuRunsLowpTiles<Bf16Gemm>(cpu)) {
+    kernels.bf16_dot = &AmxDotLoop<Bf16Gemm>;
+  }
   if (cpu.avx512_vnni && CpuRunsLowpTiles<S8Gemm>(cpu)) kernels.int8_dot = &AmxDotLoop<S8Gemm>;
   return kernels;
 }
