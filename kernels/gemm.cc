@@ -1,5 +1,9 @@
 #include "kernels/gemm.h"
 
+#include <algorithm>
+#include <limits>
+#include <new>
+#include <string>
 #include <type_traits>
 
 #include "kernels/gemm_args.h"
@@ -156,6 +160,109 @@ Status GemmPlan<X>::Run(const GemmArgs<X>& args, ThreadPool& pool) const {
       break;
   }
   return ran ? OkStatus() : OutOfScratch(config_);
+}
+
+template <typename X>
+Result<PackedB<X>> GemmPlan<X>::PackB(Layout layout, Trans trans_b, std::int64_t k,
+                                      std::int64_t n, const typename GemmTypes<X>::B* b,
+                                      std::int64_t ldb) const {
+  using B = typename GemmTypes<X>::B;
+  if (config_.family != KernelFamily::kPacked) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "B is packed for packed-family configs only, not " + config_.ToString());
+  }
+  // B's own checks, with an A and a C of no rows.
+  if (auto status = CheckGemmArguments(layout, Trans::kNo, trans_b, 0, n, k,
+                                       MinLeadingDimension(layout, Trans::kNo, 0, k), ldb,
+                                       MinLeadingDimension(layout, Trans::kNo, 0, n));
+      !status) {
+    return status.error();
+  }
+  if (b == nullptr && n > 0 && k > 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "B is null");
+  }
+  PackedB<X> packed;
+  packed.config_ = config_;
+  packed.layout_ = layout;
+  packed.trans_b_ = trans_b;
+  packed.k_ = k;
+  packed.n_ = n;
+  packed.a_group_ = detail::AGroupOf<X>(*micro_kernel_);
+  packed.a_side_ = !GemmTypes<X>::kLowPrecision && layout == Layout::kColMajor;
+  const int ag = packed.a_group_;
+  const int panel = packed.a_side_ ? config_.mr : config_.nr;
+  const std::int64_t kc = std::min<std::int64_t>(config_.kc, detail::RoundUp(k, ag));
+  packed.kc_ = kc;
+  const std::int64_t extent = detail::RoundUp(n, panel);
+  const std::int64_t depth = detail::RoundUp(k, ag);
+  if (extent > 0 && depth > std::numeric_limits<std::int64_t>::max() / extent /
+                                static_cast<std::int64_t>(sizeof(B))) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "B of " + std::to_string(k) + " x " + std::to_string(n) + " is too large to pack");
+  }
+  packed.size_ = extent * depth;
+  if (packed.size_ == 0) return packed;
+  const auto bytes = static_cast<std::size_t>(packed.size_) * sizeof(B);
+  void* memory = ::operator new(bytes, std::align_val_t{PackedB<X>::kAlignment}, std::nothrow);
+  if (memory == nullptr) {
+    return MakeError(ErrorCode::kIo, "not enough memory to pack B of " + std::to_string(k) +
+                                         " x " + std::to_string(n) + " (" +
+                                         std::to_string(bytes) + " bytes)");
+  }
+  packed.data_.reset(static_cast<B*>(memory));
+  B* out = packed.data_.get();
+  const bool row_major = layout == Layout::kRowMajor;
+  // B as the row-major problem reads it (RowMajorProblem).
+  const MatrixView<B> view{b, ldb,
+                           GemmTypes<X>::kLowPrecision && !row_major ? detail::Flip(trans_b)
+                                                                     : trans_b};
+  for (std::int64_t pc = 0; pc < k; pc += kc) {
+    const std::int64_t kb = std::min(kc, k - pc);
+    const std::int64_t block_depth = detail::RoundUp(kb, ag);
+    B* block = out + extent * pc;
+    if constexpr (!GemmTypes<X>::kLowPrecision) {
+      if (packed.a_side_) {
+        PackA(view, 0, n, pc, kb, panel, ag, block, block_depth);
+        continue;
+      }
+    }
+    mmtune::PackB(view, pc, kb, 0, n, panel, GemmTypes<X>::kGroup, block, block_depth);
+  }
+  return packed;
+}
+
+template <typename X>
+Status GemmPlan<X>::Run(const GemmArgs<X>& args, const PackedB<X>& b, ThreadPool& pool) const {
+  if (args.layout != b.layout() || args.k != b.k() || args.n != b.n()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     std::string("B was packed for a ") + ToString(b.layout()) +
+                         "-major K x N = " + std::to_string(b.k()) + " x " +
+                         std::to_string(b.n()) + ", not a " + ToString(args.layout) + "-major " +
+                         std::to_string(args.k) + " x " + std::to_string(args.n));
+  }
+  if (!b.PackedFor(config_)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "B was packed for " + b.config().ToString() +
+                         ", whose panels differ from those of " + config_.ToString());
+  }
+  GemmArgs<X> full = args;
+  full.b = nullptr;
+  full.trans_b = b.trans_b();
+  full.ldb = MinLeadingDimension(args.layout, b.trans_b(), args.k, args.n);
+  if (auto status = CheckShape(config_, full); !status) return status;
+  const RowMajorGemm<X> g = RowMajorProblem(full);
+  if (g.m == 0 || g.n == 0) return OkStatus();
+  if (g.k == 0 || g.alpha == 0) {
+    ScaleC(g);
+    return OkStatus();
+  }
+  detail::PrepackedOperands<X> prepacked;
+  if constexpr (!GemmTypes<X>::kLowPrecision) {
+    if (b.a_side_) prepacked.a = b.data();
+  }
+  if (!b.a_side_) prepacked.b = b.data();
+  return detail::RunPacked<X>(config_, *micro_kernel_, g, pool, prepacked) ? OkStatus()
+                                                                           : OutOfScratch(config_);
 }
 
 template <typename X>

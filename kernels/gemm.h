@@ -9,6 +9,7 @@
 #include "kernels/gemm_internal.h"
 #include "kernels/gemm_types.h"
 #include "kernels/kernel_config.h"
+#include "kernels/packed_b.h"
 #include "kernels/thread_pool.h"
 #include "mmtune/result.h"
 #include "mmtune/types.h"
@@ -52,6 +53,20 @@ class GemmPlan {
   // shape, no memory for the scratch blocks) means nothing was written. `config().threads` members of `pool` work on it.
   Status Run(const GemmArgs<X>& args, ThreadPool& pool) const;
   Status Run(const GemmArgs<X>& args) const { return Run(args, DefaultThreadPool()); }
+
+  // op(B) of K x N problems stored as `layout` / `trans_b` with leading dimension `ldb`, packed
+  // once for this plan's config (packed family only, else kInvalidArgument). Fails with kIo,
+  // nothing allocated, where its memory cannot be had.
+  Result<PackedB<X>> PackB(Layout layout, Trans trans_b, std::int64_t k, std::int64_t n,
+                           const typename GemmTypes<X>::B* b, std::int64_t ldb) const;
+
+  // Run with B packed: `args.b`, `args.trans_b` and `args.ldb` are ignored, the rest must agree
+  // with `b` (layout, K, N; kInvalidArgument otherwise), and `b` must have been packed for this
+  // plan's micro-kernel and k block (PackedB::PackedFor); blocks, loop and threads may differ.
+  Status Run(const GemmArgs<X>& args, const PackedB<X>& b, ThreadPool& pool) const;
+  Status Run(const GemmArgs<X>& args, const PackedB<X>& b) const {
+    return Run(args, b, DefaultThreadPool());
+  }
 
   // This plan bound to one problem: `shape` without its pointers (a, b, c are ignored). Fails
   // where Run would fail for that problem; a BoundGemm's calls then cannot fail.

@@ -88,10 +88,31 @@ struct KernelsOf<X, true> : KernelEntries<X> {
 // blocks, copies, sums: workspace.h) cannot be had; every member of the team agrees on that
 // before any of them writes C (TeamVote).
 
+// k values per run of an A panel row in the packed family: the k group, or a whole AMX tile row
+// for tile kernels (B panels are then zero-padded to the same depth).
+template <typename X>
+int AGroupOf(const typename KernelsOf<X>::Micro& kernel) {
+  if constexpr (GemmTypes<X>::kLowPrecision) {
+    return kernel.a_group;
+  } else {
+    return 1;
+  }
+}
+
+// Operands of the packed family packed before the call (PackedB): for each k block starting at
+// pc, all of the operand's panels in order at RoundUp(extent, panel) * pc, the extent being m
+// for A (mr-row panels) and n for B (nr-column panels). Null: packed block by block in the call.
+template <typename X>
+struct PrepackedOperands {
+  const typename GemmTypes<X>::A* a = nullptr;
+  const typename GemmTypes<X>::B* b = nullptr;
+};
+
 // The packed family for every GEMM (gemm_packed.cc).
 template <typename X>
 [[nodiscard]] bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& kernel,
-               const RowMajorGemm<X>& g, ThreadPool& pool);
+                             const RowMajorGemm<X>& g, ThreadPool& pool,
+                             const PrepackedOperands<X>& prepacked = {});
 // Reads A, B and C through `a`, `b`, `c` (row-major terms), not g's pointers: a BoundGemm's
 // problem is made once and only the pointers come with each call (see BoundGemm).
 template <typename T>

@@ -9,7 +9,8 @@
 //
 // Threads split jc (nothing shared), ic (the packed B block is shared) or jr (packed A and B are
 // shared). Members that share a packed block pack their share of its panels, then meet at a
-// barrier before anyone reads it, and again before it is overwritten.
+// barrier before anyone reads it, and again before it is overwritten. An operand packed before
+// the call (PackedB) is read in place: no packing, no barrier.
 #include <algorithm>
 
 #include "kernels/gemm_internal.h"
@@ -93,21 +94,12 @@ class TileCall<X, true> {
   void (*leave_)();
 };
 
-// k values per run of an A panel row: the k group, or a whole AMX tile row for tile kernels.
-template <typename X>
-int AGroupOf(const typename KernelsOf<X>::Micro& kernel) {
-  if constexpr (GemmTypes<X>::kLowPrecision) {
-    return kernel.a_group;
-  } else {
-    return 1;
-  }
-}
-
 }  // namespace
 
 template <typename X>
 bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& kernel,
-               const RowMajorGemm<X>& g, ThreadPool& pool) {
+               const RowMajorGemm<X>& g, ThreadPool& pool,
+               const PrepackedOperands<X>& prepacked) {
   using A = typename GemmTypes<X>::A;
   using B = typename GemmTypes<X>::B;
   using C = typename GemmTypes<X>::C;
@@ -127,12 +119,23 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   const bool share_b = loop != ParallelLoop::kJc;
   const bool share_a = loop == ParallelLoop::kJr;
   const int members = share_b ? team : 1;
+  // A prepacked operand needs neither scratch nor the barriers around its packing.
+  const bool packs_a = prepacked.a == nullptr;
+  const bool packs_b = prepacked.b == nullptr;
+  const std::int64_t prepacked_a_rows = RoundUp(g.m, mr);
+  const std::int64_t prepacked_b_columns = RoundUp(g.n, nr);
 
-  const std::size_t a_elements = static_cast<std::size_t>(mc * kc);
-  const std::size_t b_elements = static_cast<std::size_t>(RoundUp(nc, nr) * kc);
-  B* shared_b = share_b ? ThreadWorkspaceOf<B>(WorkspaceSlot::kPackedB, b_elements) : nullptr;
-  A* shared_a = share_a ? ThreadWorkspaceOf<A>(WorkspaceSlot::kPackedA, a_elements) : nullptr;
-  if ((share_b && shared_b == nullptr) || (share_a && shared_a == nullptr)) return false;
+  const std::size_t a_elements = packs_a ? static_cast<std::size_t>(mc * kc) : 0;
+  const std::size_t b_elements = packs_b ? static_cast<std::size_t>(RoundUp(nc, nr) * kc) : 0;
+  const bool shares_packed_b = share_b && packs_b;
+  const bool shares_packed_a = share_a && packs_a;
+  B* shared_b =
+      shares_packed_b ? ThreadWorkspaceOf<B>(WorkspaceSlot::kPackedB, b_elements) : nullptr;
+  A* shared_a =
+      shares_packed_a ? ThreadWorkspaceOf<A>(WorkspaceSlot::kPackedA, a_elements) : nullptr;
+  if ((shares_packed_b && shared_b == nullptr) || (shares_packed_a && shared_a == nullptr)) {
+    return false;
+  }
   SpinBarrier barrier(members);
   TeamVote vote(team);
   const TileCall<X> base(config, kernel, g);
@@ -148,9 +151,15 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
       col_begin = first * nr;
       col_end = std::min<std::int64_t>(last * nr, g.n);
     }
-    B* packed_b = share_b ? shared_b : ThreadWorkspaceOf<B>(WorkspaceSlot::kPackedB, b_elements);
-    A* packed_a = share_a ? shared_a : ThreadWorkspaceOf<A>(WorkspaceSlot::kPackedA, a_elements);
-    if (!vote.Agree(packed_b != nullptr && packed_a != nullptr)) return;
+    B* b_scratch = !packs_b ? nullptr
+                   : share_b ? shared_b
+                             : ThreadWorkspaceOf<B>(WorkspaceSlot::kPackedB, b_elements);
+    A* a_scratch = !packs_a ? nullptr
+                   : share_a ? shared_a
+                             : ThreadWorkspaceOf<A>(WorkspaceSlot::kPackedA, a_elements);
+    if (!vote.Agree((!packs_b || b_scratch != nullptr) && (!packs_a || a_scratch != nullptr))) {
+      return;
+    }
     TileCall<X> tile = base;
     tile.Enter();
 
@@ -164,12 +173,17 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
 
         std::int64_t first = 0;
         std::int64_t last = 0;
-        Partition(b_panels, members, member, &first, &last);
-        if (first < last) {  // this member's panels of the block, in one pass over B's rows
-          PackB(g.b, pc, kb, jc + first * nr, std::min(nb, last * nr) - first * nr, nr, G,
-                packed_b + first * nr * depth, depth);
+        const B* packed_b = b_scratch;
+        if (packs_b) {
+          Partition(b_panels, members, member, &first, &last);
+          if (first < last) {  // this member's panels of the block, in one pass over B's rows
+            PackB(g.b, pc, kb, jc + first * nr, std::min(nb, last * nr) - first * nr, nr, G,
+                  b_scratch + first * nr * depth, depth);
+          }
+          if (share_b) barrier.ArriveAndWait();
+        } else {
+          packed_b = prepacked.b + prepacked_b_columns * pc + jc * depth;
         }
-        barrier.ArriveAndWait();
 
         std::int64_t row_begin = 0;
         std::int64_t row_end = g.m;
@@ -183,17 +197,20 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
           const std::int64_t a_panels = CeilDiv(mb, mr);
           std::int64_t jr_first = 0;
           std::int64_t jr_last = b_panels;
-          if (share_a) {
+          const A* packed_a = a_scratch;
+          if (!packs_a) {
+            packed_a = prepacked.a + prepacked_a_rows * pc + ic * depth;
+          } else if (share_a) {
             Partition(a_panels, members, member, &first, &last);
             for (std::int64_t q = first; q < last; ++q) {
               PackA(g.a, ic + q * mr, std::min<std::int64_t>(mr, mb - q * mr), pc, kb, mr, ag,
-                    packed_a + q * mr * depth, depth);
+                    a_scratch + q * mr * depth, depth);
             }
             barrier.ArriveAndWait();
-            Partition(b_panels, members, member, &jr_first, &jr_last);
           } else {
-            PackA(g.a, ic, mb, pc, kb, mr, ag, packed_a, depth);
+            PackA(g.a, ic, mb, pc, kb, mr, ag, a_scratch, depth);
           }
+          if (share_a) Partition(b_panels, members, member, &jr_first, &jr_last);
           for (std::int64_t q = jr_first; q < jr_last; ++q) {
             const B* b_panel = packed_b + q * nr * depth;
             tile.SetColumns(static_cast<int>(std::min<std::int64_t>(nr, nb - q * nr)));
@@ -203,9 +220,9 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
                        static_cast<int>(std::min<std::int64_t>(mr, mb - ir)));
             }
           }
-          if (share_a) barrier.ArriveAndWait();  // before the A block is packed again
+          if (shares_packed_a) barrier.ArriveAndWait();  // before the A block is packed again
         }
-        barrier.ArriveAndWait();  // before the B block is packed again
+        if (shares_packed_b) barrier.ArriveAndWait();  // before the B block is packed again
       }
     }
     tile.Leave();
@@ -216,7 +233,7 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
 
 #define MMTUNE_INSTANTIATE_RUN_PACKED(X)                                               \
   template bool RunPacked<X>(const KernelConfig&, const typename KernelsOf<X>::Micro&, \
-                             const RowMajorGemm<X>&, ThreadPool&);
+                             const RowMajorGemm<X>&, ThreadPool&, const PrepackedOperands<X>&);
 MMTUNE_INSTANTIATE_RUN_PACKED(float)
 MMTUNE_INSTANTIATE_RUN_PACKED(double)
 MMTUNE_INSTANTIATE_RUN_PACKED(Bf16Gemm)

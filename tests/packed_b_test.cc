@@ -1,0 +1,339 @@
+// B packed once (GemmPlan::PackB) and run many times: every packed micro-kernel this CPU runs,
+// both layouts, every transpose pair, edge shapes, several k / column / row blocks, one and two
+// threads on each parallel loop, alpha / beta with NaN in C under beta = 0. Operands are small
+// integers, so every dtype's result is exact and compared element by element with a reference
+// computed here; canaries around C catch writes outside it, and B is overwritten after packing,
+// so a run that still read B would show. Mismatched packings are refused with an error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/gemm.h"
+#include "kernels/gemm_args.h"
+#include "kernels/gemm_internal.h"
+#include "kernels/microkernel.h"
+#include "mmtune/bf16.h"
+
+namespace mmtune {
+namespace {
+
+constexpr std::int64_t kPad = 16;  // canary elements before and after C
+
+template <typename X>
+using CType = typename GemmTypes<X>::C;
+
+template <typename X>
+constexpr CType<X> kCanary = CType<X>(-7777);
+
+template <typename T>
+T FromInt(int value) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    return ToBFloat16(static_cast<float>(value));
+  } else {
+    return static_cast<T>(value);
+  }
+}
+
+template <typename T>
+double ToDouble(T value) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    return static_cast<double>(ToFloat(value));
+  } else {
+    return static_cast<double>(value);
+  }
+}
+
+// A stored matrix whose op() is rows x cols, leading dimension 3 past the minimum, small
+// integer values (non-negative for s8's unsigned A).
+template <typename T>
+struct Stored {
+  std::vector<T> values;
+  std::int64_t ld = 0;
+  Layout layout = Layout::kRowMajor;
+  Trans trans = Trans::kNo;
+  double At(std::int64_t i, std::int64_t j) const {
+    return ToDouble(trans == Trans::kNo ? values[StoredOffset(layout, i, j, ld)]
+                                        : values[StoredOffset(layout, j, i, ld)]);
+  }
+};
+
+template <typename T>
+Stored<T> MakeStored(Layout layout, Trans trans, std::int64_t rows, std::int64_t cols,
+                     std::mt19937& rng) {
+  Stored<T> s;
+  s.layout = layout;
+  s.trans = trans;
+  s.ld = MinLeadingDimension(layout, trans, rows, cols) + 3;
+  const std::int64_t outer = layout == Layout::kRowMajor ? (trans == Trans::kNo ? rows : cols)
+                                                         : (trans == Trans::kNo ? cols : rows);
+  s.values.resize(static_cast<std::size_t>(std::max<std::int64_t>(outer, 1) * s.ld));
+  const int low = std::is_unsigned_v<T> ? 0 : -4;
+  std::uniform_int_distribution<int> small(low, 4);
+  for (T& v : s.values) v = FromInt<T>(small(rng));
+  return s;
+}
+
+template <typename X>
+struct Problem3 {
+  Layout layout;
+  Trans ta;
+  Trans tb;
+  std::int64_t m, n, k;
+  typename GemmTypes<X>::Scalar alpha, beta;
+};
+
+// Runs `plan` on `p` with B packed by `plan` itself and checks C exactly, canaries included.
+template <typename X>
+void ExpectPackedRunExact(const GemmPlan<X>& plan, const Problem3<X>& p, std::mt19937& rng) {
+  using C = CType<X>;
+  const Stored<typename GemmTypes<X>::A> a = MakeStored<typename GemmTypes<X>::A>(
+      p.layout, p.ta, p.m, p.k, rng);
+  Stored<typename GemmTypes<X>::B> b =
+      MakeStored<typename GemmTypes<X>::B>(p.layout, p.tb, p.k, p.n, rng);
+  const std::int64_t ldc = MinLeadingDimension(p.layout, Trans::kNo, p.m, p.n) + 2;
+  const std::int64_t outer = p.layout == Layout::kRowMajor ? p.m : p.n;
+  std::vector<C> c(static_cast<std::size_t>(outer * ldc + 2 * kPad), kCanary<X>);
+  std::vector<C> expected = c;
+  std::uniform_int_distribution<int> small(-3, 3);
+  for (std::int64_t i = 0; i < p.m; ++i) {
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      const auto at = static_cast<std::size_t>(kPad + StoredOffset(p.layout, i, j, ldc));
+      const C old = p.beta == 0 && std::is_floating_point_v<C>
+                        ? std::numeric_limits<C>::quiet_NaN()
+                        : static_cast<C>(small(rng));
+      c[at] = old;
+      double sum = 0;
+      for (std::int64_t q = 0; q < p.k; ++q) sum += a.At(i, q) * b.At(q, j);
+      double value = static_cast<double>(p.alpha) * sum;
+      if (p.beta != 0) value += static_cast<double>(p.beta) * static_cast<double>(old);
+      expected[at] = static_cast<C>(value);
+    }
+  }
+  auto packed = plan.PackB(p.layout, p.tb, p.k, p.n, b.values.data(), b.ld);
+  ASSERT_TRUE(packed.ok()) << packed.error().message;
+  for (auto& v : b.values) v = FromInt<typename GemmTypes<X>::B>(99);  // a read of B shows
+  const GemmArgs<X> args{p.layout, p.ta,    p.tb,   p.m, p.n,    p.k,
+                         p.alpha,  a.values.data(), a.ld, nullptr, 0, p.beta, c.data() + kPad,
+                         ldc};
+  const Status status = plan.Run(args, *packed);
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  int bad = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (c[i] != expected[i] && bad++ < 3) {
+      ADD_FAILURE() << "C storage element " << static_cast<std::int64_t>(i) - kPad << ": got "
+                    << c[i] << ", expected " << expected[i];
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+// Packed configs of every micro-kernel this CPU runs: k blocks of 16 (or a tile row), and
+// blocks of two tiles, so that small problems cross k, row and column blocks.
+template <typename X>
+std::vector<KernelConfig> RunnablePackedConfigs() {
+  std::vector<KernelConfig> configs;
+  for (IsaLevel isa : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    for (const auto& entry : MicroKernels<X>(isa)) {
+      KernelConfig c;
+      c.family = KernelFamily::kPacked;
+      c.isa = isa;
+      c.mr = entry.mr;
+      c.nr = entry.nr;
+      c.k_unroll = entry.k_unroll;
+      const int ag = detail::AGroupOf<X>(entry);
+      c.kc = static_cast<int>((16 + ag - 1) / ag * ag);
+      c.mc = 2 * entry.mr;
+      c.nc = 2 * entry.nr;
+      if (GemmPlan<X>::Create(c).ok()) configs.push_back(c);
+    }
+  }
+  return configs;
+}
+
+template <typename X>
+void CheckEveryKernel() {
+  std::mt19937 rng(11);
+  const auto configs = RunnablePackedConfigs<X>();
+  ASSERT_FALSE(configs.empty());
+  for (KernelConfig config : configs) {
+    // Shapes: single elements, primes, and one past two blocks in every dimension.
+    const std::int64_t big_m = 2 * config.mc + 1;
+    const std::int64_t big_n = 2 * config.nc + 1;
+    const std::int64_t big_k = 2 * config.kc + 3;
+    const std::int64_t shapes[][3] = {{1, 1, 1}, {7, 13, 17}, {big_m, big_n, big_k}};
+    struct Split {
+      int threads;
+      ParallelLoop loop;
+    };
+    for (const Split split : {Split{1, ParallelLoop::kJc}, Split{2, ParallelLoop::kJc},
+                              Split{2, ParallelLoop::kIc}, Split{2, ParallelLoop::kJr}}) {
+      config.threads = split.threads;
+      config.parallel_loop = split.loop;
+      auto plan = GemmPlan<X>::Create(config);
+      ASSERT_TRUE(plan.ok()) << plan.error().message;
+      for (const auto& shape : shapes) {
+        for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+          for (Trans ta : {Trans::kNo, Trans::kYes}) {
+            for (Trans tb : {Trans::kNo, Trans::kYes}) {
+              const bool plain = shape[0] != big_m;
+              using Scalar = typename GemmTypes<X>::Scalar;
+              const Problem3<X> p{layout,   ta,       tb,
+                                  shape[0], shape[1], shape[2],
+                                  Scalar(plain ? 1 : 2), Scalar(plain ? 0 : -1)};
+              SCOPED_TRACE(config.ToString() + " " + ToString(layout) + " " +
+                           TransPairToString(ta, tb) + " " + std::to_string(p.m) + "x" +
+                           std::to_string(p.n) + "x" + std::to_string(p.k));
+              ExpectPackedRunExact(*plan, p, rng);
+              if (::testing::Test::HasFailure()) return;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(PackedBTest, F32EveryKernelExact) { CheckEveryKernel<float>(); }
+TEST(PackedBTest, F64EveryKernelExact) { CheckEveryKernel<double>(); }
+TEST(PackedBTest, Bf16EveryKernelExact) { CheckEveryKernel<Bf16Gemm>(); }
+TEST(PackedBTest, S8EveryKernelExact) { CheckEveryKernel<S8Gemm>(); }
+
+KernelConfig AnyPackedF32() {
+  const auto configs = RunnablePackedConfigs<float>();
+  return configs.front();
+}
+
+TEST(PackedBTest, PackedForTheKernelAndKBlockOnly) {
+  const KernelConfig config = AnyPackedF32();
+  auto plan = GemmPlan<float>::Create(config);
+  ASSERT_TRUE(plan.ok());
+  std::vector<float> b(40 * 30, 1.0f);
+  auto packed = plan->PackB(Layout::kRowMajor, Trans::kNo, 40, 30, b.data(), 30);
+  ASSERT_TRUE(packed.ok()) << packed.error().message;
+  EXPECT_TRUE(packed->PackedFor(config));
+  KernelConfig other = config;
+  other.mc *= 2;
+  other.nc *= 2;
+  other.threads = 2;
+  other.parallel_loop = ParallelLoop::kIc;
+  other.prefetch_c = !other.prefetch_c;
+  EXPECT_TRUE(packed->PackedFor(other));  // blocks, loop, threads, prefetch: same panels
+  other = config;
+  other.kc += 1;
+  EXPECT_FALSE(packed->PackedFor(other));
+  other = config;
+  other.kc = 4096;  // both cover all of K = 40 in one block
+  KernelConfig whole = config;
+  whole.kc = 1024;
+  auto whole_plan = GemmPlan<float>::Create(whole);
+  ASSERT_TRUE(whole_plan.ok());
+  auto whole_packed = whole_plan->PackB(Layout::kRowMajor, Trans::kNo, 40, 30, b.data(), 30);
+  ASSERT_TRUE(whole_packed.ok());
+  EXPECT_TRUE(whole_packed->PackedFor(other));
+  other = config;
+  other.family = KernelFamily::kDirect;
+  EXPECT_FALSE(packed->PackedFor(other));
+  EXPECT_EQ(packed->k(), 40);
+  EXPECT_EQ(packed->n(), 30);
+  EXPECT_GE(packed->size(), 40 * 30);
+}
+
+TEST(PackedBTest, MismatchesAreRefusedAndCIsUntouched) {
+  const KernelConfig config = AnyPackedF32();
+  auto plan = GemmPlan<float>::Create(config);
+  ASSERT_TRUE(plan.ok());
+  std::vector<float> a(8 * 40, 1.0f), b(40 * 30, 1.0f), c(8 * 30, 5.0f);
+  auto packed = plan->PackB(Layout::kRowMajor, Trans::kNo, 40, 30, b.data(), 30);
+  ASSERT_TRUE(packed.ok());
+  const std::vector<float> before = c;
+  auto expect_refused = [&](const GemmArgs<float>& args, const GemmPlan<float>& with,
+                            const std::string& words) {
+    const Status status = with.Run(args, *packed);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(status.error().message.find(words), std::string::npos) << status.error().message;
+    EXPECT_EQ(c, before);
+  };
+  GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, 8, 30, 40, 1, a.data(), 40,
+                       nullptr, 0, 0, c.data(), 30};
+  GemmArgs<float> wrong = args;
+  wrong.k = 39;
+  wrong.lda = 39;
+  expect_refused(wrong, *plan, "40 x 30");
+  wrong = args;
+  wrong.n = 29;
+  expect_refused(wrong, *plan, "40 x 30");
+  wrong = args;
+  wrong.layout = Layout::kColMajor;
+  wrong.lda = 8;
+  wrong.ldc = 8;
+  expect_refused(wrong, *plan, "row-major");
+  KernelConfig other_kc = config;
+  other_kc.kc = config.kc * 2;
+  auto other_plan = GemmPlan<float>::Create(other_kc);
+  ASSERT_TRUE(other_plan.ok());
+  expect_refused(args, *other_plan, "panels differ");
+  wrong = args;
+  wrong.lda = 39;  // below K: the usual argument check still runs
+  expect_refused(wrong, *plan, "lda");
+  EXPECT_TRUE(plan->Run(args, *packed).ok());
+  EXPECT_EQ(c[0], 40.0f);
+}
+
+TEST(PackedBTest, PackingRefusesBadArgumentsAndOtherFamilies) {
+  const KernelConfig config = AnyPackedF32();
+  auto plan = GemmPlan<float>::Create(config);
+  ASSERT_TRUE(plan.ok());
+  std::vector<float> b(64, 1.0f);
+  auto low_ldb = plan->PackB(Layout::kRowMajor, Trans::kNo, 8, 8, b.data(), 7);
+  ASSERT_FALSE(low_ldb.ok());
+  EXPECT_EQ(low_ldb.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(low_ldb.error().message.find("ldb"), std::string::npos) << low_ldb.error().message;
+  auto negative = plan->PackB(Layout::kRowMajor, Trans::kNo, -1, 8, b.data(), 8);
+  EXPECT_FALSE(negative.ok());
+  auto null_b = plan->PackB(Layout::kRowMajor, Trans::kNo, 8, 8, nullptr, 8);
+  ASSERT_FALSE(null_b.ok());
+  EXPECT_NE(null_b.error().message.find("null"), std::string::npos);
+  KernelConfig direct = config;
+  direct.family = KernelFamily::kDirect;
+  direct.mc = 0;
+  direct.nc = 0;
+  direct.kc = 0;
+  auto direct_plan = GemmPlan<float>::Create(direct);
+  ASSERT_TRUE(direct_plan.ok()) << direct_plan.error().message;
+  auto refused = direct_plan->PackB(Layout::kRowMajor, Trans::kNo, 8, 8, b.data(), 8);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("packed-family"), std::string::npos);
+}
+
+TEST(PackedBTest, EmptyDimensionsComputeWhatBlasSays) {
+  const KernelConfig config = AnyPackedF32();
+  auto plan = GemmPlan<float>::Create(config);
+  ASSERT_TRUE(plan.ok());
+  // K = 0: C = beta * C (beta = 0 writes zeros over NaN).
+  auto empty_k = plan->PackB(Layout::kRowMajor, Trans::kNo, 0, 5, nullptr, 5);
+  ASSERT_TRUE(empty_k.ok()) << empty_k.error().message;
+  EXPECT_EQ(empty_k->size(), 0);
+  std::vector<float> c(3 * 5, std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> a(3, 1.0f);
+  GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, 3, 5, 0, 1, a.data(), 1,
+                       nullptr, 0, 0, c.data(), 5};
+  ASSERT_TRUE(plan->Run(args, *empty_k).ok());
+  for (float v : c) EXPECT_EQ(v, 0.0f);
+  // N = 0: nothing to do.
+  auto empty_n = plan->PackB(Layout::kRowMajor, Trans::kNo, 4, 0, nullptr, 1);
+  ASSERT_TRUE(empty_n.ok()) << empty_n.error().message;
+  std::vector<float> a4(3 * 4, 1.0f);
+  GemmArgs<float> none{Layout::kRowMajor, Trans::kNo, Trans::kNo, 3, 0, 4, 1, a4.data(), 4,
+                       nullptr, 0, 0, c.data(), 1};
+  EXPECT_TRUE(plan->Run(none, *empty_n).ok());
+}
+
+}  // namespace
+}  // namespace mmtune
