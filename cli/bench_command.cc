@@ -29,6 +29,7 @@ struct BenchOptions {
   int repetitions = 3;
   double min_time = 0.2;
   bool keep_openblas_core = false;
+  bool packed_b = false;
   bool db_given = false;
 };
 
@@ -88,6 +89,7 @@ void RunBench(const BenchOptions& options, Context& context) {
   request.repetitions = options.repetitions;
   request.min_time_seconds = options.min_time;
   request.json_path = options.json;
+  request.packed_b = options.packed_b;
 
   if (auto status = CheckComparisonRequest(request); !status) {
     return context.Fail(kExitUsage, status.error().message);
@@ -172,6 +174,10 @@ void SetupBenchCommand(CLI::App& app, Context& context) {
       ->capture_default_str();
   bench->add_option("--min-time", options->min_time, "Seconds per repetition")
       ->capture_default_str();
+  bench->add_flag("--packed-b", options->packed_b,
+                  "B as constant weights, packed once before timing: mmtune's packed weights "
+                  "against oneDNN's matmul with prepacked weights (other peers run unpacked; "
+                  "'unpacked' is mmtune's plain call)");
   bench->add_flag("--keep-openblas-core", options->keep_openblas_core,
                   "Keep an OPENBLAS_CORETYPE from the environment (default: re-run without it so "
                   "OpenBLAS uses this CPU's own kernels)");

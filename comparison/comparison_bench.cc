@@ -149,9 +149,98 @@ auto PeerCall(const Peer& peer) {
   }
 }
 
+// The peer's call with B as constant weights; null where it has none.
+template <class Kind>
+auto PeerPackedBCall(const Peer& peer) {
+  if constexpr (std::is_same_v<Kind, float>) {
+    return peer.sgemm_packed_b;
+  } else if constexpr (std::is_same_v<Kind, double>) {
+    return decltype(peer.dgemm)(nullptr);
+  } else if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
+    return peer.bf16_gemm_packed_b;
+  } else {
+    return peer.u8s8s32_gemm_packed_b;
+  }
+}
+
+// The packed weights a Runtime packs for B of each GEMM: T is B's element type.
+template <class Kind>
+using WeightsOf = PackedWeights<typename GemmTypes<Kind>::B>;
+
+// The --packed-b rows of one problem (ComparisonRequest::packed_b); B is packed here, before
+// anything is timed. `add` registers one row.
+template <class Kind, class Add>
+Status RegisterPackedB(Session& session, const Problem& problem, const Machine& machine,
+                       Runtime& runtime, const std::vector<Peer>& peers, Add& add,
+                       const GemmCall<Kind>& unpacked, const std::string& unpacked_label) {
+  using A = typename GemmTypes<Kind>::A;
+  using B = typename GemmTypes<Kind>::B;
+  using C = typename GemmTypes<Kind>::C;
+  using Scalar = typename GemmTypes<Kind>::Scalar;
+  const Operands<Kind>& operands =
+      *std::static_pointer_cast<const Operands<Kind>>(session.keep_alive.back());
+  auto weights = runtime.PackB(Layout::kRowMajor, Trans::kNo, problem.m, problem.n, problem.k,
+                               operands.b.data(), problem.n);
+  if (!weights) return weights.error();
+  auto shared_weights = std::make_shared<const WeightsOf<Kind>>(std::move(*weights));
+  session.keep_alive.push_back(shared_weights);
+  Runtime* rt = &runtime;
+  add("tuned",
+      [rt, shared_weights](const Problem& p, const A* a, const B*, C* c) {
+        return rt->Gemm(Layout::kRowMajor, Trans::kNo, p.m, Scalar(1), a, p.k, *shared_weights,
+                        Scalar(0), c, p.n)
+            .ok();
+      },
+      "packed B; " + std::string(ToString(shared_weights->lookup().tier)) + ": " +
+          shared_weights->lookup().config_text);
+
+  Problem untuned = problem;
+  untuned.threads = DefaultThreadCount(problem, problem.threads);
+  const KernelConfig config = PackedDefaultConfig(untuned, machine);
+  auto plan = GemmPlan<Kind>::Create(config);
+  if (!plan) return plan.error();
+  auto packed = plan->PackB(Layout::kRowMajor, Trans::kNo, problem.k, problem.n,
+                            operands.b.data(), problem.n);
+  if (!packed) return packed.error();
+  // As the runtime runs packed weights: a GEMM shorter than the tile takes a shorter one.
+  const KernelConfig runs = ShortTileConfig(*packed, problem.m);
+  auto runner = GemmPlan<Kind>::Create(runs);
+  if (!runner) return runner.error();
+  struct PlanAndB {
+    GemmPlan<Kind> plan;
+    PackedB<Kind> b;
+  };
+  auto shared =
+      std::make_shared<const PlanAndB>(PlanAndB{std::move(*runner), std::move(*packed)});
+  session.keep_alive.push_back(shared);
+  add("default",
+      [shared](const Problem& p, const A* a, const B*, C* c) {
+        const GemmArgs<Kind> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k,
+                                  Scalar(1),         a,          p.k,        nullptr, 0,
+                                  Scalar(0),         c,          p.n};
+        return shared->plan.Run(args, shared->b).ok();
+      },
+      "packed B; " + runs.ToString());
+  add("unpacked", unpacked, unpacked_label);
+
+  for (const Peer& peer : peers) {
+    const auto packed_call = PeerPackedBCall<Kind>(peer);
+    const auto call = packed_call != nullptr ? packed_call : PeerCall<Kind>(peer);
+    if (call == nullptr) continue;
+    add(peer.name,
+        [call](const Problem& p, const A* a, const B* b, C* c) {
+          return call(p.threads, p.m, p.n, p.k, a, b, c);
+        },
+        (packed_call != nullptr ? "prepacked weights; " : "B not prepacked (no API); ") +
+            peer.version);
+  }
+  return OkStatus();
+}
+
 template <class Kind>
 Status RegisterProblem(Session& session, const Problem& problem, const Machine& machine,
-                       Runtime& runtime, const std::vector<Peer>& peers, double peak_gflops) {
+                       Runtime& runtime, const std::vector<Peer>& peers, double peak_gflops,
+                       bool packed_b) {
   using A = typename GemmTypes<Kind>::A;
   using B = typename GemmTypes<Kind>::B;
   using C = typename GemmTypes<Kind>::C;
@@ -172,13 +261,17 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
   // The runtime as an application gets it: lookup on every call.
   Runtime* rt = &runtime;
   const LookupReport lookup = runtime.Lookup(problem);
-  add("tuned",
-      [rt](const Problem& p, const A* a, const B* b, C* c) {
-        return rt->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, Scalar(1), a,
-                        p.k, b, p.n, Scalar(0), c, p.n)
-            .ok();
-      },
-      std::string(ToString(lookup.tier)) + ": " + lookup.config_text);
+  const GemmCall<Kind> unpacked = [rt](const Problem& p, const A* a, const B* b, C* c) {
+    return rt->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, Scalar(1), a, p.k,
+                    b, p.n, Scalar(0), c, p.n)
+        .ok();
+  };
+  const std::string unpacked_label = std::string(ToString(lookup.tier)) + ": " + lookup.config_text;
+  if (packed_b) {
+    return RegisterPackedB<Kind>(session, problem, machine, runtime, peers, add, unpacked,
+                                 unpacked_label);
+  }
+  add("tuned", unpacked, unpacked_label);
 
   // The analytical default as the runtime runs an untuned shape: on as many of the problem's
   // threads as the work pays for (DefaultThreadCount), so a 16^3 stays on one thread.
@@ -273,16 +366,20 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
     Status status = OkStatus();
     switch (problem.dtype) {
       case DType::kF32:
-        status = RegisterProblem<float>(session, problem, machine, *runtime, peers, peak);
+        status = RegisterProblem<float>(session, problem, machine, *runtime, peers, peak,
+                                        request.packed_b);
         break;
       case DType::kF64:
-        status = RegisterProblem<double>(session, problem, machine, *runtime, peers, peak);
+        status = RegisterProblem<double>(session, problem, machine, *runtime, peers, peak,
+                                         request.packed_b);
         break;
       case DType::kBF16:
-        status = RegisterProblem<Bf16Gemm>(session, problem, machine, *runtime, peers, peak);
+        status = RegisterProblem<Bf16Gemm>(session, problem, machine, *runtime, peers, peak,
+                                           request.packed_b);
         break;
       case DType::kS8:
-        status = RegisterProblem<S8Gemm>(session, problem, machine, *runtime, peers, peak);
+        status = RegisterProblem<S8Gemm>(session, problem, machine, *runtime, peers, peak,
+                                         request.packed_b);
         break;
     }
     if (!status) return status;
@@ -291,6 +388,7 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
   benchmark::AddCustomContext("mmtune_fingerprint", machine.fingerprint);
   benchmark::AddCustomContext("mmtune_kernel_isa", ToString(machine.kernel_isa));
   benchmark::AddCustomContext("mmtune_db", request.db_path);
+  benchmark::AddCustomContext("mmtune_packed_b", request.packed_b ? "true" : "false");
   for (const Peer& peer : available) {
     benchmark::AddCustomContext("peer_" + peer.name, peer.version);
   }

@@ -20,6 +20,7 @@ extern "C" void omp_set_num_threads(int);
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 
 namespace mmtune {
 namespace {
@@ -59,46 +60,93 @@ bool OneDnnU8s8s32(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                            &no_offset) == dnnl_success;
 }
 
-// oneDNN has no bf16 GEMM function, so its matmul primitive (bf16 x bf16 -> f32) stands in: made
-// once per shape and cached, as an application would. False when this CPU has no bf16 matmul.
-bool OneDnnBf16(int threads, std::int64_t m, std::int64_t n, std::int64_t k, const BFloat16* a,
-                const BFloat16* b, float* c) {
+template <typename T>
+constexpr dnnl::memory::data_type OneDnnType() {
+  using dt = dnnl::memory::data_type;
+  if constexpr (std::is_same_v<T, float>) return dt::f32;
+  if constexpr (std::is_same_v<T, BFloat16>) return dt::bf16;
+  if constexpr (std::is_same_v<T, std::uint8_t>) return dt::u8;
+  if constexpr (std::is_same_v<T, std::int8_t>) return dt::s8;
+  if constexpr (std::is_same_v<T, std::int32_t>) return dt::s32;
+}
+
+// oneDNN's matmul primitive, made once per shape and cached, as an application would. With
+// `packed_weights` B is given to it in the layout it chooses (format "any"), reordered from the
+// caller's B on the first call with that B and reused by later calls: oneDNN's answer to weights
+// that do not change. False when this CPU has no such matmul (e.g. bf16 without AVX-512).
+template <typename TA, typename TB, typename TC>
+bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, const TA* a,
+                  const TB* b, TC* c, bool packed_weights) {
   using dnnl::memory;
+  struct Prepared {
+    std::unique_ptr<dnnl::matmul> primitive;
+    std::unique_ptr<memory> weights;  // packed_weights: B in oneDNN's layout
+    const TB* packed_from = nullptr;  // the B it holds
+  };
   static std::mutex mutex;
-  static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>,
-                  std::unique_ptr<dnnl::matmul>>
-      primitives;
+  static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>, Prepared> cache;
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  const memory::desc a_md({m, k}, memory::data_type::bf16, memory::format_tag::ab);
-  const memory::desc b_md({k, n}, memory::data_type::bf16, memory::format_tag::ab);
-  const memory::desc c_md({m, n}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc a_md({m, k}, OneDnnType<TA>(), memory::format_tag::ab);
+  const memory::desc b_md({k, n}, OneDnnType<TB>(), memory::format_tag::ab);
+  const memory::desc c_md({m, n}, OneDnnType<TC>(), memory::format_tag::ab);
   try {
-    dnnl::matmul* primitive = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      auto& slot = primitives[std::make_tuple(m, n, k)];
-      if (!slot) {
-#if DNNL_VERSION_MAJOR >= 3
-        const dnnl::matmul::primitive_desc pd(engine, a_md, b_md, c_md);
-#else
-        const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), engine);
-#endif
-        slot = std::make_unique<dnnl::matmul>(pd);
-      }
-      primitive = slot.get();
-    }
     omp_set_num_threads(threads);
     dnnl::stream stream(engine);
-    memory a_mem(a_md, engine, const_cast<BFloat16*>(a));
-    memory b_mem(b_md, engine, const_cast<BFloat16*>(b));
+    memory b_mem(b_md, engine, const_cast<TB*>(b));
+    Prepared* prepared = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      Prepared& slot = cache[std::make_tuple(m, n, k, packed_weights)];
+      if (!slot.primitive) {
+        const memory::desc weights_md =
+            packed_weights ? memory::desc({k, n}, OneDnnType<TB>(), memory::format_tag::any)
+                           : b_md;
+#if DNNL_VERSION_MAJOR >= 3
+        const dnnl::matmul::primitive_desc pd(engine, a_md, weights_md, c_md);
+#else
+        const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, weights_md, c_md),
+                                              engine);
+#endif
+        slot.primitive = std::make_unique<dnnl::matmul>(pd);
+        if (packed_weights) slot.weights = std::make_unique<memory>(pd.weights_desc(), engine);
+      }
+      if (packed_weights && slot.packed_from != b) {
+        dnnl::reorder(b_mem, *slot.weights).execute(stream, b_mem, *slot.weights);
+        stream.wait();
+        slot.packed_from = b;
+      }
+      prepared = &slot;
+    }
+    memory a_mem(a_md, engine, const_cast<TA*>(a));
     memory c_mem(c_md, engine, c);
-    primitive->execute(stream,
-                       {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}});
+    prepared->primitive->execute(
+        stream, {{DNNL_ARG_SRC, a_mem},
+                 {DNNL_ARG_WEIGHTS, packed_weights ? *prepared->weights : b_mem},
+                 {DNNL_ARG_DST, c_mem}});
     stream.wait();
     return true;
   } catch (const dnnl::error&) {
     return false;
   }
+}
+
+// oneDNN has no bf16 GEMM function, so its matmul primitive (bf16 x bf16 -> f32) stands in.
+bool OneDnnBf16(int threads, std::int64_t m, std::int64_t n, std::int64_t k, const BFloat16* a,
+                const BFloat16* b, float* c) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, false);
+}
+
+bool OneDnnSgemmPackedB(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                        const float* a, const float* b, float* c) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, true);
+}
+bool OneDnnBf16PackedB(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                       const BFloat16* a, const BFloat16* b, float* c) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, true);
+}
+bool OneDnnU8s8s32PackedB(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                          const std::uint8_t* a, const std::int8_t* b, std::int32_t* c) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, true);
 }
 #endif
 
@@ -161,7 +209,8 @@ std::vector<Peer> AvailablePeers() {
                    std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                        std::to_string(v->patch) +
                        (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : ""),
-                   &OneDnnSgemm, nullptr, &OneDnnBf16, &OneDnnU8s8s32});
+                   &OneDnnSgemm, nullptr, &OneDnnBf16, &OneDnnU8s8s32, &OneDnnSgemmPackedB,
+                   &OneDnnBf16PackedB, &OneDnnU8s8s32PackedB});
 #endif
 #if MMTUNE_HAVE_LIBXSMM
   libxsmm_init();

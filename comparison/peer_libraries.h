@@ -1,7 +1,7 @@
 // The peer libraries mmtune is compared with, each behind the same call: OpenBLAS (cblas), oneDNN
-// (dnnl_sgemm, dnnl_gemm_u8s8s32 and its bf16 matmul primitive) and libxsmm (JIT kernel for its
-// sizes, its BLAS fallback otherwise). Each is optional: compiled in when CMake found it
-// (MMTUNE_HAVE_<PEER>), absent otherwise.
+// (dnnl_sgemm, dnnl_gemm_u8s8s32, its matmul primitive for bf16 and for prepacked weights) and
+// libxsmm (JIT kernel for its sizes, its BLAS fallback otherwise). Each is optional: compiled in
+// when CMake found it (MMTUNE_HAVE_<PEER>), absent otherwise.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,16 @@ struct Peer {
                     const BFloat16* a, const BFloat16* b, float* c) = nullptr;
   bool (*u8s8s32_gemm)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                        const std::uint8_t* a, const std::int8_t* b, std::int32_t* c) = nullptr;
+  // The same with B taken as constant weights (`mmtune bench --packed-b`): the peer prepares B
+  // in its own layout on its first call with a given B and shape, outside the timed calls, and
+  // reuses it after. Null where the peer has no such API (only oneDNN's matmul has).
+  bool (*sgemm_packed_b)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                         const float* a, const float* b, float* c) = nullptr;
+  bool (*bf16_gemm_packed_b)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                             const BFloat16* a, const BFloat16* b, float* c) = nullptr;
+  bool (*u8s8s32_gemm_packed_b)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                                const std::uint8_t* a, const std::int8_t* b,
+                                std::int32_t* c) = nullptr;
 };
 
 // The peers this build found, in a fixed order.

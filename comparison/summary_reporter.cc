@@ -59,7 +59,9 @@ void SummaryReporter::ReportRuns(const std::vector<Run>& runs) {
 void SummaryReporter::PrintSummary(std::ostream& out) const {
   std::size_t key_width = 8;
   for (const std::string& key : problem_keys_) key_width = std::max(key_width, key.size());
-  const bool with_peers = impls_.size() > 2;
+  const bool with_peers = std::any_of(impls_.begin(), impls_.end(), [](const std::string& impl) {
+    return impl != "tuned" && impl != "default" && impl != "unpacked";
+  });
   out << "\nsummary: median GFLOP/s";
   if (with_peers) out << "; tuned / best peer (> 1: mmtune is faster)";
   out << "\n" << std::string(key_width, ' ');
@@ -87,7 +89,8 @@ void SummaryReporter::PrintSummary(std::ostream& out) const {
       out << RightAligned(text);
       if (!value) continue;
       if (impl == "tuned") tuned = value;
-      if (impl != "tuned" && impl != "default" && (!best_peer || *value > *best_peer)) {
+      const bool own = impl == "tuned" || impl == "default" || impl == "unpacked";
+      if (!own && (!best_peer || *value > *best_peer)) {
         best_peer = value;
         best_peer_name = impl;
       }

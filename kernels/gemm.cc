@@ -179,7 +179,7 @@ Result<PackedB<X>> GemmPlan<X>::PackB(Layout layout, Trans trans_b, std::int64_t
     return status.error();
   }
   if (b == nullptr && n > 0 && k > 0) {
-    return MakeError(ErrorCode::kInvalidArgument, "B is null");
+    return MakeError(ErrorCode::kInvalidArgument, "B is NULL");
   }
   PackedB<X> packed;
   packed.config_ = config_;
@@ -198,7 +198,8 @@ Result<PackedB<X>> GemmPlan<X>::PackB(Layout layout, Trans trans_b, std::int64_t
   if (extent > 0 && depth > std::numeric_limits<std::int64_t>::max() / extent /
                                 static_cast<std::int64_t>(sizeof(B))) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     "B of " + std::to_string(k) + " x " + std::to_string(n) + " is too large to pack");
+                     "B of " + std::to_string(k) + " x " + std::to_string(n) +
+                         " is too large to pack");
   }
   packed.size_ = extent * depth;
   if (packed.size_ == 0) return packed;
@@ -240,7 +241,7 @@ Status GemmPlan<X>::Run(const GemmArgs<X>& args, const PackedB<X>& b, ThreadPool
                          std::to_string(b.n()) + ", not a " + ToString(args.layout) + "-major " +
                          std::to_string(args.k) + " x " + std::to_string(args.n));
   }
-  if (!b.PackedFor(config_)) {
+  if (!b.Fits(config_, detail::AGroupOf<X>(*micro_kernel_))) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "B was packed for " + b.config().ToString() +
                          ", whose panels differ from those of " + config_.ToString());

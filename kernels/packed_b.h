@@ -16,11 +16,11 @@ namespace mmtune {
 template <typename X>
 class GemmPlan;
 
-// Immutable once made (move-only); any number of GEMMs may read one at once. Where the GEMM runs B as its
-// row-major B (row-major problems, and every low-precision one) the panels are nr columns wide;
-// a column-major f32 / f64 problem runs op(B) as its row-major A (see detail::RowMajorGemm), and
-// the panels are then mr rows of that A. For each k block starting at pc, the block's panels
-// lie in order at RoundUp(extent, panel) * pc.
+// Immutable once made (move-only); any number of GEMMs may read one at once. Where the GEMM
+// runs B as its row-major B (row-major problems, and every low-precision one) the panels are nr
+// columns wide; a column-major f32 / f64 problem runs op(B) as its row-major A (see
+// detail::RowMajorGemm), and the panels are then mr rows of that A. For each k block starting
+// at pc, the block's panels lie in order at RoundUp(extent, panel) * pc.
 template <typename X>
 class PackedB {
  public:
@@ -34,11 +34,18 @@ class PackedB {
   // Packed elements (zero-padded panels and k groups included).
   std::int64_t size() const { return size_; }
   const B* data() const { return data_.get(); }
-  // Whether `config` reads these panels as they are: the same micro-kernel and k block.
+  // Whether `config` reads these panels as they are: the packed family at the same ISA, the
+  // same panel width (nr; mr for A panels), k block and k run (AGroupOf). The tile's other
+  // side, its k unroll, the other blocks, the loop and the threads are free.
   bool PackedFor(const KernelConfig& config) const;
+  // Whether the panels are the row-major problem's A (column-major f32 / f64): then M of the
+  // GEMM runs along the tile's nr, else along its mr.
+  bool a_side() const { return a_side_; }
 
  private:
   friend class GemmPlan<X>;
+  // PackedFor for a config whose kernel packs k in runs of `a_group`.
+  bool Fits(const KernelConfig& config, int a_group) const;
   static constexpr std::size_t kAlignment = 64;
   struct Free {
     void operator()(B* p) const;
@@ -54,6 +61,14 @@ class PackedB {
   bool a_side_ = false;   // the panels are the row-major problem's A (mr rows)
   std::unique_ptr<B, Free> data_;  // 64-byte aligned
 };
+
+// The config that runs GEMMs of `rows` rows (M) on `packed` fastest by the tile: `packed`'s
+// config with the tile's free side (mr for B panels, nr for A panels) cut to the smallest
+// registered kernel that covers `rows` and reads the same panels (PackedFor) on this CPU, and
+// blocks that stay multiples of it; the config itself where no such kernel is smaller. A
+// decode step (M = 1) then computes one row of each tile, not mr.
+template <typename X>
+KernelConfig ShortTileConfig(const PackedB<X>& packed, std::int64_t rows);
 
 extern template class PackedB<float>;
 extern template class PackedB<double>;

@@ -6,6 +6,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,13 @@ struct FixedFromC {
 };
 struct mmtune_fixed_sgemm : FixedFromC<float> {};
 struct mmtune_fixed_dgemm : FixedFromC<double> {};
+
+// Packed weights of any dtype behind one C handle.
+struct mmtune_packed_b {
+  std::variant<mmtune::PackedWeights<float>, mmtune::PackedWeights<double>,
+               mmtune::PackedWeights<mmtune::BFloat16>, mmtune::PackedWeights<std::int8_t>>
+      weights;
+};
 
 namespace {
 
@@ -178,9 +186,126 @@ mmtune_status RunFromC(const char* routine, const Fixed* fixed, const T* a, cons
   return MMTUNE_OK;
 }
 
+// The dtype names of the packed handles' alternatives, in the variant's order.
+constexpr const char* kPackedDTypes[] = {"f32", "f64", "bf16", "s8"};
+
+template <typename T>
+mmtune_status PackFromC(const char* routine, const mmtune_runtime* handle, int layout,
+                        int trans_b, int64_t m, int64_t n, int64_t k, const T* b, int64_t ldb,
+                        mmtune_packed_b** out) {
+  if (out == nullptr) return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "packed is NULL");
+  *out = nullptr;
+  KindFromC kind;
+  if (auto code = CheckKind(routine, handle, layout, MMTUNE_NO_TRANS, trans_b, &kind);
+      code != MMTUNE_OK) {
+    return code;
+  }
+  return CallFromC(routine, [&]() -> mmtune::Status {
+    auto packed = handle->runtime->PackB(kind.layout, kind.trans_b, m, n, k, b, ldb);
+    if (!packed) return packed.error();
+    *out = new mmtune_packed_b{std::move(*packed)};
+    return mmtune::OkStatus();
+  });
+}
+
+template <typename T, typename Scalar, typename TA, typename TC>
+mmtune_status PackedGemmFromC(const char* routine, mmtune_runtime* handle, int layout,
+                              int trans_a, int64_t m, Scalar alpha, const TA* a, int64_t lda,
+                              const mmtune_packed_b* b, Scalar beta, TC* c, int64_t ldc) {
+  KindFromC kind;
+  if (auto code = CheckKind(routine, handle, layout, trans_a, MMTUNE_NO_TRANS, &kind);
+      code != MMTUNE_OK) {
+    return code;
+  }
+  if (b == nullptr) return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "packed B is NULL");
+  const auto* weights = std::get_if<mmtune::PackedWeights<T>>(&b->weights);
+  if (weights == nullptr) {
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT,
+                  std::string("the packed B holds ") + kPackedDTypes[b->weights.index()] +
+                      " weights");
+  }
+  // B's pointer is the packed copy's: only A and C can be NULL.
+  if (auto code = CheckPointers(routine, PointerNeeds::Of(m, weights->n(), weights->k(), alpha),
+                                a, weights, c);
+      code != MMTUNE_OK) {
+    return code;
+  }
+  return CallFromC(routine, [&] {
+    return handle->runtime->Gemm(kind.layout, kind.trans_a, m, alpha, a, lda, *weights, beta, c,
+                                 ldc);
+  });
+}
+
 }  // namespace
 
 extern "C" {
+
+mmtune_status mmtune_pack_b_f32(const mmtune_runtime* runtime, int layout, int trans_b,
+                                int64_t m, int64_t n, int64_t k, const float* b, int64_t ldb,
+                                mmtune_packed_b** packed) {
+  return PackFromC("mmtune_pack_b_f32", runtime, layout, trans_b, m, n, k, b, ldb, packed);
+}
+
+mmtune_status mmtune_pack_b_f64(const mmtune_runtime* runtime, int layout, int trans_b,
+                                int64_t m, int64_t n, int64_t k, const double* b, int64_t ldb,
+                                mmtune_packed_b** packed) {
+  return PackFromC("mmtune_pack_b_f64", runtime, layout, trans_b, m, n, k, b, ldb, packed);
+}
+
+mmtune_status mmtune_pack_b_bf16(const mmtune_runtime* runtime, int layout, int trans_b,
+                                 int64_t m, int64_t n, int64_t k, const mmtune_bf16* b,
+                                 int64_t ldb, mmtune_packed_b** packed) {
+  return PackFromC("mmtune_pack_b_bf16", runtime, layout, trans_b, m, n, k,
+                   reinterpret_cast<const mmtune::BFloat16*>(b), ldb, packed);
+}
+
+mmtune_status mmtune_pack_b_s8(const mmtune_runtime* runtime, int layout, int trans_b,
+                               int64_t m, int64_t n, int64_t k, const int8_t* b, int64_t ldb,
+                               mmtune_packed_b** packed) {
+  return PackFromC("mmtune_pack_b_s8", runtime, layout, trans_b, m, n, k, b, ldb, packed);
+}
+
+mmtune_status mmtune_gemm_f32_packed(mmtune_runtime* runtime, int layout, int trans_a, int64_t m,
+                                     float alpha, const float* a, int64_t lda,
+                                     const mmtune_packed_b* b, float beta, float* c,
+                                     int64_t ldc) {
+  return PackedGemmFromC<float>("mmtune_gemm_f32_packed", runtime, layout, trans_a, m, alpha, a,
+                                lda, b, beta, c, ldc);
+}
+
+mmtune_status mmtune_gemm_f64_packed(mmtune_runtime* runtime, int layout, int trans_a, int64_t m,
+                                     double alpha, const double* a, int64_t lda,
+                                     const mmtune_packed_b* b, double beta, double* c,
+                                     int64_t ldc) {
+  return PackedGemmFromC<double>("mmtune_gemm_f64_packed", runtime, layout, trans_a, m, alpha, a,
+                                 lda, b, beta, c, ldc);
+}
+
+mmtune_status mmtune_gemm_bf16_packed(mmtune_runtime* runtime, int layout, int trans_a,
+                                      int64_t m, float alpha, const mmtune_bf16* a, int64_t lda,
+                                      const mmtune_packed_b* b, float beta, float* c,
+                                      int64_t ldc) {
+  return PackedGemmFromC<mmtune::BFloat16>("mmtune_gemm_bf16_packed", runtime, layout, trans_a,
+                                           m, alpha,
+                                           reinterpret_cast<const mmtune::BFloat16*>(a), lda, b,
+                                           beta, c, ldc);
+}
+
+mmtune_status mmtune_gemm_u8s8s32_packed(mmtune_runtime* runtime, int layout, int trans_a,
+                                         int64_t m, int32_t alpha, const uint8_t* a, int64_t lda,
+                                         const mmtune_packed_b* b, int32_t beta, int32_t* c,
+                                         int64_t ldc) {
+  return PackedGemmFromC<std::int8_t>("mmtune_gemm_u8s8s32_packed", runtime, layout, trans_a, m,
+                                      alpha, a, lda, b, beta, c, ldc);
+}
+
+int64_t mmtune_packed_b_bytes(const mmtune_packed_b* packed) {
+  if (packed == nullptr) return 0;
+  return std::visit([](const auto& w) { return static_cast<int64_t>(w.bytes()); },
+                    packed->weights);
+}
+
+void mmtune_packed_b_free(mmtune_packed_b* packed) { delete packed; }
 
 void mmtune_options_init(mmtune_options* options) {
   if (options == nullptr) return;

@@ -67,13 +67,26 @@ struct CallKeyHash {
   }
 };
 
-// The plans of one GEMM X (gemm_types.h).
-template <class Kind>
-struct TypedPlans {
-  using Plan = GemmPlan<Kind>;
-  std::optional<Plan> plan;  // the looked-up config
-  std::optional<Plan> solo;  // the same on one thread, for when another call has the pool
+// A config's plan, and the same on one thread for when another call has the pool.
+template <typename X>
+struct PlanAndSolo {
+  GemmPlan<X> plan;
+  GemmPlan<X> solo;
+
+  static Result<PlanAndSolo> Create(const KernelConfig& config) {
+    auto plan = GemmPlan<X>::Create(config);
+    if (!plan) return plan.error();
+    KernelConfig alone = config;
+    alone.threads = 1;
+    auto solo = GemmPlan<X>::Create(alone);
+    if (!solo) return solo.error();
+    return PlanAndSolo{std::move(*plan), std::move(*solo)};
+  }
 };
+
+// The plans of one GEMM X (gemm_types.h); set for the dtype of the entry's problem.
+template <class Kind>
+using TypedPlans = std::optional<PlanAndSolo<Kind>>;
 
 // What the runtime decided for one problem, made once and kept for the runtime's lifetime. Only
 // the plans of the problem's dtype are set.
@@ -116,15 +129,9 @@ struct PlanEntry {
  private:
   template <class Kind>
   static Status MakeTypedPlans(const KernelConfig& config, TypedPlans<Kind>& plans) {
-    using Plan = GemmPlan<Kind>;
-    auto plan = Plan::Create(config);
-    if (!plan) return plan.error();
-    KernelConfig alone = config;
-    alone.threads = 1;
-    auto solo = Plan::Create(alone);
-    if (!solo) return solo.error();
-    plans.plan = std::move(*plan);
-    plans.solo = std::move(*solo);
+    auto made = PlanAndSolo<Kind>::Create(config);
+    if (!made) return made.error();
+    plans.emplace(std::move(*made));
     return OkStatus();
   }
 };
@@ -313,7 +320,7 @@ Status Runtime::Impl::Gemm(const GemmArgs<Kind>& args) const {
 
   const TypedPlans<Kind>& plans = e.Plans<Kind>();
   auto execute = [&] {
-    return RunWithPoolOrAlone(*plans.plan, *plans.solo, e.team_or_alone,
+    return RunWithPoolOrAlone(plans->plan, plans->solo, e.team_or_alone,
                               [&](const GemmPlan<Kind>& plan) { return plan.Run(args, *pool); });
   };
   if (!Records(e)) [[likely]] return execute();
@@ -510,9 +517,9 @@ Result<FixedGemm<T>> Runtime::Bind(Layout layout, Trans trans_a, Trans trans_b, 
   const TypedPlans<T>& plans = (*entry)->template Plans<T>();
   const GemmArgs<T> shape{layout,  trans_a, trans_b, m,   n,    k,       alpha,
                           nullptr, lda,     nullptr, ldb, beta, nullptr, ldc};
-  auto plan = plans.plan->Bind(shape);
+  auto plan = plans->plan.Bind(shape);
   if (!plan) return plan.error();
-  auto solo = plans.solo->Bind(shape);
+  auto solo = plans->solo.Bind(shape);
   if (!solo) return solo.error();
   fixed->plan.emplace(std::move(*plan));
   fixed->solo.emplace(std::move(*solo));
@@ -520,6 +527,178 @@ Result<FixedGemm<T>> Runtime::Bind(Layout layout, Trans trans_a, Trans trans_b, 
   if (impl_->Records(**entry)) fixed->recorded = std::move(*entry);
   return FixedGemm<T>(std::move(fixed));
 }
+
+// ---- Packed weights ----
+
+namespace {
+
+// The GEMM whose B elements are T (mmtune/runtime.h's PackedWeights).
+template <typename T>
+struct GemmOfB {
+  using X = T;
+};
+template <>
+struct GemmOfB<BFloat16> {
+  using X = Bf16Gemm;
+};
+template <>
+struct GemmOfB<std::int8_t> {
+  using X = S8Gemm;
+};
+
+}  // namespace
+
+template <typename T>
+struct PackedWeights<T>::Impl {
+  using X = typename GemmOfB<T>::X;
+  std::optional<PlanAndSolo<X>> plans;  // the config the weights were packed for
+  // [rows - 1]: the plans of GEMMs shorter than the config's tile (ShortTileConfig).
+  std::vector<PlanAndSolo<X>> short_plans;
+  std::optional<PackedB<X>> packed;
+  TeamOrAlone team_or_alone;
+  ThreadPool* pool = nullptr;
+  LookupReport lookup;
+
+  Status Execute(const GemmArgs<X>& args) const {
+    const bool short_call = args.m >= 1 && args.m <= static_cast<std::int64_t>(short_plans.size());
+    const PlanAndSolo<X>& chosen =
+        short_call ? short_plans[static_cast<std::size_t>(args.m - 1)] : *plans;
+    return RunWithPoolOrAlone(chosen.plan, chosen.solo, team_or_alone,
+                              [&](const GemmPlan<X>& with) {
+                                return with.Run(args, *packed, *pool);
+                              });
+  }
+};
+
+template <typename T>
+PackedWeights<T>::PackedWeights(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+template <typename T>
+PackedWeights<T>::PackedWeights(PackedWeights&&) noexcept = default;
+template <typename T>
+PackedWeights<T>& PackedWeights<T>::operator=(PackedWeights&&) noexcept = default;
+template <typename T>
+PackedWeights<T>::~PackedWeights() = default;
+template <typename T>
+Layout PackedWeights<T>::layout() const {
+  return impl_->packed->layout();
+}
+template <typename T>
+std::int64_t PackedWeights<T>::k() const {
+  return impl_->packed->k();
+}
+template <typename T>
+std::int64_t PackedWeights<T>::n() const {
+  return impl_->packed->n();
+}
+template <typename T>
+std::size_t PackedWeights<T>::bytes() const {
+  return static_cast<std::size_t>(impl_->packed->size()) * sizeof(T);
+}
+template <typename T>
+const LookupReport& PackedWeights<T>::lookup() const {
+  return impl_->lookup;
+}
+
+template <typename T>
+  requires std::is_same_v<T, float> || std::is_same_v<T, double> ||
+           std::is_same_v<T, BFloat16> || std::is_same_v<T, std::int8_t>
+Result<PackedWeights<T>> Runtime::PackB(Layout layout, Trans trans_b, std::int64_t m,
+                                        std::int64_t n, std::int64_t k, const T* b,
+                                        std::int64_t ldb) const {
+  using X = typename GemmOfB<T>::X;
+  if (m < 1) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "m = " + std::to_string(m) +
+                         ": the rows the weights are packed for must be >= 1");
+  }
+  // Empty weights still need a config that runs (BLAS semantics of K = 0); it is chosen as for
+  // one column or one k.
+  Problem problem = impl_->ProblemOf(GemmTypes<X>::kDType, layout, Trans::kNo, trans_b, m,
+                                     std::max<std::int64_t>(n, 1), std::max<std::int64_t>(k, 1));
+  mmtune::Lookup found = impl_->index.Find(problem);
+  if (found.config.family != KernelFamily::kPacked) {
+    problem.threads = DefaultThreadCount(problem, impl_->max_threads);
+    found = mmtune::Lookup{LookupTier::kDefault, PackedDefaultConfig(problem, impl_->machine),
+                           Problem{}, 0.0,
+                           std::string("the packed family's analytical default (the ") +
+                               ToString(found.tier) + " config is of the " +
+                               ToString(found.config.family) + " family, which reads B unpacked)",
+                           ""};
+  }
+  auto plans = PlanAndSolo<X>::Create(found.config);
+  if (!plans) return plans.error();
+  auto packed = plans->plan.PackB(layout, trans_b, k, n, b, ldb);
+  if (!packed) return packed.error();
+  auto impl = std::make_unique<typename PackedWeights<T>::Impl>();
+  // Calls with fewer rows than the tile has run a shorter tile on the same panels.
+  const int free_side = packed->a_side() ? found.config.nr : found.config.mr;
+  for (int rows = 1; rows < free_side; ++rows) {
+    auto short_plans = PlanAndSolo<X>::Create(ShortTileConfig(*packed, rows));
+    if (!short_plans) return short_plans.error();
+    impl->short_plans.push_back(std::move(*short_plans));
+  }
+  impl->plans.emplace(std::move(*plans));
+  impl->packed.emplace(std::move(*packed));
+  impl->pool = impl_->pool;
+  impl->lookup = ReportOf(found);
+  return PackedWeights<T>(std::move(impl));
+}
+
+namespace {
+
+template <typename T>
+Status GemmWithPacked(Layout layout, Trans trans_a, std::int64_t m,
+                      typename GemmTypes<typename GemmOfB<T>::X>::Scalar alpha,
+                      const typename GemmTypes<typename GemmOfB<T>::X>::A* a, std::int64_t lda,
+                      const typename PackedWeights<T>::Impl& b,
+                      typename GemmTypes<typename GemmOfB<T>::X>::Scalar beta,
+                      typename GemmTypes<typename GemmOfB<T>::X>::C* c, std::int64_t ldc) {
+  const GemmArgs<typename GemmOfB<T>::X> args{
+      layout, trans_a, Trans::kNo, m, b.packed->n(), b.packed->k(), alpha, a, lda, nullptr, 0,
+      beta,   c,       ldc};
+  return b.Execute(args);
+}
+
+}  // namespace
+
+Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, float alpha, const float* a,
+                     std::int64_t lda, const PackedWeights<float>& b, float beta, float* c,
+                     std::int64_t ldc) {
+  return GemmWithPacked<float>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c, ldc);
+}
+Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, double alpha, const double* a,
+                     std::int64_t lda, const PackedWeights<double>& b, double beta, double* c,
+                     std::int64_t ldc) {
+  return GemmWithPacked<double>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c, ldc);
+}
+Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, float alpha,
+                     const BFloat16* a, std::int64_t lda, const PackedWeights<BFloat16>& b,
+                     float beta, float* c, std::int64_t ldc) {
+  return GemmWithPacked<BFloat16>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c, ldc);
+}
+Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, std::int32_t alpha,
+                     const std::uint8_t* a, std::int64_t lda, const PackedWeights<std::int8_t>& b,
+                     std::int32_t beta, std::int32_t* c, std::int64_t ldc) {
+  return GemmWithPacked<std::int8_t>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c, ldc);
+}
+
+template class PackedWeights<float>;
+template class PackedWeights<double>;
+template class PackedWeights<BFloat16>;
+template class PackedWeights<std::int8_t>;
+template Result<PackedWeights<float>> Runtime::PackB<float>(Layout, Trans, std::int64_t,
+                                                            std::int64_t, std::int64_t,
+                                                            const float*, std::int64_t) const;
+template Result<PackedWeights<double>> Runtime::PackB<double>(Layout, Trans, std::int64_t,
+                                                              std::int64_t, std::int64_t,
+                                                              const double*, std::int64_t) const;
+template Result<PackedWeights<BFloat16>> Runtime::PackB<BFloat16>(Layout, Trans, std::int64_t,
+                                                                  std::int64_t, std::int64_t,
+                                                                  const BFloat16*,
+                                                                  std::int64_t) const;
+template Result<PackedWeights<std::int8_t>> Runtime::PackB<std::int8_t>(
+    Layout, Trans, std::int64_t, std::int64_t, std::int64_t, const std::int8_t*,
+    std::int64_t) const;
 
 template class FixedGemm<float>;
 template class FixedGemm<double>;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -88,6 +89,38 @@ TEST(BenchCliTest, LowPrecisionDtypesAreVerifiedAndTimed) {
       if (row.contains("gflops") && row["gflops"].get<double>() > 0.0) ++timed;
     }
     EXPECT_EQ(timed, 2);  // tuned (the default tier here) and default
+  }
+}
+
+// --packed-b: the packed weights (tuned, default) beside mmtune's plain call, each verified and
+// timed, in every dtype, with labels that say how B was given.
+TEST(BenchCliTest, PackedWeightsAreVerifiedAndTimedInEveryDtype) {
+  const std::string dir = FreshTestDir("bench_packed_b");
+  for (const char* dtype : {"f32", "f64", "bf16", "s8"}) {
+    SCOPED_TRACE(dtype);
+    const std::string json_path = dir + "/" + dtype + ".json";
+    const RunResult r = RunMmtune("bench --packed-b --db '" + TunedDb() + "' --dtype " + dtype +
+                                  " --shapes 1x40x52,33x40x52 --against none --repetitions 1 "
+                                  "--min-time 0.01 --json '" + json_path + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json doc = nlohmann::json::parse(Slurp(json_path), nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << Slurp(json_path);
+    EXPECT_EQ(doc["context"]["mmtune_packed_b"], "true");
+    std::map<std::string, int> timed;
+    for (const nlohmann::json& row : doc["benchmarks"]) {
+      std::string name = row["run_name"].get<std::string>();
+      EXPECT_FALSE(row.contains("error_occurred")) << name << ": " << row.dump();
+      if (!row.contains("gflops") || row["gflops"].get<double>() <= 0.0) continue;
+      name.resize(name.rfind("/real_time"));
+      const std::string impl = name.substr(name.rfind('/') + 1);
+      ++timed[impl];
+      const std::string label = row.value("label", "");
+      if (impl != "unpacked") {
+        EXPECT_EQ(label.rfind("packed B; ", 0), 0u) << name << ": " << label;
+        EXPECT_NE(label.find("packed "), std::string::npos) << label;  // the packed family
+      }
+    }
+    EXPECT_EQ(timed, (std::map<std::string, int>{{"default", 2}, {"tuned", 2}, {"unpacked", 2}}));
   }
 }
 

@@ -18,7 +18,9 @@
 #include "kernels/gemm_args.h"
 #include "kernels/gemm_internal.h"
 #include "kernels/microkernel.h"
+#include "kernels/packed_b.h"
 #include "mmtune/bf16.h"
+#include "small_integers.h"
 
 namespace mmtune {
 namespace {
@@ -31,23 +33,8 @@ using CType = typename GemmTypes<X>::C;
 template <typename X>
 constexpr CType<X> kCanary = CType<X>(-7777);
 
-template <typename T>
-T FromInt(int value) {
-  if constexpr (std::is_same_v<T, BFloat16>) {
-    return ToBFloat16(static_cast<float>(value));
-  } else {
-    return static_cast<T>(value);
-  }
-}
-
-template <typename T>
-double ToDouble(T value) {
-  if constexpr (std::is_same_v<T, BFloat16>) {
-    return static_cast<double>(ToFloat(value));
-  } else {
-    return static_cast<double>(value);
-  }
-}
+using testing::FromInt;
+using testing::ToDouble;
 
 // A stored matrix whose op() is rows x cols, leading dimension 3 past the minimum, small
 // integer values (non-negative for s8's unsigned A).
@@ -88,9 +75,10 @@ struct Problem3 {
   typename GemmTypes<X>::Scalar alpha, beta;
 };
 
-// Runs `plan` on `p` with B packed by `plan` itself and checks C exactly, canaries included.
+// Runs `runner` on `p` with B packed by `packer` and checks C exactly, canaries included.
 template <typename X>
-void ExpectPackedRunExact(const GemmPlan<X>& plan, const Problem3<X>& p, std::mt19937& rng) {
+void ExpectPackedRunExact(const GemmPlan<X>& packer, const GemmPlan<X>& runner,
+                          const Problem3<X>& p, std::mt19937& rng) {
   using C = CType<X>;
   const Stored<typename GemmTypes<X>::A> a = MakeStored<typename GemmTypes<X>::A>(
       p.layout, p.ta, p.m, p.k, rng);
@@ -115,13 +103,13 @@ void ExpectPackedRunExact(const GemmPlan<X>& plan, const Problem3<X>& p, std::mt
       expected[at] = static_cast<C>(value);
     }
   }
-  auto packed = plan.PackB(p.layout, p.tb, p.k, p.n, b.values.data(), b.ld);
+  auto packed = packer.PackB(p.layout, p.tb, p.k, p.n, b.values.data(), b.ld);
   ASSERT_TRUE(packed.ok()) << packed.error().message;
   for (auto& v : b.values) v = FromInt<typename GemmTypes<X>::B>(99);  // a read of B shows
   const GemmArgs<X> args{p.layout, p.ta,    p.tb,   p.m, p.n,    p.k,
                          p.alpha,  a.values.data(), a.ld, nullptr, 0, p.beta, c.data() + kPad,
                          ldc};
-  const Status status = plan.Run(args, *packed);
+  const Status status = runner.Run(args, *packed);
   ASSERT_TRUE(status.ok()) << status.error().message;
   int bad = 0;
   for (std::size_t i = 0; i < c.size(); ++i) {
@@ -189,7 +177,7 @@ void CheckEveryKernel() {
               SCOPED_TRACE(config.ToString() + " " + ToString(layout) + " " +
                            TransPairToString(ta, tb) + " " + std::to_string(p.m) + "x" +
                            std::to_string(p.n) + "x" + std::to_string(p.k));
-              ExpectPackedRunExact(*plan, p, rng);
+              ExpectPackedRunExact(*plan, *plan, p, rng);
               if (::testing::Test::HasFailure()) return;
             }
           }
@@ -198,6 +186,62 @@ void CheckEveryKernel() {
     }
   }
 }
+
+// GEMMs shorter than the tile run ShortTileConfig's kernel on the panels packed for the tile.
+template <typename X>
+void CheckShortTiles() {
+  std::mt19937 rng(5);
+  int shortened = 0;
+  for (const KernelConfig& config : RunnablePackedConfigs<X>()) {
+    auto packer = GemmPlan<X>::Create(config);
+    ASSERT_TRUE(packer.ok());
+    for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+      const bool a_side = !GemmTypes<X>::kLowPrecision && layout == Layout::kColMajor;
+      const int side = a_side ? config.nr : config.mr;
+      for (int rows = 1; rows < side; ++rows) {
+        std::vector<typename GemmTypes<X>::B> b(64 * 64);
+        auto packed = packer->PackB(layout, Trans::kNo, 37, 29, b.data(), 64);
+        ASSERT_TRUE(packed.ok());
+        const KernelConfig short_tile = ShortTileConfig(*packed, rows);
+        SCOPED_TRACE(config.ToString() + " -> " + short_tile.ToString() + " for " +
+                     std::to_string(rows) + " rows, " + ToString(layout));
+        EXPECT_TRUE(packed->PackedFor(short_tile));
+        const int short_side = a_side ? short_tile.nr : short_tile.mr;
+        EXPECT_GE(short_side, rows);
+        EXPECT_LE(short_side, side);
+        if (short_side < side) ++shortened;
+        // The kernel with the fewest rows (columns) that covers them and reads these panels.
+        for (const auto& entry : MicroKernels<X>(config.isa)) {
+          const int entry_side = a_side ? entry.nr : entry.mr;
+          const int width = a_side ? entry.mr : entry.nr;
+          KernelConfig other = short_tile;
+          other.mr = entry.mr;
+          other.nr = entry.nr;
+          other.k_unroll = entry.k_unroll;
+          if (entry_side >= rows && entry_side < short_side &&
+              width == (a_side ? config.mr : config.nr) && packed->PackedFor(other)) {
+            ADD_FAILURE() << "a shorter kernel reads the panels: " << other.ToString();
+          }
+        }
+        auto runner = GemmPlan<X>::Create(short_tile);
+        ASSERT_TRUE(runner.ok()) << runner.error().message;
+        using Scalar = typename GemmTypes<X>::Scalar;
+        ExpectPackedRunExact(*packer, *runner,
+                             Problem3<X>{layout, Trans::kNo, Trans::kYes, rows, 29, 37,
+                                         Scalar(2), Scalar(0)},
+                             rng);
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+  // Every registry has tiles of one width and several heights.
+  EXPECT_GT(shortened, 0);
+}
+
+TEST(PackedBTest, F32ShortTilesExact) { CheckShortTiles<float>(); }
+TEST(PackedBTest, F64ShortTilesExact) { CheckShortTiles<double>(); }
+TEST(PackedBTest, Bf16ShortTilesExact) { CheckShortTiles<Bf16Gemm>(); }
+TEST(PackedBTest, S8ShortTilesExact) { CheckShortTiles<S8Gemm>(); }
 
 TEST(PackedBTest, F32EveryKernelExact) { CheckEveryKernel<float>(); }
 TEST(PackedBTest, F64EveryKernelExact) { CheckEveryKernel<double>(); }
@@ -224,6 +268,14 @@ TEST(PackedBTest, PackedForTheKernelAndKBlockOnly) {
   other.parallel_loop = ParallelLoop::kIc;
   other.prefetch_c = !other.prefetch_c;
   EXPECT_TRUE(packed->PackedFor(other));  // blocks, loop, threads, prefetch: same panels
+  for (const auto& entry : MicroKernels<float>(config.isa)) {
+    KernelConfig tile = config;
+    tile.mr = entry.mr;
+    tile.nr = entry.nr;
+    tile.k_unroll = entry.k_unroll;
+    // Row-major B panels are nr wide: any kernel of that width reads them.
+    EXPECT_EQ(packed->PackedFor(tile), entry.nr == config.nr) << tile.ToString();
+  }
   other = config;
   other.kc += 1;
   EXPECT_FALSE(packed->PackedFor(other));
@@ -299,7 +351,7 @@ TEST(PackedBTest, PackingRefusesBadArgumentsAndOtherFamilies) {
   EXPECT_FALSE(negative.ok());
   auto null_b = plan->PackB(Layout::kRowMajor, Trans::kNo, 8, 8, nullptr, 8);
   ASSERT_FALSE(null_b.ok());
-  EXPECT_NE(null_b.error().message.find("null"), std::string::npos);
+  EXPECT_NE(null_b.error().message.find("B is NULL"), std::string::npos);
   KernelConfig direct = config;
   direct.family = KernelFamily::kDirect;
   direct.mc = 0;

@@ -30,6 +30,7 @@
 #include "runtime/record_file.h"
 #include "runtime/team_or_alone.h"
 #include "runtime/winner_index.h"
+#include "small_integers.h"
 #include "synthetic_machine.h"
 
 namespace mmtune {
@@ -1510,6 +1511,261 @@ TEST_F(RuntimeTest, CApiLowPrecisionGemmsAndConversions) {
             MMTUNE_INVALID_ARGUMENT);
   EXPECT_NE(std::string(mmtune_last_error()).find("lda"), std::string::npos);
   EXPECT_EQ(c[0], 5.0f);  // nothing written
+  mmtune_close(runtime);
+}
+
+// ---- Packed weights (Runtime::PackB). ----
+
+// The GEMM types of packed weights of T.
+template <typename T>
+struct PackedGemmOf {
+  using A = T;
+  using C = T;
+  using Scalar = T;
+};
+template <>
+struct PackedGemmOf<BFloat16> {
+  using A = BFloat16;
+  using C = float;
+  using Scalar = float;
+};
+template <>
+struct PackedGemmOf<std::int8_t> {
+  using A = std::uint8_t;
+  using C = std::int32_t;
+  using Scalar = std::int32_t;
+};
+
+// Packs B of `p` (for M = pack_m) and runs M = p.m with it: small integer operands, so every
+// dtype's result is exact; padded leading dimensions, NaN in a float C under beta = 0, and the
+// padding of C never written. B is overwritten after packing: the GEMM must not read it.
+template <typename T>
+void ExpectPackedWeightsExact(Runtime& runtime, const Problem& p, std::int64_t pack_m,
+                              typename PackedGemmOf<T>::Scalar alpha,
+                              typename PackedGemmOf<T>::Scalar beta) {
+  using A = typename PackedGemmOf<T>::A;
+  using C = typename PackedGemmOf<T>::C;
+  const auto [lda, a_elements] = Padded(p, p.m, p.k, p.trans_a);
+  const auto [ldb, b_elements] = Padded(p, p.k, p.n, p.trans_b);
+  const auto [ldc, c_elements] = Padded(p, p.m, p.n, Trans::kNo);
+  std::mt19937 rng(static_cast<unsigned>(p.m * 131 + p.n * 7 + p.k));
+  std::uniform_int_distribution<int> small(std::is_unsigned_v<A> ? 0 : -3, 3);
+  std::vector<A> a(a_elements);
+  std::vector<T> b(b_elements);
+  std::vector<C> c(c_elements, C(-777));
+  for (A& x : a) x = testing::FromInt<A>(small(rng));
+  for (T& x : b) x = testing::FromInt<T>(small(rng));
+  auto at = [&](const auto& values, std::int64_t ld, Trans trans, std::int64_t i,
+                std::int64_t j) {
+    return testing::ToDouble(trans == Trans::kNo ? values[StoredOffset(p.layout, i, j, ld)]
+                                              : values[StoredOffset(p.layout, j, i, ld)]);
+  };
+  std::vector<C> expected = c;
+  for (std::int64_t i = 0; i < p.m; ++i) {
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      const auto index = static_cast<std::size_t>(StoredOffset(p.layout, i, j, ldc));
+      double sum = 0;
+      for (std::int64_t q = 0; q < p.k; ++q) {
+        sum += at(a, lda, p.trans_a, i, q) * at(b, ldb, p.trans_b, q, j);
+      }
+      const C old = std::is_floating_point_v<C> && beta == 0
+                        ? std::numeric_limits<C>::quiet_NaN()
+                        : static_cast<C>(small(rng));
+      c[index] = old;
+      expected[index] = static_cast<C>(static_cast<double>(alpha) * sum +
+                                       (beta == 0 ? 0.0 : static_cast<double>(beta) *
+                                                              static_cast<double>(old)));
+    }
+  }
+  auto packed = runtime.PackB(p.layout, p.trans_b, pack_m, p.n, p.k, b.data(), ldb);
+  ASSERT_TRUE(packed) << p.ToString() << ": " << packed.error().message;
+  EXPECT_EQ(packed->n(), p.n);
+  EXPECT_EQ(packed->k(), p.k);
+  EXPECT_EQ(packed->layout(), p.layout);
+  EXPECT_GE(packed->bytes(), static_cast<std::size_t>(p.n * p.k) * sizeof(T));
+  EXPECT_NE(packed->lookup().config_text.find("packed"), std::string::npos)
+      << packed->lookup().config_text;
+  for (T& x : b) x = testing::FromInt<T>(100);
+  const Status status =
+      runtime.Gemm(p.layout, p.trans_a, p.m, alpha, a.data(), lda, *packed, beta, c.data(), ldc);
+  ASSERT_TRUE(status) << p.ToString() << ": " << status.error().message;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    ASSERT_EQ(c[i], expected[i]) << p.ToString() << " (packed for M = " << pack_m
+                                 << ") C storage element " << i;
+  }
+}
+
+template <typename T>
+void ExpectPackedWeightsExactEverywhere(Runtime& runtime, DType dtype) {
+  using Scalar = typename PackedGemmOf<T>::Scalar;
+  for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+    for (Trans ta : {Trans::kNo, Trans::kYes}) {
+      for (Trans tb : {Trans::kNo, Trans::kYes}) {
+        // One packing, many M: a decode step, a prime, the packed-for M, a larger batch.
+        for (std::int64_t m : {1, 7, 48, 130}) {
+          const Problem p = MakeProblem(m, 53, 41, 1, dtype, layout, ta, tb);
+          ExpectPackedWeightsExact<T>(runtime, p, 48, Scalar(1), Scalar(0));
+          ExpectPackedWeightsExact<T>(runtime, p, 48, Scalar(2), Scalar(-1));
+        }
+      }
+    }
+  }
+  ExpectPackedWeightsExact<T>(runtime, MakeProblem(5, 1, 300, 1, dtype), 1, Scalar(1),
+                              Scalar(0));
+  ExpectPackedWeightsExact<T>(runtime, MakeProblem(5, 300, 1, 1, dtype), 5, Scalar(1),
+                              Scalar(1));
+}
+
+TEST_F(RuntimeTest, PackedWeightsExactInEveryDtypeLayoutTransposeAndM) {
+  for (int threads : {1, 2}) {
+    auto runtime = Open("", threads);
+    ASSERT_NE(runtime, nullptr);
+    ExpectPackedWeightsExactEverywhere<float>(*runtime, DType::kF32);
+    ExpectPackedWeightsExactEverywhere<double>(*runtime, DType::kF64);
+    ExpectPackedWeightsExactEverywhere<BFloat16>(*runtime, DType::kBF16);
+    ExpectPackedWeightsExactEverywhere<std::int8_t>(*runtime, DType::kS8);
+  }
+}
+
+TEST_F(RuntimeTest, PackedWeightsTakeAPackedWinnerElseThePackedDefault) {
+  const Problem tuned = MakeProblem(48, 80, 100);
+  KernelConfig packed_config = PackedDefaultConfig(tuned, machine_);
+  ASSERT_EQ(packed_config.family, KernelFamily::kPacked);
+  packed_config.kc = 32;  // visibly not the default
+  const Problem small = MakeProblem(12, 10, 20);
+  const KernelConfig small_config = MarkedConfig(small, machine_);
+  ASSERT_NE(small_config.family, KernelFamily::kPacked);
+  auto runtime = Open(MakeDb("packed.db",
+                             {Winner(tuned, packed_config, 42.0, machine_.fingerprint),
+                              Winner(small, small_config, 9.0, machine_.fingerprint)}));
+  ASSERT_NE(runtime, nullptr);
+  std::vector<float> b(100 * 80, 1.0f);
+  auto exact = runtime->PackB(Layout::kRowMajor, Trans::kNo, 48, 80, 100, b.data(), 80);
+  ASSERT_TRUE(exact) << exact.error().message;
+  EXPECT_EQ(exact->lookup().tier, LookupTier::kExact);
+  EXPECT_EQ(exact->lookup().config_text, packed_config.ToString());
+  auto fallback = runtime->PackB(Layout::kRowMajor, Trans::kNo, 12, 10, 20, b.data(), 10);
+  ASSERT_TRUE(fallback) << fallback.error().message;
+  EXPECT_EQ(fallback->lookup().tier, LookupTier::kDefault);
+  EXPECT_EQ(fallback->lookup().config_text,
+            PackedDefaultConfig(small, machine_).ToString());
+  EXPECT_NE(fallback->lookup().threads_reason.find(ToString(small_config.family)),
+            std::string::npos)
+      << fallback->lookup().threads_reason;
+  // Both run: M = 12 with all-ones operands gives K in every element.
+  std::vector<float> a(12 * 20, 1.0f), c(12 * 10, 0.0f);
+  ASSERT_TRUE(runtime->Gemm(Layout::kRowMajor, Trans::kNo, 12, 1.0f, a.data(), 20, *fallback,
+                            0.0f, c.data(), 10));
+  for (float v : c) ASSERT_EQ(v, 20.0f);
+}
+
+TEST_F(RuntimeTest, PackedWeightsRefuseBadArgumentsAndOutliveTheirRuntime) {
+  std::optional<PackedWeights<float>> kept;
+  std::vector<float> b(6 * 4, 1.0f);
+  {
+    auto runtime = Open("");
+    ASSERT_NE(runtime, nullptr);
+    auto no_rows = runtime->PackB(Layout::kRowMajor, Trans::kNo, 0, 4, 6, b.data(), 4);
+    ASSERT_FALSE(no_rows);
+    EXPECT_EQ(no_rows.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(no_rows.error().message.find("m = 0"), std::string::npos);
+    auto low_ldb = runtime->PackB(Layout::kRowMajor, Trans::kNo, 2, 4, 6, b.data(), 3);
+    ASSERT_FALSE(low_ldb);
+    EXPECT_NE(low_ldb.error().message.find("ldb"), std::string::npos);
+    auto packed = runtime->PackB(Layout::kRowMajor, Trans::kNo, 2, 4, 6, b.data(), 4);
+    ASSERT_TRUE(packed) << packed.error().message;
+    std::vector<float> a(2 * 6, 1.0f), c(2 * 4, 3.0f);
+    const Status wrong_layout = runtime->Gemm(Layout::kColMajor, Trans::kNo, 2, 1.0f, a.data(), 2,
+                                              *packed, 0.0f, c.data(), 2);
+    ASSERT_FALSE(wrong_layout);
+    EXPECT_EQ(wrong_layout.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(c, std::vector<float>(2 * 4, 3.0f));
+    const Status low_lda = runtime->Gemm(Layout::kRowMajor, Trans::kNo, 2, 1.0f, a.data(), 5,
+                                         *packed, 0.0f, c.data(), 4);
+    ASSERT_FALSE(low_lda);
+    EXPECT_NE(low_lda.error().message.find("lda"), std::string::npos);
+    EXPECT_TRUE(runtime->Gemm(Layout::kRowMajor, Trans::kNo, 0, 1.0f, a.data(), 6, *packed, 0.0f,
+                              c.data(), 4));  // M = 0: nothing to do
+    kept.emplace(std::move(*packed));
+  }
+  // The runtime is closed; a new one runs the weights packed by the old.
+  auto other = Open("");
+  ASSERT_NE(other, nullptr);
+  std::vector<float> a(3 * 6, 1.0f), c(3 * 4, NAN);
+  ASSERT_TRUE(other->Gemm(Layout::kRowMajor, Trans::kNo, 3, 2.0f, a.data(), 6, *kept, 0.0f,
+                          c.data(), 4));
+  for (float v : c) EXPECT_EQ(v, 12.0f);
+}
+
+TEST_F(RuntimeTest, CApiPackedWeights) {
+  mmtune_runtime* runtime = nullptr;
+  ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK) << mmtune_last_error();
+  const float b[6] = {1, 0, 0, 1, 1, 1};  // 3x2 row-major
+  mmtune_packed_b* packed = nullptr;
+  ASSERT_EQ(mmtune_pack_b_f32(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, 2, 3, b, 2, &packed),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  ASSERT_NE(packed, nullptr);
+  EXPECT_GE(mmtune_packed_b_bytes(packed), 6 * 4);
+  const float a[6] = {1, 2, 3, 4, 5, 6};  // 2x3
+  float c[4] = {NAN, NAN, NAN, NAN};
+  ASSERT_EQ(mmtune_gemm_f32_packed(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, 2.0f, a, 3,
+                                   packed, 0.0f, c, 2),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  EXPECT_EQ(c[0], 8.0f);
+  EXPECT_EQ(c[1], 10.0f);
+  EXPECT_EQ(c[2], 20.0f);
+  EXPECT_EQ(c[3], 22.0f);
+  // Another dtype's GEMM, NULL handles and operands: one-line errors, C unchanged.
+  float cf[4] = {1, 2, 3, 4};
+  const mmtune_bf16 abf[6] = {};
+  EXPECT_EQ(mmtune_gemm_bf16_packed(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, 1.0f, abf, 3,
+                                    packed, 0.0f, cf, 2),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("holds f32 weights"), std::string::npos)
+      << mmtune_last_error();
+  EXPECT_EQ(mmtune_gemm_f32_packed(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, 1.0f, nullptr,
+                                   3, packed, 0.0f, cf, 2),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("A is NULL"), std::string::npos);
+  EXPECT_EQ(mmtune_gemm_f32_packed(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, 1.0f, a, 3,
+                                   nullptr, 0.0f, cf, 2),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_EQ(mmtune_gemm_f32_packed(runtime, 7, MMTUNE_NO_TRANS, 2, 1.0f, a, 3, packed, 0.0f, cf,
+                                   2),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_EQ(cf[0], 1.0f);
+  mmtune_packed_b* refused = packed;
+  EXPECT_EQ(mmtune_pack_b_f32(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, 2, 3, nullptr, 2,
+                              &refused),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_EQ(refused, nullptr);
+  EXPECT_NE(std::string(mmtune_last_error()).find("mmtune_pack_b_f32: B is NULL"),
+            std::string::npos)
+      << mmtune_last_error();
+  EXPECT_EQ(mmtune_pack_b_f32(runtime, MMTUNE_ROW_MAJOR, 99, 2, 2, 3, b, 2, &refused),
+            MMTUNE_INVALID_ARGUMENT);
+  mmtune_packed_b_free(packed);
+  mmtune_packed_b_free(nullptr);
+
+  // u8 x s8 -> s32 with B transposed, column-major: C = A * B.
+  const std::int8_t sb[4] = {1, -2, 3, -4};  // op(B) 2x2 col-major transposed: B^T stored
+  mmtune_packed_b* packed_s8 = nullptr;
+  ASSERT_EQ(mmtune_pack_b_s8(runtime, MMTUNE_COL_MAJOR, MMTUNE_TRANS, 1, 2, 2, sb, 2,
+                             &packed_s8),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  const std::uint8_t ua[2] = {5, 7};  // 1x2
+  std::int32_t ci[2] = {100, 200};
+  ASSERT_EQ(mmtune_gemm_u8s8s32_packed(runtime, MMTUNE_COL_MAJOR, MMTUNE_NO_TRANS, 1, 1, ua, 1,
+                                       packed_s8, 1, ci, 1),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  // Stored B^T (col-major 2x2) = [[1, 3], [-2, -4]], so op(B) = [[1, -2], [3, -4]].
+  EXPECT_EQ(ci[0], 100 + 5 * 1 + 7 * 3);
+  EXPECT_EQ(ci[1], 200 + 5 * -2 + 7 * -4);
+  mmtune_packed_b_free(packed_s8);
   mmtune_close(runtime);
 }
 

@@ -108,6 +108,48 @@ mmtune_status mmtune_gemm_s8s8s32(mmtune_runtime* runtime, int layout, int trans
                                   const int8_t* a, int64_t lda, const int8_t* b, int64_t ldb,
                                   int32_t beta, int32_t* c, int64_t ldc);
 
+/* Weights packed once (mmtune/runtime.h, PackedWeights): op(B), K x N stored as `layout` /
+ * `trans_b` with leading dimension `ldb`, copied into the panel order of the config that runs
+ * it, chosen for GEMMs of about `m` rows (m >= 1); a GEMM of any M may use it and skips B's
+ * packing. One handle type for every dtype: the _f32, _f64, _bf16 and _s8 (the int8 B of
+ * mmtune_gemm_u8s8s32) packers make it, the GEMM of the same dtype uses it (another dtype's is
+ * MMTUNE_INVALID_ARGUMENT). It does not depend on its runtime; any number of threads may use
+ * one at once. On failure *packed is NULL. */
+typedef struct mmtune_packed_b mmtune_packed_b;
+mmtune_status mmtune_pack_b_f32(const mmtune_runtime* runtime, int layout, int trans_b,
+                                int64_t m, int64_t n, int64_t k, const float* b, int64_t ldb,
+                                mmtune_packed_b** packed);
+mmtune_status mmtune_pack_b_f64(const mmtune_runtime* runtime, int layout, int trans_b,
+                                int64_t m, int64_t n, int64_t k, const double* b, int64_t ldb,
+                                mmtune_packed_b** packed);
+mmtune_status mmtune_pack_b_bf16(const mmtune_runtime* runtime, int layout, int trans_b,
+                                 int64_t m, int64_t n, int64_t k, const mmtune_bf16* b,
+                                 int64_t ldb, mmtune_packed_b** packed);
+mmtune_status mmtune_pack_b_s8(const mmtune_runtime* runtime, int layout, int trans_b,
+                               int64_t m, int64_t n, int64_t k, const int8_t* b, int64_t ldb,
+                               mmtune_packed_b** packed);
+/* C = alpha * op(A) * B + beta * C with B packed: N and K are the packed B's, `layout` must be
+ * the one it was packed with. Semantics and errors of mmtune_sgemm and the others. */
+mmtune_status mmtune_gemm_f32_packed(mmtune_runtime* runtime, int layout, int trans_a, int64_t m,
+                                     float alpha, const float* a, int64_t lda,
+                                     const mmtune_packed_b* b, float beta, float* c, int64_t ldc);
+mmtune_status mmtune_gemm_f64_packed(mmtune_runtime* runtime, int layout, int trans_a, int64_t m,
+                                     double alpha, const double* a, int64_t lda,
+                                     const mmtune_packed_b* b, double beta, double* c,
+                                     int64_t ldc);
+mmtune_status mmtune_gemm_bf16_packed(mmtune_runtime* runtime, int layout, int trans_a,
+                                      int64_t m, float alpha, const mmtune_bf16* a, int64_t lda,
+                                      const mmtune_packed_b* b, float beta, float* c,
+                                      int64_t ldc);
+mmtune_status mmtune_gemm_u8s8s32_packed(mmtune_runtime* runtime, int layout, int trans_a,
+                                         int64_t m, int32_t alpha, const uint8_t* a, int64_t lda,
+                                         const mmtune_packed_b* b, int32_t beta, int32_t* c,
+                                         int64_t ldc);
+/* The bytes of the packed copy; 0 for NULL. */
+int64_t mmtune_packed_b_bytes(const mmtune_packed_b* packed);
+/* NULL is fine. */
+void mmtune_packed_b_free(mmtune_packed_b* packed);
+
 /* What the runtime would run for a problem of `dtype` ("f32", "f64", "bf16" or "s8"), as a JSON
  * object: {"tier": "exact"|"bucket"|"nearest"|"default", "config": one line, "config_json": the
  * config, "threads": N, "threads_reason": why, "tuned": the tuned problem or null,

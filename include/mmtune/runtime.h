@@ -98,6 +98,38 @@ class FixedGemm {
   std::unique_ptr<Impl> impl_;
 };
 
+// Weights packed once: op(B) of a K x N problem (a layer's weight matrix) copied into the panel
+// order of the config that will run it, made by Runtime::PackB, used by the Runtime::Gemm
+// overloads that take it. Such a GEMM skips B's packing, which for a few rows of A is most of
+// the work. T is B's element type: float, double, BFloat16, or std::int8_t (the u8s8s32 GEMM).
+//
+// The config is chosen when B is packed (for the M given there) and runs every GEMM with it,
+// whatever its M; lookup() says which and why. Independent of the Runtime that made it; any
+// number of threads may use one at once. A moved-from PackedWeights may only be destroyed or
+// assigned to.
+template <typename T>
+class PackedWeights {
+ public:
+  PackedWeights(PackedWeights&&) noexcept;
+  PackedWeights& operator=(PackedWeights&&) noexcept;
+  ~PackedWeights();
+
+  Layout layout() const;
+  std::int64_t k() const;
+  std::int64_t n() const;
+  // Bytes of the packed copy (panels zero-padded to whole tiles).
+  std::size_t bytes() const;
+  // The config the weights were packed for, as Runtime::Lookup reports one.
+  const LookupReport& lookup() const;
+
+  struct Impl;
+
+ private:
+  friend class Runtime;
+  explicit PackedWeights(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
 class Runtime {
  public:
   // Fails when the DB cannot be read (missing, not an mmtune DB, newer schema) or the machine
@@ -145,6 +177,32 @@ class Runtime {
                             std::int64_t n, std::int64_t k, T alpha, std::int64_t lda,
                             std::int64_t ldb, std::type_identity_t<T> beta,
                             std::int64_t ldc) const;
+
+  // Packs op(B), K x N stored as `layout` / `trans_b` with leading dimension `ldb`, for GEMMs
+  // of about `m` rows (M >= 1: the config is looked up for that M; a GEMM of any M may use the
+  // weights). The winner of the problem when it is of the packed family, else the analytical
+  // default of that family. Fails on bad arguments (kInvalidArgument) or where the memory of the
+  // copy cannot be had (kIo).
+  template <typename T>
+    requires std::is_same_v<T, float> || std::is_same_v<T, double> ||
+             std::is_same_v<T, BFloat16> || std::is_same_v<T, std::int8_t>
+  Result<PackedWeights<T>> PackB(Layout layout, Trans trans_b, std::int64_t m, std::int64_t n,
+                                 std::int64_t k, const T* b, std::int64_t ldb) const;
+
+  // C = alpha * op(A) * B + beta * C with B packed: N and K are the weights', `layout` must be
+  // theirs (kInvalidArgument otherwise). The dtypes and semantics of the Gemm overloads above.
+  Status Gemm(Layout layout, Trans trans_a, std::int64_t m, float alpha, const float* a,
+              std::int64_t lda, const PackedWeights<float>& b, float beta, float* c,
+              std::int64_t ldc);
+  Status Gemm(Layout layout, Trans trans_a, std::int64_t m, double alpha, const double* a,
+              std::int64_t lda, const PackedWeights<double>& b, double beta, double* c,
+              std::int64_t ldc);
+  Status Gemm(Layout layout, Trans trans_a, std::int64_t m, float alpha, const BFloat16* a,
+              std::int64_t lda, const PackedWeights<BFloat16>& b, float beta, float* c,
+              std::int64_t ldc);
+  Status Gemm(Layout layout, Trans trans_a, std::int64_t m, std::int32_t alpha,
+              const std::uint8_t* a, std::int64_t lda, const PackedWeights<std::int8_t>& b,
+              std::int32_t beta, std::int32_t* c, std::int64_t ldc);
 
   // What Gemm would run for `problem` (its `threads` field is ignored: the runtime decides).
   LookupReport Lookup(const Problem& problem) const;
