@@ -133,6 +133,7 @@ std::string BenchName(const Problem& p, const std::string& impl) {
 // Everything the registered benchmarks point to; lives until the run is over.
 struct Session {
   std::map<int, std::unique_ptr<Runtime>> runtimes;  // by thread budget
+  std::map<int, std::unique_ptr<Runtime>> untuned_runtimes;  // the same without a DB
   std::vector<std::shared_ptr<const void>> keep_alive;  // operands and plans
 };
 
@@ -167,11 +168,17 @@ auto PeerPackedBCall(const Peer& peer) {
 template <class Kind>
 using WeightsOf = PackedWeights<typename GemmTypes<Kind>::B>;
 
+// How the weights hold B, for a row's label.
+template <typename T>
+std::string PackedLabel(const PackedWeights<T>& weights) {
+  return weights.holds_panels() ? "packed B (panels); " : "packed B (copy); ";
+}
+
 // The --packed-b rows of one problem (ComparisonRequest::packed_b); B is packed here, before
 // anything is timed. `add` registers one row.
 template <class Kind, class Add>
-Status RegisterPackedB(Session& session, const Problem& problem, const Machine& machine,
-                       Runtime& runtime, const std::vector<Peer>& peers, Add& add,
+Status RegisterPackedB(Session& session, const Problem& problem, Runtime& runtime,
+                       Runtime& untuned, const std::vector<Peer>& peers, Add& add,
                        const GemmCall<Kind>& unpacked, const std::string& unpacked_label) {
   using A = typename GemmTypes<Kind>::A;
   using B = typename GemmTypes<Kind>::B;
@@ -191,36 +198,25 @@ Status RegisterPackedB(Session& session, const Problem& problem, const Machine& 
                         Scalar(0), c, p.n)
             .ok();
       },
-      "packed B; " + std::string(ToString(shared_weights->lookup().tier)) + ": " +
-          shared_weights->lookup().config_text);
+      PackedLabel(*shared_weights) + std::string(ToString(shared_weights->lookup().tier)) +
+          ": " + shared_weights->lookup().config_text);
 
-  Problem untuned = problem;
-  untuned.threads = DefaultThreadCount(problem, problem.threads);
-  const KernelConfig config = PackedDefaultConfig(untuned, machine);
-  auto plan = GemmPlan<Kind>::Create(config);
-  if (!plan) return plan.error();
-  auto packed = plan->PackB(Layout::kRowMajor, Trans::kNo, problem.k, problem.n,
-                            operands.b.data(), problem.n);
-  if (!packed) return packed.error();
-  // As the runtime runs packed weights: a GEMM shorter than the tile takes a shorter one.
-  const KernelConfig runs = ShortTileConfig(*packed, problem.m);
-  auto runner = GemmPlan<Kind>::Create(runs);
-  if (!runner) return runner.error();
-  struct PlanAndB {
-    GemmPlan<Kind> plan;
-    PackedB<Kind> b;
-  };
-  auto shared =
-      std::make_shared<const PlanAndB>(PlanAndB{std::move(*runner), std::move(*packed)});
-  session.keep_alive.push_back(shared);
+  // The same with the analytical default: the weights of a runtime without a DB.
+  auto default_weights = untuned.PackB(Layout::kRowMajor, Trans::kNo, problem.m, problem.n,
+                                       problem.k, operands.b.data(), problem.n);
+  if (!default_weights) return default_weights.error();
+  auto shared_default = std::make_shared<const WeightsOf<Kind>>(std::move(*default_weights));
+  session.keep_alive.push_back(shared_default);
+  Runtime* no_db = &untuned;
   add("default",
-      [shared](const Problem& p, const A* a, const B*, C* c) {
-        const GemmArgs<Kind> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k,
-                                  Scalar(1),         a,          p.k,        nullptr, 0,
-                                  Scalar(0),         c,          p.n};
-        return shared->plan.Run(args, shared->b).ok();
+      [no_db, shared_default](const Problem& p, const A* a, const B*, C* c) {
+        return no_db
+            ->Gemm(Layout::kRowMajor, Trans::kNo, p.m, Scalar(1), a, p.k, *shared_default,
+                   Scalar(0), c, p.n)
+            .ok();
       },
-      "packed B; " + runs.ToString());
+      PackedLabel(*shared_default) + std::string(ToString(shared_default->lookup().tier)) +
+          ": " + shared_default->lookup().config_text);
   add("unpacked", unpacked, unpacked_label);
 
   for (const Peer& peer : peers) {
@@ -237,10 +233,11 @@ Status RegisterPackedB(Session& session, const Problem& problem, const Machine& 
   return OkStatus();
 }
 
+// `untuned`: a runtime without a DB, for the default row of packed weights (null without them).
 template <class Kind>
 Status RegisterProblem(Session& session, const Problem& problem, const Machine& machine,
-                       Runtime& runtime, const std::vector<Peer>& peers, double peak_gflops,
-                       bool packed_b) {
+                       Runtime& runtime, Runtime* untuned, const std::vector<Peer>& peers,
+                       double peak_gflops) {
   using A = typename GemmTypes<Kind>::A;
   using B = typename GemmTypes<Kind>::B;
   using C = typename GemmTypes<Kind>::C;
@@ -267,8 +264,8 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
         .ok();
   };
   const std::string unpacked_label = std::string(ToString(lookup.tier)) + ": " + lookup.config_text;
-  if (packed_b) {
-    return RegisterPackedB<Kind>(session, problem, machine, runtime, peers, add, unpacked,
+  if (untuned != nullptr) {
+    return RegisterPackedB<Kind>(session, problem, runtime, *untuned, peers, add, unpacked,
                                  unpacked_label);
   }
   add("tuned", unpacked, unpacked_label);
@@ -351,35 +348,48 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
   }
 
   static Session session;  // Google Benchmark keeps the registrations until the process ends
-  for (const Problem& problem : request.problems) {
-    std::unique_ptr<Runtime>& runtime = session.runtimes[problem.threads];
+  // The runtime of `db_path` with `threads`, opened once per thread budget.
+  auto runtime_of = [&](std::map<int, std::unique_ptr<Runtime>>& runtimes,
+                        const std::string& db_path, int threads) -> Result<Runtime*> {
+    std::unique_ptr<Runtime>& runtime = runtimes[threads];
     if (!runtime) {
       RuntimeOptions options;
-      options.db_path = request.db_path;
-      options.max_threads = problem.threads;
+      options.db_path = db_path;
+      options.max_threads = threads;
       options.record_from_environment = false;  // the benchmark's calls are not the app's
       auto opened = Runtime::Open(options);
       if (!opened) return opened.error();
       runtime = std::move(*opened);
     }
+    return runtime.get();
+  };
+  for (const Problem& problem : request.problems) {
+    auto runtime = runtime_of(session.runtimes, request.db_path, problem.threads);
+    if (!runtime) return runtime.error();
+    Runtime* untuned = nullptr;
+    if (request.packed_b) {
+      auto opened = runtime_of(session.untuned_runtimes, "", problem.threads);
+      if (!opened) return opened.error();
+      untuned = *opened;
+    }
     const double peak = RooflineOf(problem, peaks).compute_gflops;
     Status status = OkStatus();
     switch (problem.dtype) {
       case DType::kF32:
-        status = RegisterProblem<float>(session, problem, machine, *runtime, peers, peak,
-                                        request.packed_b);
+        status = RegisterProblem<float>(session, problem, machine, **runtime, untuned, peers,
+                                             peak);
         break;
       case DType::kF64:
-        status = RegisterProblem<double>(session, problem, machine, *runtime, peers, peak,
-                                         request.packed_b);
+        status = RegisterProblem<double>(session, problem, machine, **runtime, untuned, peers,
+                                              peak);
         break;
       case DType::kBF16:
-        status = RegisterProblem<Bf16Gemm>(session, problem, machine, *runtime, peers, peak,
-                                           request.packed_b);
+        status = RegisterProblem<Bf16Gemm>(session, problem, machine, **runtime, untuned, peers,
+                                                peak);
         break;
       case DType::kS8:
-        status = RegisterProblem<S8Gemm>(session, problem, machine, *runtime, peers, peak,
-                                         request.packed_b);
+        status = RegisterProblem<S8Gemm>(session, problem, machine, **runtime, untuned, peers,
+                                              peak);
         break;
     }
     if (!status) return status;

@@ -125,14 +125,18 @@ Tile AmxTile(const Entries& kernels, std::int64_t m) {
 // k of an f32 one), kc a multiple of the k group (of a tile row for AMX), and AVX2 kernels on an
 // AVX-512 CPU without the dot-product extension.
 template <class Kind>
-IsaLevel LowpIsa(const Machine& machine) {
-  return CpuRunsLowp<Kind>(machine.cpu, machine.kernel_isa) ? machine.kernel_isa
-                                                             : IsaLevel::kAvx2;
-}
-
-template <class Kind>
-KernelConfig LowpPackedModel(const Problem& problem, const Machine& machine) {
-  const IsaLevel isa = LowpIsa<Kind>(machine);
+KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
+  IsaLevel isa = machine.kernel_isa;
+  if (!CpuRunsLowp<Kind>(machine.cpu, isa)) isa = IsaLevel::kAvx2;
+  if (problem.m == 1 || problem.n == 1) {
+    KernelConfig c;
+    c.isa = isa;
+    c.threads = problem.threads;
+    c.family = KernelFamily::kGemv;
+    c.mr = 4;
+    c.nr = 2 * VectorLanes(isa, 4);  // 32-bit accumulator lanes
+    return c;
+  }
   const CacheBudget cache = CacheBudgetOf(machine.topology);
   if (isa == IsaLevel::kAvx512 && CpuRunsLowpTiles<Kind>(machine.cpu)) {
     const Tile tile = AmxTile(MicroKernels<Kind>(isa), problem.m);
@@ -145,20 +149,6 @@ KernelConfig LowpPackedModel(const Problem& problem, const Machine& machine) {
   // As if the cores shared their last-level cache: the low-precision split was not measured
   // on cores that do not (PackedParallelLoop).
   return PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, true));
-}
-
-template <class Kind>
-KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
-  if (problem.m == 1 || problem.n == 1) {
-    KernelConfig c;
-    c.isa = LowpIsa<Kind>(machine);
-    c.threads = problem.threads;
-    c.family = KernelFamily::kGemv;
-    c.mr = 4;
-    c.nr = 2 * VectorLanes(c.isa, 4);  // 32-bit accumulator lanes
-    return c;
-  }
-  return LowpPackedModel<Kind>(problem, machine);
 }
 
 template <typename T>
@@ -189,17 +179,6 @@ KernelConfig DefaultConfig(const Problem& original, const Machine& machine) {
     case DType::kS8: return LowpDefault<S8Gemm>(problem, machine);
   }
   return DefaultFor<float>(problem, machine);
-}
-
-KernelConfig PackedDefaultConfig(const Problem& original, const Machine& machine) {
-  const Problem problem = RowMajorView(original);
-  switch (problem.dtype) {
-    case DType::kF32: return PackedModel<float>(problem, machine);
-    case DType::kF64: return PackedModel<double>(problem, machine);
-    case DType::kBF16: return LowpPackedModel<Bf16Gemm>(problem, machine);
-    case DType::kS8: return LowpPackedModel<S8Gemm>(problem, machine);
-  }
-  return PackedModel<float>(problem, machine);
 }
 
 KernelConfig UntunedConfig(const Problem& problem, const Machine& machine) {

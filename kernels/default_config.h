@@ -15,11 +15,6 @@ namespace mmtune {
 // Always valid for `problem` on `machine` (KernelConfig::Validate passes), for any shape.
 KernelConfig DefaultConfig(const Problem& problem, const Machine& machine);
 
-// The packed family's model config for `problem` (the one DefaultConfig takes where it chooses
-// that family), whatever the shape: for GEMMs whose B is packed once (PackedB), which only the
-// packed family reads. Valid for `problem` on `machine`.
-KernelConfig PackedDefaultConfig(const Problem& problem, const Machine& machine);
-
 // Other model configs worth one measurement each when the search starts: where the default sits
 // near the boundary between the direct and packed families (operands within 4x of half of L2),
 // the other family's model config. Empty elsewhere. Each is valid for `problem` on `machine`.

@@ -187,6 +187,20 @@ LookupReport ReportOf(const Lookup& found) {
   return report;
 }
 
+// The GEMM whose B elements are T (mmtune/runtime.h's PackedWeights).
+template <typename T>
+struct GemmOfB {
+  using X = T;
+};
+template <>
+struct GemmOfB<BFloat16> {
+  using X = Bf16Gemm;
+};
+template <>
+struct GemmOfB<std::int8_t> {
+  using X = S8Gemm;
+};
+
 std::atomic<std::uint64_t> next_runtime_serial{1};
 
 // A small per-thread, direct-mapped cache of plan entries, so that a steady-state call takes no
@@ -259,6 +273,16 @@ struct Runtime::Impl {
   // more on the way in. `Kind` is one of the GEMMs of gemm_types.h.
   template <class Kind>
   [[gnu::always_inline]] inline Status Gemm(const GemmArgs<Kind>& args) const;
+
+  // A GEMM with packed weights of T (PackedWeights): their panels' plans, or this runtime's
+  // Gemm on their copy of B.
+  template <typename T>
+  Status GemmWith(Layout layout, Trans trans_a, std::int64_t m,
+                  typename GemmTypes<typename GemmOfB<T>::X>::Scalar alpha,
+                  const typename GemmTypes<typename GemmOfB<T>::X>::A* a, std::int64_t lda,
+                  const typename PackedWeights<T>::Impl& b,
+                  typename GemmTypes<typename GemmOfB<T>::X>::Scalar beta,
+                  typename GemmTypes<typename GemmOfB<T>::X>::C* c, std::int64_t ldc) const;
 };
 
 Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& problem) const {
@@ -530,35 +554,34 @@ Result<FixedGemm<T>> Runtime::Bind(Layout layout, Trans trans_a, Trans trans_b, 
 
 // ---- Packed weights ----
 
-namespace {
-
-// The GEMM whose B elements are T (mmtune/runtime.h's PackedWeights).
-template <typename T>
-struct GemmOfB {
-  using X = T;
-};
-template <>
-struct GemmOfB<BFloat16> {
-  using X = Bf16Gemm;
-};
-template <>
-struct GemmOfB<std::int8_t> {
-  using X = S8Gemm;
-};
-
-}  // namespace
-
+// Packed weights hold either panels, for the packed family, or, where the config chosen for them
+// reads B unpacked (direct, gemv), a copy of B as it was given with tight leading dimension,
+// which each GEMM then runs through the runtime's own lookup for its M.
 template <typename T>
 struct PackedWeights<T>::Impl {
   using X = typename GemmOfB<T>::X;
+  Layout layout = Layout::kRowMajor;
+  Trans trans_b = Trans::kNo;
+  std::int64_t k = 0;
+  std::int64_t n = 0;
+  LookupReport lookup;
+  // Panels:
   std::optional<PlanAndSolo<X>> plans;  // the config the weights were packed for
   // [rows - 1]: the plans of GEMMs shorter than the config's tile (ShortTileConfig).
   std::vector<PlanAndSolo<X>> short_plans;
   std::optional<PackedB<X>> packed;
   TeamOrAlone team_or_alone;
   ThreadPool* pool = nullptr;
-  LookupReport lookup;
+  // Copy:
+  std::unique_ptr<T[]> copy;
+  std::int64_t copy_elements = 0;
+  std::int64_t ldb = 1;
 
+  std::size_t bytes() const {
+    return static_cast<std::size_t>(packed ? packed->size() : copy_elements) * sizeof(T);
+  }
+
+  // The panels' GEMM (not for a copy).
   Status Execute(const GemmArgs<X>& args) const {
     const bool short_call = args.m >= 1 && args.m <= static_cast<std::int64_t>(short_plans.size());
     const PlanAndSolo<X>& chosen =
@@ -580,19 +603,23 @@ template <typename T>
 PackedWeights<T>::~PackedWeights() = default;
 template <typename T>
 Layout PackedWeights<T>::layout() const {
-  return impl_->packed->layout();
+  return impl_->layout;
 }
 template <typename T>
 std::int64_t PackedWeights<T>::k() const {
-  return impl_->packed->k();
+  return impl_->k;
 }
 template <typename T>
 std::int64_t PackedWeights<T>::n() const {
-  return impl_->packed->n();
+  return impl_->n;
 }
 template <typename T>
 std::size_t PackedWeights<T>::bytes() const {
-  return static_cast<std::size_t>(impl_->packed->size()) * sizeof(T);
+  return impl_->bytes();
+}
+template <typename T>
+bool PackedWeights<T>::holds_panels() const {
+  return impl_->packed.has_value();
 }
 template <typename T>
 const LookupReport& PackedWeights<T>::lookup() const {
@@ -615,21 +642,48 @@ Result<PackedWeights<T>> Runtime::PackB(Layout layout, Trans trans_b, std::int64
   // one column or one k.
   Problem problem = impl_->ProblemOf(GemmTypes<X>::kDType, layout, Trans::kNo, trans_b, m,
                                      std::max<std::int64_t>(n, 1), std::max<std::int64_t>(k, 1));
-  mmtune::Lookup found = impl_->index.Find(problem);
+  const mmtune::Lookup found = impl_->index.Find(problem);
+  auto impl = std::make_unique<typename PackedWeights<T>::Impl>();
+  impl->layout = layout;
+  impl->trans_b = trans_b;
+  impl->k = k;
+  impl->n = n;
+  impl->lookup = ReportOf(found);
   if (found.config.family != KernelFamily::kPacked) {
-    problem.threads = DefaultThreadCount(problem, impl_->max_threads);
-    found = mmtune::Lookup{LookupTier::kDefault, PackedDefaultConfig(problem, impl_->machine),
-                           Problem{}, 0.0,
-                           std::string("the packed family's analytical default (the ") +
-                               ToString(found.tier) + " config is of the " +
-                               ToString(found.config.family) + " family, which reads B unpacked)",
-                           ""};
+    if (Status status = CheckGemmArguments(layout, Trans::kNo, trans_b, 0, n, k,
+                                           MinLeadingDimension(layout, Trans::kNo, 0, k), ldb,
+                                           MinLeadingDimension(layout, Trans::kNo, 0, n));
+        !status) {
+      return status.error();
+    }
+    if (b == nullptr && n > 0 && k > 0) {
+      return MakeError(ErrorCode::kInvalidArgument, "B is NULL");
+    }
+    // B as stored, rows (row-major) or columns (column-major) at the tight leading dimension.
+    const bool transposed = trans_b == Trans::kYes;
+    const std::int64_t stored_rows = transposed ? n : k;
+    const std::int64_t stored_cols = transposed ? k : n;
+    const bool row_major = layout == Layout::kRowMajor;
+    const std::int64_t lines = row_major ? stored_rows : stored_cols;
+    const std::int64_t line = row_major ? stored_cols : stored_rows;
+    impl->ldb = MinLeadingDimension(layout, trans_b, k, n);
+    impl->copy_elements = lines * line;
+    if (impl->copy_elements > 0) {
+      impl->copy.reset(new (std::nothrow) T[static_cast<std::size_t>(impl->copy_elements)]);
+      if (impl->copy == nullptr) {
+        return MakeError(ErrorCode::kIo, "not enough memory to copy B of " + std::to_string(k) +
+                                             " x " + std::to_string(n));
+      }
+      for (std::int64_t i = 0; i < lines; ++i) {
+        std::copy(b + i * ldb, b + i * ldb + line, impl->copy.get() + i * impl->ldb);
+      }
+    }
+    return PackedWeights<T>(std::move(impl));
   }
   auto plans = PlanAndSolo<X>::Create(found.config);
   if (!plans) return plans.error();
   auto packed = plans->plan.PackB(layout, trans_b, k, n, b, ldb);
   if (!packed) return packed.error();
-  auto impl = std::make_unique<typename PackedWeights<T>::Impl>();
   // Calls with fewer rows than the tile has run a shorter tile on the same panels.
   const int free_side = packed->a_side() ? found.config.nr : found.config.mr;
   for (int rows = 1; rows < free_side; ++rows) {
@@ -640,46 +694,53 @@ Result<PackedWeights<T>> Runtime::PackB(Layout layout, Trans trans_b, std::int64
   impl->plans.emplace(std::move(*plans));
   impl->packed.emplace(std::move(*packed));
   impl->pool = impl_->pool;
-  impl->lookup = ReportOf(found);
   return PackedWeights<T>(std::move(impl));
 }
 
-namespace {
-
 template <typename T>
-Status GemmWithPacked(Layout layout, Trans trans_a, std::int64_t m,
-                      typename GemmTypes<typename GemmOfB<T>::X>::Scalar alpha,
-                      const typename GemmTypes<typename GemmOfB<T>::X>::A* a, std::int64_t lda,
-                      const typename PackedWeights<T>::Impl& b,
-                      typename GemmTypes<typename GemmOfB<T>::X>::Scalar beta,
-                      typename GemmTypes<typename GemmOfB<T>::X>::C* c, std::int64_t ldc) {
-  const GemmArgs<typename GemmOfB<T>::X> args{
-      layout, trans_a, Trans::kNo, m, b.packed->n(), b.packed->k(), alpha, a, lda, nullptr, 0,
-      beta,   c,       ldc};
-  return b.Execute(args);
+Status Runtime::Impl::GemmWith(Layout layout, Trans trans_a, std::int64_t m,
+                               typename GemmTypes<typename GemmOfB<T>::X>::Scalar alpha,
+                               const typename GemmTypes<typename GemmOfB<T>::X>::A* a,
+                               std::int64_t lda, const typename PackedWeights<T>::Impl& b,
+                               typename GemmTypes<typename GemmOfB<T>::X>::Scalar beta,
+                               typename GemmTypes<typename GemmOfB<T>::X>::C* c,
+                               std::int64_t ldc) const {
+  using X = typename GemmOfB<T>::X;
+  if (b.packed) {
+    return b.Execute(
+        GemmArgs<X>{layout, trans_a, Trans::kNo, m, b.n, b.k, alpha, a, lda, nullptr, 0, beta, c,
+                    ldc});
+  }
+  if (layout != b.layout) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     std::string("B was packed for a ") + ToString(b.layout) +
+                         "-major GEMM, not a " + ToString(layout) + "-major one");
+  }
+  return Gemm<X>(GemmArgs<X>{layout, trans_a, b.trans_b, m, b.n, b.k, alpha, a, lda,
+                             b.copy.get(), b.ldb, beta, c, ldc});
 }
-
-}  // namespace
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, float alpha, const float* a,
                      std::int64_t lda, const PackedWeights<float>& b, float beta, float* c,
                      std::int64_t ldc) {
-  return GemmWithPacked<float>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c, ldc);
+  return impl_->GemmWith<float>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c, ldc);
 }
 Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, double alpha, const double* a,
                      std::int64_t lda, const PackedWeights<double>& b, double beta, double* c,
                      std::int64_t ldc) {
-  return GemmWithPacked<double>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c, ldc);
+  return impl_->GemmWith<double>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c, ldc);
 }
 Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, float alpha,
                      const BFloat16* a, std::int64_t lda, const PackedWeights<BFloat16>& b,
                      float beta, float* c, std::int64_t ldc) {
-  return GemmWithPacked<BFloat16>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c, ldc);
+  return impl_->GemmWith<BFloat16>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c,
+                                   ldc);
 }
 Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, std::int32_t alpha,
                      const std::uint8_t* a, std::int64_t lda, const PackedWeights<std::int8_t>& b,
                      std::int32_t beta, std::int32_t* c, std::int64_t ldc) {
-  return GemmWithPacked<std::int8_t>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c, ldc);
+  return impl_->GemmWith<std::int8_t>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c,
+                                      ldc);
 }
 
 template class PackedWeights<float>;

@@ -1583,8 +1583,6 @@ void ExpectPackedWeightsExact(Runtime& runtime, const Problem& p, std::int64_t p
   EXPECT_EQ(packed->k(), p.k);
   EXPECT_EQ(packed->layout(), p.layout);
   EXPECT_GE(packed->bytes(), static_cast<std::size_t>(p.n * p.k) * sizeof(T));
-  EXPECT_NE(packed->lookup().config_text.find("packed"), std::string::npos)
-      << packed->lookup().config_text;
   for (T& x : b) x = testing::FromInt<T>(100);
   const Status status =
       runtime.Gemm(p.layout, p.trans_a, p.m, alpha, a.data(), lda, *packed, beta, c.data(), ldc);
@@ -1627,36 +1625,39 @@ TEST_F(RuntimeTest, PackedWeightsExactInEveryDtypeLayoutTransposeAndM) {
   }
 }
 
-TEST_F(RuntimeTest, PackedWeightsTakeAPackedWinnerElseThePackedDefault) {
-  const Problem tuned = MakeProblem(48, 80, 100);
-  KernelConfig packed_config = PackedDefaultConfig(tuned, machine_);
-  ASSERT_EQ(packed_config.family, KernelFamily::kPacked);
-  packed_config.kc = 32;  // visibly not the default
+// Weights take the runtime's config for their M: panels where it is of the packed family (its
+// shorter tiles for fewer rows), else a copy of B that every GEMM runs through the runtime's own
+// lookup for its M. Both give exact results in every tier.
+TEST_F(RuntimeTest, PackedWeightsArePanelsForPackedConfigsElseACopy) {
+  const Problem tuned = MakeProblem(256, 80, 300);
+  KernelConfig packed_config = DefaultConfig(tuned, machine_);
+  ASSERT_EQ(packed_config.family, KernelFamily::kPacked) << packed_config.ToString();
+  packed_config.kc = 32;  // visibly not the default, and several k blocks
   const Problem small = MakeProblem(12, 10, 20);
   const KernelConfig small_config = MarkedConfig(small, machine_);
-  ASSERT_NE(small_config.family, KernelFamily::kPacked);
+  ASSERT_NE(small_config.family, KernelFamily::kPacked) << small_config.ToString();
   auto runtime = Open(MakeDb("packed.db",
                              {Winner(tuned, packed_config, 42.0, machine_.fingerprint),
                               Winner(small, small_config, 9.0, machine_.fingerprint)}));
   ASSERT_NE(runtime, nullptr);
-  std::vector<float> b(100 * 80, 1.0f);
-  auto exact = runtime->PackB(Layout::kRowMajor, Trans::kNo, 48, 80, 100, b.data(), 80);
-  ASSERT_TRUE(exact) << exact.error().message;
-  EXPECT_EQ(exact->lookup().tier, LookupTier::kExact);
-  EXPECT_EQ(exact->lookup().config_text, packed_config.ToString());
-  auto fallback = runtime->PackB(Layout::kRowMajor, Trans::kNo, 12, 10, 20, b.data(), 10);
-  ASSERT_TRUE(fallback) << fallback.error().message;
-  EXPECT_EQ(fallback->lookup().tier, LookupTier::kDefault);
-  EXPECT_EQ(fallback->lookup().config_text,
-            PackedDefaultConfig(small, machine_).ToString());
-  EXPECT_NE(fallback->lookup().threads_reason.find(ToString(small_config.family)),
-            std::string::npos)
-      << fallback->lookup().threads_reason;
-  // Both run: M = 12 with all-ones operands gives K in every element.
-  std::vector<float> a(12 * 20, 1.0f), c(12 * 10, 0.0f);
-  ASSERT_TRUE(runtime->Gemm(Layout::kRowMajor, Trans::kNo, 12, 1.0f, a.data(), 20, *fallback,
-                            0.0f, c.data(), 10));
-  for (float v : c) ASSERT_EQ(v, 20.0f);
+  std::vector<float> b(300 * 80, 1.0f);
+  auto panels = runtime->PackB(Layout::kRowMajor, Trans::kNo, 256, 80, 300, b.data(), 80);
+  ASSERT_TRUE(panels) << panels.error().message;
+  EXPECT_EQ(panels->lookup().tier, LookupTier::kExact);
+  EXPECT_EQ(panels->lookup().config_text, packed_config.ToString());
+  EXPECT_TRUE(panels->holds_panels());
+  // Panels of nr columns, each k zero-padded to the k group: at least B's size.
+  EXPECT_GE(panels->bytes(), 300u * 80u * sizeof(float));
+  auto copy = runtime->PackB(Layout::kRowMajor, Trans::kNo, 12, 10, 20, b.data(), 80);
+  ASSERT_TRUE(copy) << copy.error().message;
+  EXPECT_EQ(copy->lookup().tier, LookupTier::kExact);
+  EXPECT_EQ(copy->lookup().config_text, small_config.ToString());
+  EXPECT_FALSE(copy->holds_panels());
+  EXPECT_EQ(copy->bytes(), 20u * 10u * sizeof(float));  // B with a tight leading dimension
+  for (std::int64_t m : {1, 5, 12, 100, 256, 300}) {
+    ExpectPackedWeightsExact<float>(*runtime, MakeProblem(m, 80, 300), 256, 2.0f, -1.0f);
+    ExpectPackedWeightsExact<float>(*runtime, MakeProblem(m, 10, 20), 12, 1.0f, 0.0f);
+  }
 }
 
 TEST_F(RuntimeTest, PackedWeightsRefuseBadArgumentsAndOutliveTheirRuntime) {

@@ -103,10 +103,12 @@ class FixedGemm {
 // overloads that take it. Such a GEMM skips B's packing, which for a few rows of A is most of
 // the work. T is B's element type: float, double, BFloat16, or std::int8_t (the u8s8s32 GEMM).
 //
-// The config is chosen when B is packed (for the M given there) and runs every GEMM with it,
-// whatever its M; lookup() says which and why. Independent of the Runtime that made it; any
-// number of threads may use one at once. A moved-from PackedWeights may only be destroyed or
-// assigned to.
+// The config is looked up when B is packed, for the M given there (lookup() says which and
+// why). Where it is of the packed family, B is held as its panels and every GEMM runs that
+// config, a GEMM with fewer rows than its tile a shorter tile of the same panels. Where it reads
+// B unpacked (direct, gemv: small problems, M = 1), B is held as a copy, and each GEMM runs the
+// runtime's own lookup for its M on it. Independent of the Runtime that made it; any number of
+// threads may use one at once. A moved-from PackedWeights may only be destroyed or assigned to.
 template <typename T>
 class PackedWeights {
  public:
@@ -119,6 +121,8 @@ class PackedWeights {
   std::int64_t n() const;
   // Bytes of the packed copy (panels zero-padded to whole tiles).
   std::size_t bytes() const;
+  // Whether B is held as panels (else as a copy; see above).
+  bool holds_panels() const;
   // The config the weights were packed for, as Runtime::Lookup reports one.
   const LookupReport& lookup() const;
 
