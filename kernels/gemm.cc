@@ -171,15 +171,8 @@ Result<PackedB<X>> GemmPlan<X>::PackB(Layout layout, Trans trans_b, std::int64_t
     return MakeError(ErrorCode::kInvalidArgument,
                      "B is packed for packed-family configs only, not " + config_.ToString());
   }
-  // B's own checks, with an A and a C of no rows.
-  if (auto status = CheckGemmArguments(layout, Trans::kNo, trans_b, 0, n, k,
-                                       MinLeadingDimension(layout, Trans::kNo, 0, k), ldb,
-                                       MinLeadingDimension(layout, Trans::kNo, 0, n));
-      !status) {
+  if (auto status = CheckBArguments(layout, trans_b, k, n, b, ldb); !status) {
     return status.error();
-  }
-  if (b == nullptr && n > 0 && k > 0) {
-    return MakeError(ErrorCode::kInvalidArgument, "B is NULL");
   }
   PackedB<X> packed;
   packed.config_ = config_;

@@ -26,4 +26,19 @@ Status DescribeGemmArgumentError(Layout layout, Trans trans_a, Trans trans_b, st
   return check_ld("ldc", ldc, MinLeadingDimension(layout, Trans::kNo, m, n));
 }
 
+Status CheckBArguments(Layout layout, Trans trans_b, std::int64_t k, std::int64_t n,
+                       const void* b, std::int64_t ldb) {
+  // B's own checks, with an A and a C of no rows.
+  if (auto status = CheckGemmArguments(layout, Trans::kNo, trans_b, 0, n, k,
+                                       MinLeadingDimension(layout, Trans::kNo, 0, k), ldb,
+                                       MinLeadingDimension(layout, Trans::kNo, 0, n));
+      !status) {
+    return status;
+  }
+  if (b == nullptr && n > 0 && k > 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "B is NULL");
+  }
+  return OkStatus();
+}
+
 }  // namespace mmtune

@@ -45,4 +45,9 @@ inline Status CheckGemmArguments(Layout layout, Trans trans_a, Trans trans_b, st
   return DescribeGemmArgumentError(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
 }
 
+// The checks of a B given alone, K x N (weights packed once): K, N >= 0, ldb at least its
+// minimum, and B not null where it has elements.
+Status CheckBArguments(Layout layout, Trans trans_b, std::int64_t k, std::int64_t n,
+                       const void* b, std::int64_t ldb);
+
 }  // namespace mmtune

@@ -650,14 +650,8 @@ Result<PackedWeights<T>> Runtime::PackB(Layout layout, Trans trans_b, std::int64
   impl->n = n;
   impl->lookup = ReportOf(found);
   if (found.config.family != KernelFamily::kPacked) {
-    if (Status status = CheckGemmArguments(layout, Trans::kNo, trans_b, 0, n, k,
-                                           MinLeadingDimension(layout, Trans::kNo, 0, k), ldb,
-                                           MinLeadingDimension(layout, Trans::kNo, 0, n));
-        !status) {
+    if (Status status = CheckBArguments(layout, trans_b, k, n, b, ldb); !status) {
       return status.error();
-    }
-    if (b == nullptr && n > 0 && k > 0) {
-      return MakeError(ErrorCode::kInvalidArgument, "B is NULL");
     }
     // B as stored, rows (row-major) or columns (column-major) at the tight leading dimension.
     const bool transposed = trans_b == Trans::kYes;
