@@ -177,15 +177,14 @@ std::string PackedLabel(const PackedWeights<T>& weights) {
 // The --packed-b rows of one problem (ComparisonRequest::packed_b); B is packed here, before
 // anything is timed. `add` registers one row.
 template <class Kind, class Add>
-Status RegisterPackedB(Session& session, const Problem& problem, Runtime& runtime,
-                       Runtime& untuned, const std::vector<Peer>& peers, Add& add,
-                       const GemmCall<Kind>& unpacked, const std::string& unpacked_label) {
+Status RegisterPackedB(Session& session, const Problem& problem, const Operands<Kind>& operands,
+                       Runtime& runtime, Runtime& untuned, const std::vector<Peer>& peers,
+                       Add& add, const GemmCall<Kind>& unpacked,
+                       const std::string& unpacked_label) {
   using A = typename GemmTypes<Kind>::A;
   using B = typename GemmTypes<Kind>::B;
   using C = typename GemmTypes<Kind>::C;
   using Scalar = typename GemmTypes<Kind>::Scalar;
-  const Operands<Kind>& operands =
-      *std::static_pointer_cast<const Operands<Kind>>(session.keep_alive.back());
   auto weights = runtime.PackB(Layout::kRowMajor, Trans::kNo, problem.m, problem.n, problem.k,
                                operands.b.data(), problem.n);
   if (!weights) return weights.error();
@@ -265,8 +264,8 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
   };
   const std::string unpacked_label = std::string(ToString(lookup.tier)) + ": " + lookup.config_text;
   if (untuned != nullptr) {
-    return RegisterPackedB<Kind>(session, problem, runtime, *untuned, peers, add, unpacked,
-                                 unpacked_label);
+    return RegisterPackedB<Kind>(session, problem, *operands, runtime, *untuned, peers, add,
+                                 unpacked, unpacked_label);
   }
   add("tuned", unpacked, unpacked_label);
 

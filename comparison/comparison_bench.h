@@ -6,7 +6,8 @@
 //
 // Benchmark names: "<dtype>/<layout>/<trans>/<M>x<N>x<K>/t<threads>/<impl>", impl one of tuned,
 // default, unpacked (with packed_b), openblas, onednn, libxsmm. Counters: gflops, pct_peak (of
-// the FMA peak for the dtype and thread count). The label of a `tuned` row says the lookup tier (exact, nearest, default).
+// the FMA peak for the dtype and thread count). The label of a `tuned` row says the lookup tier
+// (exact, nearest, default).
 // Before it is timed, every implementation's result is compared with the reference on sampled
 // elements; a wrong one is reported as an error row, never as a speed.
 #pragma once
@@ -30,8 +31,8 @@ struct ComparisonRequest {
   double min_time_seconds = 0.2;     // per repetition
   std::string json_path;             // Google Benchmark JSON, or empty
   // B as constant weights, packed once before the timed calls: "tuned" runs the runtime's
-  // packed weights (Runtime::PackB), "default" the packed family's model config on them,
-  // "unpacked" the runtime's plain call; oneDNN runs its matmul with prepacked weights, peers
+  // packed weights (Runtime::PackB), "default" those of a runtime without a DB, "unpacked" the
+  // runtime's plain call; oneDNN runs its matmul with prepacked weights, peers
   // without such an API their plain call.
   bool packed_b = false;
 };

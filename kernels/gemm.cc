@@ -163,8 +163,8 @@ Status GemmPlan<X>::Run(const GemmArgs<X>& args, ThreadPool& pool) const {
 }
 
 template <typename X>
-Result<PackedB<X>> GemmPlan<X>::PackB(Layout layout, Trans trans_b, std::int64_t k,
-                                      std::int64_t n, const typename GemmTypes<X>::B* b,
+Result<PackedB<X>> GemmPlan<X>::PackB(Layout layout, Trans trans_b, std::int64_t n,
+                                      std::int64_t k, const typename GemmTypes<X>::B* b,
                                       std::int64_t ldb) const {
   using B = typename GemmTypes<X>::B;
   if (config_.family != KernelFamily::kPacked) {
@@ -174,6 +174,13 @@ Result<PackedB<X>> GemmPlan<X>::PackB(Layout layout, Trans trans_b, std::int64_t
   if (auto status = CheckBArguments(layout, trans_b, k, n, b, ldb); !status) {
     return status.error();
   }
+  const auto too_large = [&] {
+    return MakeError(ErrorCode::kInvalidArgument, "B of " + std::to_string(k) + " x " +
+                                                      std::to_string(n) + " is too large to pack");
+  };
+  // Far past any memory, and small enough that rounding up to panels cannot overflow.
+  constexpr std::int64_t kMaxExtent = std::int64_t{1} << 40;
+  if (n > kMaxExtent || k > kMaxExtent) return too_large();
   PackedB<X> packed;
   packed.config_ = config_;
   packed.layout_ = layout;
@@ -190,9 +197,7 @@ Result<PackedB<X>> GemmPlan<X>::PackB(Layout layout, Trans trans_b, std::int64_t
   const std::int64_t depth = detail::RoundUp(k, ag);
   if (extent > 0 && depth > std::numeric_limits<std::int64_t>::max() / extent /
                                 static_cast<std::int64_t>(sizeof(B))) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "B of " + std::to_string(k) + " x " + std::to_string(n) +
-                         " is too large to pack");
+    return too_large();
   }
   packed.size_ = extent * depth;
   if (packed.size_ == 0) return packed;
@@ -233,6 +238,13 @@ Status GemmPlan<X>::Run(const GemmArgs<X>& args, const PackedB<X>& b, ThreadPool
                          "-major K x N = " + std::to_string(b.k()) + " x " +
                          std::to_string(b.n()) + ", not a " + ToString(args.layout) + "-major " +
                          std::to_string(args.k) + " x " + std::to_string(args.n));
+  }
+  if (config_.family != KernelFamily::kPacked) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "packed B runs on packed-family configs only, not " + config_.ToString());
+  }
+  if (b.size() > 0 && b.data() == nullptr) {
+    return MakeError(ErrorCode::kInvalidArgument, "the packed B was moved from");
   }
   if (!b.Fits(config_, detail::AGroupOf<X>(*micro_kernel_))) {
     return MakeError(ErrorCode::kInvalidArgument,

@@ -54,10 +54,10 @@ class GemmPlan {
   Status Run(const GemmArgs<X>& args, ThreadPool& pool) const;
   Status Run(const GemmArgs<X>& args) const { return Run(args, DefaultThreadPool()); }
 
-  // op(B) of K x N problems stored as `layout` / `trans_b` with leading dimension `ldb`, packed
-  // once for this plan's config (packed family only, else kInvalidArgument). Fails with kIo,
-  // nothing allocated, where its memory cannot be had.
-  Result<PackedB<X>> PackB(Layout layout, Trans trans_b, std::int64_t k, std::int64_t n,
+  // op(B), K x N, stored as `layout` / `trans_b` with leading dimension `ldb`, packed once for
+  // this plan's config (packed family only, else kInvalidArgument); N before K as in BLAS.
+  // Fails with kIo, nothing allocated, where its memory cannot be had.
+  Result<PackedB<X>> PackB(Layout layout, Trans trans_b, std::int64_t n, std::int64_t k,
                            const typename GemmTypes<X>::B* b, std::int64_t ldb) const;
 
   // Run with B packed: `args.b`, `args.trans_b` and `args.ldb` are ignored, the rest must agree

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <exception>
 #include <memory>
+#include <new>
 #include <string>
 #include <variant>
 
@@ -203,7 +204,8 @@ mmtune_status PackFromC(const char* routine, const mmtune_runtime* handle, int l
   return CallFromC(routine, [&]() -> mmtune::Status {
     auto packed = handle->runtime->PackB(kind.layout, kind.trans_b, m, n, k, b, ldb);
     if (!packed) return packed.error();
-    *out = new mmtune_packed_b{std::move(*packed)};
+    *out = new (std::nothrow) mmtune_packed_b{std::move(*packed)};
+    if (*out == nullptr) return mmtune::MakeError(mmtune::ErrorCode::kIo, "not enough memory");
     return mmtune::OkStatus();
   });
 }

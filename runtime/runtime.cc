@@ -4,7 +4,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <shared_mutex>
 #include <unordered_map>
@@ -273,6 +275,12 @@ struct Runtime::Impl {
   // more on the way in. `Kind` is one of the GEMMs of gemm_types.h.
   template <class Kind>
   [[gnu::always_inline]] inline Status Gemm(const GemmArgs<Kind>& args) const;
+
+  // Runtime::PackB, which may throw std::bad_alloc.
+  template <typename T>
+  Result<PackedWeights<T>> PackWeights(Layout layout, Trans trans_b, std::int64_t m,
+                                       std::int64_t n, std::int64_t k, const T* b,
+                                       std::int64_t ldb) const;
 
   // A GEMM with packed weights of T (PackedWeights): their panels' plans, or this runtime's
   // Gemm on their copy of B.
@@ -627,11 +635,10 @@ const LookupReport& PackedWeights<T>::lookup() const {
 }
 
 template <typename T>
-  requires std::is_same_v<T, float> || std::is_same_v<T, double> ||
-           std::is_same_v<T, BFloat16> || std::is_same_v<T, std::int8_t>
-Result<PackedWeights<T>> Runtime::PackB(Layout layout, Trans trans_b, std::int64_t m,
-                                        std::int64_t n, std::int64_t k, const T* b,
-                                        std::int64_t ldb) const {
+Result<PackedWeights<T>> Runtime::Impl::PackWeights(Layout layout, Trans trans_b,
+                                                    std::int64_t m, std::int64_t n,
+                                                    std::int64_t k, const T* b,
+                                                    std::int64_t ldb) const {
   using X = typename GemmOfB<T>::X;
   if (m < 1) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -640,9 +647,9 @@ Result<PackedWeights<T>> Runtime::PackB(Layout layout, Trans trans_b, std::int64
   }
   // Empty weights still need a config that runs (BLAS semantics of K = 0); it is chosen as for
   // one column or one k.
-  Problem problem = impl_->ProblemOf(GemmTypes<X>::kDType, layout, Trans::kNo, trans_b, m,
+  Problem problem = ProblemOf(GemmTypes<X>::kDType, layout, Trans::kNo, trans_b, m,
                                      std::max<std::int64_t>(n, 1), std::max<std::int64_t>(k, 1));
-  const mmtune::Lookup found = impl_->index.Find(problem);
+  const mmtune::Lookup found = index.Find(problem);
   auto impl = std::make_unique<typename PackedWeights<T>::Impl>();
   impl->layout = layout;
   impl->trans_b = trans_b;
@@ -661,7 +668,12 @@ Result<PackedWeights<T>> Runtime::PackB(Layout layout, Trans trans_b, std::int64
     const std::int64_t lines = row_major ? stored_rows : stored_cols;
     const std::int64_t line = row_major ? stored_cols : stored_rows;
     impl->ldb = MinLeadingDimension(layout, trans_b, k, n);
-    impl->copy_elements = lines * line;
+    if (__builtin_mul_overflow(lines, line, &impl->copy_elements) ||
+        impl->copy_elements > std::numeric_limits<std::int64_t>::max() /
+                                  static_cast<std::int64_t>(sizeof(T))) {
+      return MakeError(ErrorCode::kInvalidArgument, "B of " + std::to_string(k) + " x " +
+                                                        std::to_string(n) + " is too large to copy");
+    }
     if (impl->copy_elements > 0) {
       impl->copy.reset(new (std::nothrow) T[static_cast<std::size_t>(impl->copy_elements)]);
       if (impl->copy == nullptr) {
@@ -676,7 +688,7 @@ Result<PackedWeights<T>> Runtime::PackB(Layout layout, Trans trans_b, std::int64
   }
   auto plans = PlanAndSolo<X>::Create(found.config);
   if (!plans) return plans.error();
-  auto packed = plans->plan.PackB(layout, trans_b, k, n, b, ldb);
+  auto packed = plans->plan.PackB(layout, trans_b, n, k, b, ldb);
   if (!packed) return packed.error();
   // Calls with fewer rows than the tile has run a shorter tile on the same panels.
   const int free_side = packed->a_side() ? found.config.nr : found.config.mr;
@@ -687,8 +699,24 @@ Result<PackedWeights<T>> Runtime::PackB(Layout layout, Trans trans_b, std::int64
   }
   impl->plans.emplace(std::move(*plans));
   impl->packed.emplace(std::move(*packed));
-  impl->pool = impl_->pool;
+  impl->pool = pool;
   return PackedWeights<T>(std::move(impl));
+}
+
+template <typename T>
+  requires std::is_same_v<T, float> || std::is_same_v<T, double> ||
+           std::is_same_v<T, BFloat16> || std::is_same_v<T, std::int8_t>
+Result<PackedWeights<T>> Runtime::PackB(Layout layout, Trans trans_b, std::int64_t m,
+                                        std::int64_t n, std::int64_t k, const T* b,
+                                        std::int64_t ldb) const {
+  // The panels and the copy are allocated without exceptions; what holds them may still throw,
+  // which must not leave the library.
+  try {
+    return impl_->PackWeights<T>(layout, trans_b, m, n, k, b, ldb);
+  } catch (const std::bad_alloc&) {
+    return MakeError(ErrorCode::kIo, "not enough memory to pack B of " + std::to_string(k) +
+                                         " x " + std::to_string(n));
+  }
 }
 
 template <typename T>

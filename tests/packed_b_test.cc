@@ -103,13 +103,15 @@ void ExpectPackedRunExact(const GemmPlan<X>& packer, const GemmPlan<X>& runner,
       expected[at] = static_cast<C>(value);
     }
   }
-  auto packed = packer.PackB(p.layout, p.tb, p.k, p.n, b.values.data(), b.ld);
+  auto packed = packer.PackB(p.layout, p.tb, p.n, p.k, b.values.data(), b.ld);
   ASSERT_TRUE(packed.ok()) << packed.error().message;
   for (auto& v : b.values) v = FromInt<typename GemmTypes<X>::B>(99);  // a read of B shows
   const GemmArgs<X> args{p.layout, p.ta,    p.tb,   p.m, p.n,    p.k,
                          p.alpha,  a.values.data(), a.ld, nullptr, 0, p.beta, c.data() + kPad,
                          ldc};
-  const Status status = runner.Run(args, *packed);
+  // Two members whatever this process may run on, so that the ic and jr splits run as such.
+  static ThreadPool pool(2);
+  const Status status = runner.Run(args, *packed, pool);
   ASSERT_TRUE(status.ok()) << status.error().message;
   int bad = 0;
   for (std::size_t i = 0; i < c.size(); ++i) {
@@ -200,7 +202,7 @@ void CheckShortTiles() {
       const int side = a_side ? config.nr : config.mr;
       for (int rows = 1; rows < side; ++rows) {
         std::vector<typename GemmTypes<X>::B> b(64 * 64);
-        auto packed = packer->PackB(layout, Trans::kNo, 37, 29, b.data(), 64);
+        auto packed = packer->PackB(layout, Trans::kNo, 29, 37, b.data(), 64);
         ASSERT_TRUE(packed.ok());
         const KernelConfig short_tile = ShortTileConfig(*packed, rows);
         SCOPED_TRACE(config.ToString() + " -> " + short_tile.ToString() + " for " +
@@ -258,7 +260,7 @@ TEST(PackedBTest, PackedForTheKernelAndKBlockOnly) {
   auto plan = GemmPlan<float>::Create(config);
   ASSERT_TRUE(plan.ok());
   std::vector<float> b(40 * 30, 1.0f);
-  auto packed = plan->PackB(Layout::kRowMajor, Trans::kNo, 40, 30, b.data(), 30);
+  auto packed = plan->PackB(Layout::kRowMajor, Trans::kNo, 30, 40, b.data(), 30);
   ASSERT_TRUE(packed.ok()) << packed.error().message;
   EXPECT_TRUE(packed->PackedFor(config));
   KernelConfig other = config;
@@ -285,7 +287,7 @@ TEST(PackedBTest, PackedForTheKernelAndKBlockOnly) {
   whole.kc = 1024;
   auto whole_plan = GemmPlan<float>::Create(whole);
   ASSERT_TRUE(whole_plan.ok());
-  auto whole_packed = whole_plan->PackB(Layout::kRowMajor, Trans::kNo, 40, 30, b.data(), 30);
+  auto whole_packed = whole_plan->PackB(Layout::kRowMajor, Trans::kNo, 30, 40, b.data(), 30);
   ASSERT_TRUE(whole_packed.ok());
   EXPECT_TRUE(whole_packed->PackedFor(other));
   other = config;
@@ -301,7 +303,7 @@ TEST(PackedBTest, MismatchesAreRefusedAndCIsUntouched) {
   auto plan = GemmPlan<float>::Create(config);
   ASSERT_TRUE(plan.ok());
   std::vector<float> a(8 * 40, 1.0f), b(40 * 30, 1.0f), c(8 * 30, 5.0f);
-  auto packed = plan->PackB(Layout::kRowMajor, Trans::kNo, 40, 30, b.data(), 30);
+  auto packed = plan->PackB(Layout::kRowMajor, Trans::kNo, 30, 40, b.data(), 30);
   ASSERT_TRUE(packed.ok());
   const std::vector<float> before = c;
   auto expect_refused = [&](const GemmArgs<float>& args, const GemmPlan<float>& with,
@@ -338,6 +340,38 @@ TEST(PackedBTest, MismatchesAreRefusedAndCIsUntouched) {
   EXPECT_EQ(c[0], 40.0f);
 }
 
+TEST(PackedBTest, GemvPlansAndMovedFromPanelsAreRefused) {
+  const KernelConfig config = AnyPackedF32();
+  auto plan = GemmPlan<float>::Create(config);
+  ASSERT_TRUE(plan.ok());
+  std::vector<float> b(40 * 30, 1.0f), a(40, 1.0f), c(30, 7.0f);
+  auto packed = plan->PackB(Layout::kRowMajor, Trans::kNo, 30, 40, b.data(), 30);
+  ASSERT_TRUE(packed.ok());
+  KernelConfig gemv;
+  gemv.family = KernelFamily::kGemv;
+  gemv.isa = IsaLevel::kGeneric;
+  gemv.mr = GemvKernels<float>(IsaLevel::kGeneric).front().mr;
+  gemv.nr = GemvKernels<float>(IsaLevel::kGeneric).front().nr;
+  auto gemv_plan = GemmPlan<float>::Create(gemv);
+  ASSERT_TRUE(gemv_plan.ok()) << gemv_plan.error().message;
+  const GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, 1, 30, 40, 1, a.data(),
+                             40, nullptr, 0, 0, c.data(), 30};
+  const Status on_gemv = gemv_plan->Run(args, *packed);
+  ASSERT_FALSE(on_gemv.ok());
+  EXPECT_NE(on_gemv.error().message.find("packed-family"), std::string::npos);
+  PackedB<float> taken = std::move(*packed);
+  const Status moved = plan->Run(args, *packed);  // NOLINT(bugprone-use-after-move): on purpose
+  ASSERT_FALSE(moved.ok());
+  EXPECT_NE(moved.error().message.find("moved from"), std::string::npos);
+  EXPECT_EQ(c, std::vector<float>(30, 7.0f));
+  ASSERT_TRUE(plan->Run(args, taken).ok());
+  EXPECT_EQ(c[0], 40.0f);
+  auto huge = plan->PackB(Layout::kRowMajor, Trans::kNo, std::int64_t{1} << 41, 2, b.data(),
+                          std::int64_t{1} << 41);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("too large"), std::string::npos);
+}
+
 TEST(PackedBTest, PackingRefusesBadArgumentsAndOtherFamilies) {
   const KernelConfig config = AnyPackedF32();
   auto plan = GemmPlan<float>::Create(config);
@@ -347,7 +381,7 @@ TEST(PackedBTest, PackingRefusesBadArgumentsAndOtherFamilies) {
   ASSERT_FALSE(low_ldb.ok());
   EXPECT_EQ(low_ldb.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(low_ldb.error().message.find("ldb"), std::string::npos) << low_ldb.error().message;
-  auto negative = plan->PackB(Layout::kRowMajor, Trans::kNo, -1, 8, b.data(), 8);
+  auto negative = plan->PackB(Layout::kRowMajor, Trans::kNo, 8, -1, b.data(), 8);
   EXPECT_FALSE(negative.ok());
   auto null_b = plan->PackB(Layout::kRowMajor, Trans::kNo, 8, 8, nullptr, 8);
   ASSERT_FALSE(null_b.ok());
@@ -369,7 +403,7 @@ TEST(PackedBTest, EmptyDimensionsComputeWhatBlasSays) {
   auto plan = GemmPlan<float>::Create(config);
   ASSERT_TRUE(plan.ok());
   // K = 0: C = beta * C (beta = 0 writes zeros over NaN).
-  auto empty_k = plan->PackB(Layout::kRowMajor, Trans::kNo, 0, 5, nullptr, 5);
+  auto empty_k = plan->PackB(Layout::kRowMajor, Trans::kNo, 5, 0, nullptr, 5);
   ASSERT_TRUE(empty_k.ok()) << empty_k.error().message;
   EXPECT_EQ(empty_k->size(), 0);
   std::vector<float> c(3 * 5, std::numeric_limits<float>::quiet_NaN());
@@ -379,7 +413,7 @@ TEST(PackedBTest, EmptyDimensionsComputeWhatBlasSays) {
   ASSERT_TRUE(plan->Run(args, *empty_k).ok());
   for (float v : c) EXPECT_EQ(v, 0.0f);
   // N = 0: nothing to do.
-  auto empty_n = plan->PackB(Layout::kRowMajor, Trans::kNo, 4, 0, nullptr, 1);
+  auto empty_n = plan->PackB(Layout::kRowMajor, Trans::kNo, 0, 4, nullptr, 1);
   ASSERT_TRUE(empty_n.ok()) << empty_n.error().message;
   std::vector<float> a4(3 * 4, 1.0f);
   GemmArgs<float> none{Layout::kRowMajor, Trans::kNo, Trans::kNo, 3, 0, 4, 1, a4.data(), 4,

@@ -1698,6 +1698,40 @@ TEST_F(RuntimeTest, PackedWeightsRefuseBadArgumentsAndOutliveTheirRuntime) {
   for (float v : c) EXPECT_EQ(v, 12.0f);
 }
 
+// One set of weights, panels and a copy, used by several threads at once (each its own A and C).
+TEST_F(RuntimeTest, PackedWeightsFromConcurrentCallers) {
+  auto runtime = Open("", 2);
+  ASSERT_NE(runtime, nullptr);
+  std::vector<float> b(300 * 80, 1.0f);
+  auto panels = runtime->PackB(Layout::kRowMajor, Trans::kNo, 256, 80, 300, b.data(), 80);
+  ASSERT_TRUE(panels) << panels.error().message;
+  auto copy = runtime->PackB(Layout::kRowMajor, Trans::kNo, 4, 8, 6, b.data(), 8);
+  ASSERT_TRUE(copy) << copy.error().message;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&, t] {
+      const std::int64_t m = 1 + 37 * t;
+      std::vector<float> a(static_cast<std::size_t>(m * 300), 1.0f);
+      std::vector<float> c(static_cast<std::size_t>(m * 80));
+      std::vector<float> small_c(static_cast<std::size_t>(m * 8));
+      for (int round = 0; round < 20; ++round) {
+        if (!runtime->Gemm(Layout::kRowMajor, Trans::kNo, m, 1.0f, a.data(), 300, *panels, 0.0f,
+                           c.data(), 80) ||
+            !runtime->Gemm(Layout::kRowMajor, Trans::kNo, m, 2.0f, a.data(), 300, *copy, 0.0f,
+                           small_c.data(), 8)) {
+          ++wrong;
+          return;
+        }
+        for (float v : c) wrong += v != 300.0f;
+        for (float v : small_c) wrong += v != 12.0f;
+      }
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
 TEST_F(RuntimeTest, CApiPackedWeights) {
   mmtune_runtime* runtime = nullptr;
   ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK) << mmtune_last_error();
@@ -1767,6 +1801,62 @@ TEST_F(RuntimeTest, CApiPackedWeights) {
   EXPECT_EQ(ci[0], 100 + 5 * 1 + 7 * 3);
   EXPECT_EQ(ci[1], 200 + 5 * -2 + 7 * -4);
   mmtune_packed_b_free(packed_s8);
+
+  // Panels (a packed-family problem) through C: all-ones operands give K everywhere.
+  const std::vector<float> ones(300 * 80, 1.0f);
+  mmtune_packed_b* panels = nullptr;
+  ASSERT_EQ(mmtune_pack_b_f32(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 256, 80, 300,
+                              ones.data(), 80, &panels),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  const std::vector<float> big_a(256 * 300, 1.0f);
+  std::vector<float> big_c(256 * 80, NAN);
+  ASSERT_EQ(mmtune_gemm_f32_packed(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 256, 1.0f,
+                                   big_a.data(), 300, panels, 0.0f, big_c.data(), 80),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  for (float v : big_c) ASSERT_EQ(v, 300.0f);
+  mmtune_packed_b_free(panels);
+  // f64 and bf16 entry points; NULL out-pointer and runtime.
+  const double bd[4] = {1, 2, 3, 4};
+  mmtune_packed_b* packed_d = nullptr;
+  ASSERT_EQ(mmtune_pack_b_f64(runtime, MMTUNE_COL_MAJOR, MMTUNE_NO_TRANS, 1, 2, 2, bd, 2,
+                              &packed_d),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  const double ad[2] = {1, 10};  // 1x2
+  double cd[2] = {0, 0};
+  ASSERT_EQ(mmtune_gemm_f64_packed(runtime, MMTUNE_COL_MAJOR, MMTUNE_NO_TRANS, 1, 1.0, ad, 1,
+                                   packed_d, 0.0, cd, 1),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  EXPECT_EQ(cd[0], 1 + 10 * 2);  // column-major B = [[1, 3], [2, 4]]
+  EXPECT_EQ(cd[1], 3 + 10 * 4);
+  mmtune_packed_b_free(packed_d);
+  mmtune_bf16 bb[2];
+  const float bf[2] = {2.0f, 3.0f};
+  mmtune_f32_to_bf16(bf, bb, 2);
+  mmtune_packed_b* packed_bf16 = nullptr;
+  ASSERT_EQ(mmtune_pack_b_bf16(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 1, 1, 2, bb, 1,
+                               &packed_bf16),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  mmtune_bf16 ab[2];
+  mmtune_f32_to_bf16(bf, ab, 2);
+  float cb = 0;
+  ASSERT_EQ(mmtune_gemm_bf16_packed(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 1, 1.0f, ab, 2,
+                                    packed_bf16, 0.0f, &cb, 1),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  EXPECT_EQ(cb, 13.0f);
+  mmtune_packed_b_free(packed_bf16);
+  EXPECT_EQ(mmtune_pack_b_f32(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, 2, 3, b, 2, nullptr),
+            MMTUNE_INVALID_ARGUMENT);
+  mmtune_packed_b* none = nullptr;
+  EXPECT_EQ(mmtune_pack_b_f32(nullptr, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, 2, 3, b, 2, &none),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_EQ(none, nullptr);
+  EXPECT_EQ(mmtune_packed_b_bytes(nullptr), 0);
   mmtune_close(runtime);
 }
 

@@ -183,10 +183,9 @@ class Runtime {
                             std::int64_t ldc) const;
 
   // Packs op(B), K x N stored as `layout` / `trans_b` with leading dimension `ldb`, for GEMMs
-  // of about `m` rows (M >= 1: the config is looked up for that M; a GEMM of any M may use the
-  // weights). The winner of the problem when it is of the packed family, else the analytical
-  // default of that family. Fails on bad arguments (kInvalidArgument) or where the memory of the
-  // copy cannot be had (kIo).
+  // of about `m` rows (M >= 1: the config is looked up for that M, see PackedWeights; a GEMM of
+  // any M may use the weights). Fails on bad arguments (kInvalidArgument) or where the memory of
+  // the copy cannot be had (kIo). The weights' GEMMs on panels run on this runtime's threads.
   template <typename T>
     requires std::is_same_v<T, float> || std::is_same_v<T, double> ||
              std::is_same_v<T, BFloat16> || std::is_same_v<T, std::int8_t>
