@@ -66,6 +66,18 @@ def load():
         function = getattr(lib, name)
         function.argtypes = gemm_head + [scalar, _p, _i64, _p, _i64, scalar, _p, _i64]
         function.restype = _int
+    for name, scalar in (("f32", ctypes.c_float), ("f64", ctypes.c_double),
+                         ("bf16", ctypes.c_float), ("s8", ctypes.c_int32)):
+        pack = getattr(lib, "mmtune_pack_b_" + name)
+        pack.argtypes = [_p, _int, _int, _i64, _i64, _i64, _p, _i64, ctypes.POINTER(_p)]
+        pack.restype = _int
+        gemm = getattr(lib, "mmtune_gemm_" + ("u8s8s32" if name == "s8" else name) + "_packed")
+        gemm.argtypes = [_p, _int, _int, _i64, scalar, _p, _i64, _p, scalar, _p, _i64]
+        gemm.restype = _int
+    lib.mmtune_packed_b_bytes.argtypes = [_p]
+    lib.mmtune_packed_b_bytes.restype = _i64
+    lib.mmtune_packed_b_free.argtypes = [_p]
+    lib.mmtune_packed_b_free.restype = None
     lib.mmtune_lookup_json.argtypes = [_p, ctypes.c_char_p, _int, _int, _int, _i64, _i64, _i64,
                                        ctypes.c_char_p, _i64]
     lib.mmtune_lookup_json.restype = _i64

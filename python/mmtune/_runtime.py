@@ -21,6 +21,14 @@ _GEMMS = {
     (np.dtype(np.int8), np.dtype(np.int8)): ("mmtune_gemm_s8s8s32", np.int32, int, "s8"),
 }
 
+# B dtype -> (C name of the packed GEMM's dtype, the A dtype it takes, C dtype, scalar type)
+_PACKED = {
+    np.dtype(np.float32): ("f32", np.dtype(np.float32), np.float32, float),
+    np.dtype(np.float64): ("f64", np.dtype(np.float64), np.float64, float),
+    np.dtype(np.uint16): ("bf16", np.dtype(np.uint16), np.float32, float),
+    np.dtype(np.int8): ("s8", np.dtype(np.uint8), np.int32, int),
+}
+
 _lib = None
 
 
@@ -72,6 +80,35 @@ def _operand(x, layout):
     return _operand(copy, layout)
 
 
+class PackedWeights:
+    """A weight matrix B (K x N) packed once by Runtime.pack_weights, for matmul(a, weights)
+    calls that then skip packing it (docs/runtime.md, Packed weights). It holds its own copy:
+    changing or freeing the array it came from does not change it. close() frees it early."""
+
+    def __init__(self, handle, b_dtype, shape):
+        self._handle = handle
+        self.dtype = b_dtype
+        self.shape = shape
+
+    @property
+    def nbytes(self):
+        """Bytes of the packed copy."""
+        return int(_c().mmtune_packed_b_bytes(self._handle)) if self._handle else 0
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            _c().mmtune_packed_b_free(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+    def _live(self):
+        if not self._handle:
+            raise ValueError("these mmtune.PackedWeights are closed")
+        return self._handle
+
+
 class Runtime:
     """An mmtune runtime: the winners of `db` (a `mmtune tune` DB or an export) for this machine;
     without a db, the analytical defaults. `max_threads` = 0: every core this process may use
@@ -108,12 +145,62 @@ class Runtime:
             raise ValueError("this mmtune.Runtime is closed")
         return self._handle
 
+    def pack_weights(self, b, rows):
+        """B (a 2-D float32, float64, uint16 bfloat16 bits or int8 array, any order or view)
+        packed once for matmul(a, weights) calls whose A has about `rows` rows (the config is
+        chosen for that many; any number may use the weights). int8 weights take uint8 A (the
+        u8s8s32 GEMM)."""
+        b = np.asarray(b)
+        if b.ndim != 2:
+            raise ValueError(f"weights must be a 2-D array, got {b.ndim}-D")
+        packed = _PACKED.get(b.dtype)
+        if packed is None:
+            raise TypeError(f"no packed weights of {b.dtype}: use float32, float64, uint16 "
+                            "(bfloat16 bits) or int8")
+        k, n = b.shape
+        tb, ldb, b = _operand(b, _ROW_MAJOR)
+        handle = ctypes.c_void_p()
+        _check(getattr(_c(), "mmtune_pack_b_" + packed[0])(
+            self._live(), _ROW_MAJOR, tb, int(rows), n, k, b.ctypes.data, ldb,
+            ctypes.byref(handle)))
+        return PackedWeights(handle, b.dtype, (k, n))
+
+    def _matmul_packed(self, a, weights, out):
+        name, a_dtype, c_dtype, scalar = _PACKED[weights.dtype]
+        a = np.asarray(a)
+        if a.ndim != 2 or a.dtype != a_dtype:
+            raise TypeError(f"{weights.dtype} weights multiply a 2-D {a_dtype} array, not a "
+                            f"{a.ndim}-D {a.dtype} one")
+        (m, k), (k2, n) = a.shape, weights.shape
+        if k != k2:
+            raise ValueError(f"shapes {a.shape} and {weights.shape} do not multiply "
+                             f"(K {k} != {k2})")
+        if out is None:
+            out = np.empty((m, n), dtype=c_dtype)
+        elif not isinstance(out, np.ndarray) or out.dtype != np.dtype(c_dtype) or \
+                out.shape != (m, n) or not out.flags.writeable or \
+                (m > 1 and n > 0 and out.strides[1] != out.itemsize):
+            raise ValueError(f"out must be a writeable {np.dtype(c_dtype)} array of shape "
+                             f"{(m, n)} with unit column stride (weights are packed row-major)")
+        if m == 0 or n == 0:
+            return out
+        ldc = max(1, n, out.strides[0] // out.itemsize if m > 1 else 0)
+        ta, lda, a = _operand(a, _ROW_MAJOR)
+        function = "mmtune_gemm_" + ("u8s8s32" if name == "s8" else name) + "_packed"
+        _check(getattr(_c(), function)(
+            self._live(), _ROW_MAJOR, ta, m, scalar(1), a.ctypes.data, lda, weights._live(),
+            scalar(0), out.ctypes.data, ldc))
+        return out
+
     def matmul(self, a, b, out=None):
         """out = a @ b. a and b: 2-D arrays of float32, float64, bfloat16 bits (uint16, giving
         float32), int8 x int8 or uint8 x int8 (giving int32, exact modulo 2^32), C or Fortran
         order or transposed views, read in place where one stride is the element size (copied
-        otherwise). out: None (a new C-ordered array) or an array of the result's shape and
-        dtype with one unit stride, overwritten."""
+        otherwise). b may also be PackedWeights (pack_weights); out must then have a unit column
+        stride. out: None (a new C-ordered array) or an array of the result's shape and dtype
+        with one unit stride, overwritten."""
+        if isinstance(b, PackedWeights):
+            return self._matmul_packed(a, b, out)
         a = np.asarray(a)
         b = np.asarray(b)
         if a.ndim != 2 or b.ndim != 2:

@@ -143,3 +143,48 @@ def test_tune_returns_exact_winners(tmp_path):
         np.testing.assert_allclose(tuned.matmul(a, a), a @ a, rtol=1e-5, atol=1e-5)
     with pytest.raises(mmtune.Error, match="shape"):
         mmtune.tune(["0x4x4"], db=db)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "bf16", "s8"])
+@pytest.mark.parametrize("rows", [1, 48])
+def test_packed_weights_in_every_dtype(rt, dtype, rows):
+    k, n = 70, 45
+    small = RNG.integers(-3, 4, size=(k, n))
+    b = {"f32": small.astype(np.float32), "f64": small.astype(np.float64),
+         "bf16": bf16_bits(small.astype(np.float32)), "s8": small.astype(np.int8)}[dtype]
+    weights = rt.pack_weights(np.asfortranarray(b), rows=rows)
+    assert isinstance(weights, mmtune.PackedWeights)
+    assert weights.shape == (k, n) and weights.nbytes >= k * n * b.itemsize
+    b_copy = b.copy()
+    b[...] = 0  # the weights hold their own copy
+    for m in (1, 5, 48, 100):
+        a_values = RNG.integers(0 if dtype == "s8" else -3, 4, size=(m, k))
+        a = {"f32": a_values.astype(np.float32), "f64": a_values.astype(np.float64),
+             "bf16": bf16_bits(a_values.astype(np.float32)),
+             "s8": a_values.astype(np.uint8)}[dtype]
+        want = a_values @ small
+        c = rt.matmul(a, weights)
+        assert c.shape == (m, n)
+        np.testing.assert_array_equal(c, want.astype(c.dtype), err_msg=f"M = {m}")
+        assert np.array_equal(rt.matmul(a, b_copy), c)
+    weights.close()
+    with pytest.raises(ValueError, match="closed"):
+        rt.matmul(a, weights)
+
+
+def test_packed_weights_refuse_mismatches(rt):
+    weights = rt.pack_weights(np.ones((6, 4), dtype=np.float32), rows=2)
+    with pytest.raises(TypeError, match="float32"):
+        rt.matmul(np.ones((2, 6), dtype=np.float64), weights)
+    with pytest.raises(ValueError, match="do not multiply"):
+        rt.matmul(np.ones((2, 5), dtype=np.float32), weights)
+    with pytest.raises(ValueError, match="unit column stride"):
+        rt.matmul(np.ones((2, 6), dtype=np.float32), weights,
+                  out=np.empty((2, 4), dtype=np.float32, order="F"))
+    with pytest.raises(TypeError, match="no packed weights"):
+        rt.pack_weights(np.ones((3, 3), dtype=np.int32), rows=1)
+    with pytest.raises(mmtune.Error, match="rows the weights are packed for"):
+        rt.pack_weights(np.ones((3, 3), dtype=np.float32), rows=0)
+    out = np.full((3, 4), np.nan, dtype=np.float32)
+    assert rt.matmul(np.ones((3, 6), dtype=np.float32), weights, out=out) is out
+    assert np.all(out == 6.0)
