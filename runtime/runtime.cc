@@ -647,8 +647,8 @@ Result<PackedWeights<T>> Runtime::Impl::PackWeights(Layout layout, Trans trans_b
   }
   // Empty weights still need a config that runs (BLAS semantics of K = 0); it is chosen as for
   // one column or one k.
-  Problem problem = ProblemOf(GemmTypes<X>::kDType, layout, Trans::kNo, trans_b, m,
-                                     std::max<std::int64_t>(n, 1), std::max<std::int64_t>(k, 1));
+  const Problem problem = ProblemOf(GemmTypes<X>::kDType, layout, Trans::kNo, trans_b, m,
+                                    std::max<std::int64_t>(n, 1), std::max<std::int64_t>(k, 1));
   const mmtune::Lookup found = index.Find(problem);
   auto impl = std::make_unique<typename PackedWeights<T>::Impl>();
   impl->layout = layout;
@@ -672,7 +672,8 @@ Result<PackedWeights<T>> Runtime::Impl::PackWeights(Layout layout, Trans trans_b
         impl->copy_elements > std::numeric_limits<std::int64_t>::max() /
                                   static_cast<std::int64_t>(sizeof(T))) {
       return MakeError(ErrorCode::kInvalidArgument, "B of " + std::to_string(k) + " x " +
-                                                        std::to_string(n) + " is too large to copy");
+                                                        std::to_string(n) +
+                                                        " is too large to copy");
     }
     if (impl->copy_elements > 0) {
       impl->copy.reset(new (std::nothrow) T[static_cast<std::size_t>(impl->copy_elements)]);
