@@ -185,37 +185,27 @@ Status RegisterPackedB(Session& session, const Problem& problem, const Operands<
   using B = typename GemmTypes<Kind>::B;
   using C = typename GemmTypes<Kind>::C;
   using Scalar = typename GemmTypes<Kind>::Scalar;
-  auto weights = runtime.PackB(Layout::kRowMajor, Trans::kNo, problem.m, problem.n, problem.k,
-                               operands.b.data(), problem.n);
-  if (!weights) return weights.error();
-  auto shared_weights = std::make_shared<const WeightsOf<Kind>>(std::move(*weights));
-  session.keep_alive.push_back(shared_weights);
-  Runtime* rt = &runtime;
-  add("tuned",
-      [rt, shared_weights](const Problem& p, const A* a, const B*, C* c) {
-        return rt->Gemm(Layout::kRowMajor, Trans::kNo, p.m, Scalar(1), a, p.k, *shared_weights,
-                        Scalar(0), c, p.n)
-            .ok();
-      },
-      PackedLabel(*shared_weights) + std::string(ToString(shared_weights->lookup().tier)) +
-          ": " + shared_weights->lookup().config_text);
-
-  // The same with the analytical default: the weights of a runtime without a DB.
-  auto default_weights = untuned.PackB(Layout::kRowMajor, Trans::kNo, problem.m, problem.n,
-                                       problem.k, operands.b.data(), problem.n);
-  if (!default_weights) return default_weights.error();
-  auto shared_default = std::make_shared<const WeightsOf<Kind>>(std::move(*default_weights));
-  session.keep_alive.push_back(shared_default);
-  Runtime* no_db = &untuned;
-  add("default",
-      [no_db, shared_default](const Problem& p, const A* a, const B*, C* c) {
-        return no_db
-            ->Gemm(Layout::kRowMajor, Trans::kNo, p.m, Scalar(1), a, p.k, *shared_default,
-                   Scalar(0), c, p.n)
-            .ok();
-      },
-      PackedLabel(*shared_default) + std::string(ToString(shared_default->lookup().tier)) +
-          ": " + shared_default->lookup().config_text);
+  // A row timing `with`'s packed weights of this problem's B, packed here.
+  auto add_weights = [&](const std::string& impl, Runtime& with) -> Status {
+    auto weights = with.PackB(Layout::kRowMajor, Trans::kNo, problem.m, problem.n, problem.k,
+                              operands.b.data(), problem.n);
+    if (!weights) return weights.error();
+    auto shared = std::make_shared<const WeightsOf<Kind>>(std::move(*weights));
+    session.keep_alive.push_back(shared);
+    Runtime* rt = &with;
+    add(impl,
+        [rt, shared](const Problem& p, const A* a, const B*, C* c) {
+          return rt->Gemm(Layout::kRowMajor, Trans::kNo, p.m, Scalar(1), a, p.k, *shared,
+                          Scalar(0), c, p.n)
+              .ok();
+        },
+        PackedLabel(*shared) + std::string(ToString(shared->lookup().tier)) + ": " +
+            shared->lookup().config_text);
+    return OkStatus();
+  };
+  if (Status status = add_weights("tuned", runtime); !status) return status;
+  // The analytical default: the weights of a runtime without a DB.
+  if (Status status = add_weights("default", untuned); !status) return status;
   add("unpacked", unpacked, unpacked_label);
 
   for (const Peer& peer : peers) {

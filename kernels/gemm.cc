@@ -210,11 +210,19 @@ Result<PackedB<X>> GemmPlan<X>::PackB(Layout layout, Trans trans_b, std::int64_t
   }
   packed.data_.reset(static_cast<B*>(memory));
   B* out = packed.data_.get();
-  const bool row_major = layout == Layout::kRowMajor;
-  // B as the row-major problem reads it (RowMajorProblem).
-  const MatrixView<B> view{b, ldb,
-                           GemmTypes<X>::kLowPrecision && !row_major ? detail::Flip(trans_b)
-                                                                     : trans_b};
+  // B as the row-major problem reads it: its B, or its A where the problem swapped them.
+  GemmArgs<X> shape;
+  shape.layout = layout;
+  shape.trans_b = trans_b;
+  shape.n = n;
+  shape.k = k;
+  shape.b = b;
+  shape.ldb = ldb;
+  const RowMajorGemm<X> g = RowMajorProblem(shape);
+  MatrixView<B> view = g.b;
+  if constexpr (!GemmTypes<X>::kLowPrecision) {
+    if (packed.a_side_) view = g.a;
+  }
   for (std::int64_t pc = 0; pc < k; pc += kc) {
     const std::int64_t kb = std::min(kc, k - pc);
     const std::int64_t block_depth = detail::RoundUp(kb, ag);
