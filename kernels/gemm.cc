@@ -1,9 +1,11 @@
 #include "kernels/gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <new>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 #include "kernels/gemm_args.h"
@@ -139,27 +141,134 @@ Status GemmPlan<X>::Run(const GemmArgs<X>& args, ThreadPool& pool) const {
   if (auto status = CheckShape(config_, args); !status) return status;
   const RowMajorGemm<X> g = RowMajorProblem(args);
   if (g.m == 0 || g.n == 0) return OkStatus();
+  return RunProblem(config_, g, pool) ? OkStatus() : OutOfScratch(config_);
+}
+
+template <typename X>
+bool GemmPlan<X>::RunProblem(const KernelConfig& config, const RowMajorGemm<X>& g,
+                             ThreadPool& pool) const {
   if (g.k == 0 || g.alpha == 0) {
     ScaleC(g);
-    return OkStatus();
+    return true;
   }
-  bool ran = true;
-  switch (config_.family) {
+  switch (config.family) {
     case KernelFamily::kGemv:
-      ran = detail::RunGemv<X>(config_, *gemv_kernel_, g, pool);
-      break;
+      return detail::RunGemv<X>(config, *gemv_kernel_, g, pool);
     case KernelFamily::kDirect:
       // Create refused direct configs for the low-precision GEMMs (KernelConfig::ValidateFor).
       if constexpr (!GemmTypes<X>::kLowPrecision) {
-        ran = detail::RunDirect(config_, *micro_kernel_, *snug_tiles_, g, g.a.data, g.b.data,
-                                g.c, pool);
+        return detail::RunDirect(config, *micro_kernel_, *snug_tiles_, g, g.a.data, g.b.data,
+                                 g.c, pool);
       }
-      break;
+      return true;
     case KernelFamily::kPacked:
-      ran = detail::RunPacked<X>(config_, *micro_kernel_, g, pool);
-      break;
+      return detail::RunPacked<X>(config, *micro_kernel_, g, pool);
   }
-  return ran ? OkStatus() : OutOfScratch(config_);
+  return true;
+}
+
+namespace {
+
+// Elements from C's first to its last element, for a C of `args`' shape.
+template <typename X>
+std::int64_t CExtent(const GemmArgs<X>& args) {
+  if (args.m == 0 || args.n == 0) return 0;
+  return args.layout == Layout::kRowMajor ? (args.m - 1) * args.ldc + args.n
+                                          : (args.n - 1) * args.ldc + args.m;
+}
+
+Status CheckBatchCount(std::int64_t count) {
+  if (count < 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "batch count must be >= 0, got " + std::to_string(count));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+template <typename X>
+template <class ItemAt>
+Status GemmPlan<X>::RunItems(const GemmArgs<X>& shape, std::int64_t count,
+                             const ItemAt& item_at, ThreadPool& pool) const {
+  if (auto status = CheckShape(config_, shape); !status) return status;
+  if (count == 0 || shape.m == 0 || shape.n == 0) return OkStatus();
+  auto problem_of = [&](std::int64_t item) {
+    GemmArgs<X> one = shape;
+    std::tie(one.a, one.b, one.c) = item_at(item);
+    return RowMajorProblem(one);
+  };
+  const int team = std::clamp(config_.threads, 1, pool.size());
+  if (count < team) {
+    for (std::int64_t item = 0; item < count; ++item) {
+      if (!RunProblem(config_, problem_of(item), pool)) return OutOfScratch(config_);
+    }
+    return OkStatus();
+  }
+  // Each member runs its items alone: the drivers run a team of one inline, without the pool.
+  KernelConfig alone = config_;
+  alone.threads = 1;
+  std::atomic<bool> out_of_scratch{false};
+  pool.Run(team, [&](int member) {
+    std::int64_t begin = 0;
+    std::int64_t end = 0;
+    detail::Partition(count, team, member, &begin, &end);
+    for (std::int64_t item = begin; item < end; ++item) {
+      if (!RunProblem(alone, problem_of(item), pool)) {
+        out_of_scratch.store(true, std::memory_order_relaxed);
+        return;
+      }
+    }
+  });
+  return out_of_scratch.load() ? OutOfScratch(config_) : OkStatus();
+}
+
+template <typename X>
+Status GemmPlan<X>::RunBatch(const GemmArgs<X>& args, const BatchStrides& batch,
+                             ThreadPool& pool) const {
+  if (auto status = CheckBatchCount(batch.count); !status) return status;
+  if (batch.a < 0 || batch.b < 0 || batch.c < 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "batch strides must be >= 0, got A " + std::to_string(batch.a) + ", B " +
+                         std::to_string(batch.b) + ", C " + std::to_string(batch.c));
+  }
+  const std::int64_t c_extent = CExtent(args);
+  if (batch.count > 1 && batch.c < c_extent) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "batch stride of C (" + std::to_string(batch.c) +
+                         ") is below the extent of one C (" + std::to_string(c_extent) +
+                         "): the items would overlap");
+  }
+  // The last item's offsets, in bytes, must be addresses.
+  using Types = GemmTypes<X>;
+  const std::int64_t last = std::max<std::int64_t>(batch.count - 1, 1);
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  if (batch.a > kMax / last / static_cast<std::int64_t>(sizeof(typename Types::A)) ||
+      batch.b > kMax / last / static_cast<std::int64_t>(sizeof(typename Types::B)) ||
+      batch.c > kMax / last / static_cast<std::int64_t>(sizeof(typename Types::C))) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "batch strides x count overflow the address space");
+  }
+  return RunItems(args, batch.count,
+                  [&](std::int64_t item) {
+                    return std::tuple(args.a + item * batch.a, args.b + item * batch.b,
+                                      args.c + item * batch.c);
+                  },
+                  pool);
+}
+
+template <typename X>
+Status GemmPlan<X>::RunBatch(const GemmArgs<X>& shape, std::int64_t count,
+                             const typename GemmTypes<X>::A* const* a,
+                             const typename GemmTypes<X>::B* const* b,
+                             typename GemmTypes<X>::C* const* c, ThreadPool& pool) const {
+  if (auto status = CheckBatchCount(count); !status) return status;
+  if (count > 0 && (a == nullptr || b == nullptr || c == nullptr)) {
+    return MakeError(ErrorCode::kInvalidArgument, "a batch's pointer arrays must not be null");
+  }
+  return RunItems(shape, count,
+                  [&](std::int64_t item) { return std::tuple(a[item], b[item], c[item]); },
+                  pool);
 }
 
 template <typename X>

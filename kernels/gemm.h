@@ -68,6 +68,21 @@ class GemmPlan {
     return Run(args, b, DefaultThreadPool());
   }
 
+  // A batch of GEMMs of one shape: item i is `args` with A, B and C moved by i times the
+  // strides of `batch` (mmtune/types.h). Where the batch has at least `config().threads` items,
+  // each member of the team runs a share of whole items on its own, since an item split across
+  // threads gains nothing a whole item per thread does not; otherwise the items run in turn,
+  // each on the whole team. Items are independent: where scratch memory runs out (kIo), some
+  // items may be done and the others are unchanged, never one half-written. Malformed strides
+  // (negative, C items that overlap, past the address space) fail before anything runs.
+  Status RunBatch(const GemmArgs<X>& args, const BatchStrides& batch, ThreadPool& pool) const;
+  // The same with an array of `count` pointers per operand (`shape`'s pointers are ignored);
+  // the arrays must not be null, and C items must not overlap.
+  Status RunBatch(const GemmArgs<X>& shape, std::int64_t count,
+                  const typename GemmTypes<X>::A* const* a,
+                  const typename GemmTypes<X>::B* const* b, typename GemmTypes<X>::C* const* c,
+                  ThreadPool& pool) const;
+
   // This plan bound to one problem: `shape` without its pointers (a, b, c are ignored). Fails
   // where Run would fail for that problem; a BoundGemm's calls then cannot fail.
   Result<BoundGemm<X>> Bind(const GemmArgs<X>& shape) const;
@@ -77,6 +92,14 @@ class GemmPlan {
  private:
   using Kernels = detail::KernelsOf<X>;
   friend class BoundGemm<X>;
+  // `g` (checked, M and N > 0) with `config`'s blocks and threads; false where scratch memory
+  // ran out, with C unchanged.
+  bool RunProblem(const KernelConfig& config, const detail::RowMajorGemm<X>& g,
+                  ThreadPool& pool) const;
+  // The items of a batch, item i's operands at item_at(i) (a tuple of A, B and C pointers).
+  template <class ItemAt>
+  Status RunItems(const GemmArgs<X>& shape, std::int64_t count, const ItemAt& item_at,
+                  ThreadPool& pool) const;
   KernelConfig config_;
   const typename Kernels::Micro* micro_kernel_ = nullptr;  // packed and direct families
   const typename Kernels::Snug* snug_tiles_ = nullptr;  // direct: the kernels of partial tiles

@@ -54,6 +54,16 @@ struct Problem {
   friend bool operator==(const Problem&, const Problem&) = default;
 };
 
+// Where the items of a strided batch of GEMMs of one shape lie: item i's A, B and C start i *
+// `a`, i * `b` and i * `c` elements past item 0's. A and B may be shared by every item (stride
+// 0) or overlap; C items may not (`c` at least the extent of one C).
+struct BatchStrides {
+  std::int64_t count = 0;
+  std::int64_t a = 0;
+  std::int64_t b = 0;
+  std::int64_t c = 0;
+};
+
 // Parses "MxNxK" (also "MXNXK"): three integers in [0, 2^31), nothing else.
 struct Shape {
   std::int64_t m = 0;
