@@ -155,6 +155,57 @@ mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout,
   });
 }
 
+template <typename Scalar, typename TA, typename TB, typename TC>
+mmtune_status StridedBatchFromC(const char* routine, mmtune_runtime* handle, int layout,
+                                int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                                Scalar alpha, const TA* a, int64_t lda, int64_t stride_a,
+                                const TB* b, int64_t ldb, int64_t stride_b, Scalar beta, TC* c,
+                                int64_t ldc, int64_t stride_c, int64_t count) {
+  KindFromC kind;
+  if (auto code = CheckKind(routine, handle, layout, trans_a, trans_b, &kind); code != MMTUNE_OK) {
+    return code;
+  }
+  if (count > 0) {
+    if (auto code = CheckPointers(routine, PointerNeeds::Of(m, n, k, alpha), a, b, c);
+        code != MMTUNE_OK) {
+      return code;
+    }
+  }
+  return CallFromC(routine, [&] {
+    return handle->runtime->GemmBatch(kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha, a,
+                                      lda, b, ldb, beta, c, ldc,
+                                      mmtune::BatchStrides{count, stride_a, stride_b, stride_c});
+  });
+}
+
+template <typename Scalar, typename TA, typename TB, typename TC>
+mmtune_status ListedBatchFromC(const char* routine, mmtune_runtime* handle, int layout,
+                               int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                               Scalar alpha, const TA* const* a, int64_t lda, const TB* const* b,
+                               int64_t ldb, Scalar beta, TC* const* c, int64_t ldc,
+                               int64_t count) {
+  KindFromC kind;
+  if (auto code = CheckKind(routine, handle, layout, trans_a, trans_b, &kind); code != MMTUNE_OK) {
+    return code;
+  }
+  if (count > 0 && (a == nullptr || b == nullptr || c == nullptr)) {
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT,
+                  std::string(a == nullptr ? "A" : b == nullptr ? "B" : "C") +
+                      "'s pointer array is NULL");
+  }
+  const PointerNeeds needs = PointerNeeds::Of(m, n, k, alpha);
+  for (int64_t item = 0; item < count; ++item) {
+    if (auto code = CheckPointers(routine, needs, a[item], b[item], c[item]); code != MMTUNE_OK) {
+      tls_last_error += " (item " + std::to_string(item) + ")";
+      return code;
+    }
+  }
+  return CallFromC(routine, [&] {
+    return handle->runtime->GemmBatch(kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha, a,
+                                      lda, b, ldb, beta, c, ldc, count);
+  });
+}
+
 template <class Fixed, typename T>
 mmtune_status BindFromC(const char* routine, const mmtune_runtime* handle, int layout,
                         int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, T alpha,
@@ -424,6 +475,89 @@ mmtune_status mmtune_gemm_s8s8s32(mmtune_runtime* runtime, int layout, int trans
                                   int32_t beta, int32_t* c, int64_t ldc) {
   return GemmFromC("mmtune_gemm_s8s8s32", runtime, layout, trans_a, trans_b, m, n, k, alpha, a,
                    lda, b, ldb, beta, c, ldc);
+}
+
+mmtune_status mmtune_sgemm_batch_strided(mmtune_runtime* runtime, int layout, int trans_a,
+                                         int trans_b, int64_t m, int64_t n, int64_t k,
+                                         float alpha, const float* a, int64_t lda,
+                                         int64_t stride_a, const float* b, int64_t ldb,
+                                         int64_t stride_b, float beta, float* c, int64_t ldc,
+                                         int64_t stride_c, int64_t count) {
+  return StridedBatchFromC("mmtune_sgemm_batch_strided", runtime, layout, trans_a, trans_b, m, n,
+                           k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c,
+                           count);
+}
+
+mmtune_status mmtune_dgemm_batch_strided(mmtune_runtime* runtime, int layout, int trans_a,
+                                         int trans_b, int64_t m, int64_t n, int64_t k,
+                                         double alpha, const double* a, int64_t lda,
+                                         int64_t stride_a, const double* b, int64_t ldb,
+                                         int64_t stride_b, double beta, double* c, int64_t ldc,
+                                         int64_t stride_c, int64_t count) {
+  return StridedBatchFromC("mmtune_dgemm_batch_strided", runtime, layout, trans_a, trans_b, m, n,
+                           k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c,
+                           count);
+}
+
+mmtune_status mmtune_gemm_bf16_batch_strided(mmtune_runtime* runtime, int layout, int trans_a,
+                                             int trans_b, int64_t m, int64_t n, int64_t k,
+                                             float alpha, const mmtune_bf16* a, int64_t lda,
+                                             int64_t stride_a, const mmtune_bf16* b,
+                                             int64_t ldb, int64_t stride_b, float beta, float* c,
+                                             int64_t ldc, int64_t stride_c, int64_t count) {
+  return StridedBatchFromC("mmtune_gemm_bf16_batch_strided", runtime, layout, trans_a, trans_b,
+                           m, n, k, alpha, reinterpret_cast<const mmtune::BFloat16*>(a), lda,
+                           stride_a, reinterpret_cast<const mmtune::BFloat16*>(b), ldb, stride_b,
+                           beta, c, ldc, stride_c, count);
+}
+
+mmtune_status mmtune_gemm_u8s8s32_batch_strided(mmtune_runtime* runtime, int layout, int trans_a,
+                                                int trans_b, int64_t m, int64_t n, int64_t k,
+                                                int32_t alpha, const uint8_t* a, int64_t lda,
+                                                int64_t stride_a, const int8_t* b, int64_t ldb,
+                                                int64_t stride_b, int32_t beta, int32_t* c,
+                                                int64_t ldc, int64_t stride_c, int64_t count) {
+  return StridedBatchFromC("mmtune_gemm_u8s8s32_batch_strided", runtime, layout, trans_a,
+                           trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c,
+                           ldc, stride_c, count);
+}
+
+mmtune_status mmtune_sgemm_batch(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                                 int64_t m, int64_t n, int64_t k, float alpha,
+                                 const float* const* a, int64_t lda, const float* const* b,
+                                 int64_t ldb, float beta, float* const* c, int64_t ldc,
+                                 int64_t count) {
+  return ListedBatchFromC("mmtune_sgemm_batch", runtime, layout, trans_a, trans_b, m, n, k,
+                          alpha, a, lda, b, ldb, beta, c, ldc, count);
+}
+
+mmtune_status mmtune_dgemm_batch(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                                 int64_t m, int64_t n, int64_t k, double alpha,
+                                 const double* const* a, int64_t lda, const double* const* b,
+                                 int64_t ldb, double beta, double* const* c, int64_t ldc,
+                                 int64_t count) {
+  return ListedBatchFromC("mmtune_dgemm_batch", runtime, layout, trans_a, trans_b, m, n, k,
+                          alpha, a, lda, b, ldb, beta, c, ldc, count);
+}
+
+mmtune_status mmtune_gemm_bf16_batch(mmtune_runtime* runtime, int layout, int trans_a,
+                                     int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                                     const mmtune_bf16* const* a, int64_t lda,
+                                     const mmtune_bf16* const* b, int64_t ldb, float beta,
+                                     float* const* c, int64_t ldc, int64_t count) {
+  return ListedBatchFromC("mmtune_gemm_bf16_batch", runtime, layout, trans_a, trans_b, m, n, k,
+                          alpha, reinterpret_cast<const mmtune::BFloat16* const*>(a), lda,
+                          reinterpret_cast<const mmtune::BFloat16* const*>(b), ldb, beta, c,
+                          ldc, count);
+}
+
+mmtune_status mmtune_gemm_u8s8s32_batch(mmtune_runtime* runtime, int layout, int trans_a,
+                                        int trans_b, int64_t m, int64_t n, int64_t k,
+                                        int32_t alpha, const uint8_t* const* a, int64_t lda,
+                                        const int8_t* const* b, int64_t ldb, int32_t beta,
+                                        int32_t* const* c, int64_t ldc, int64_t count) {
+  return ListedBatchFromC("mmtune_gemm_u8s8s32_batch", runtime, layout, trans_a, trans_b, m, n,
+                          k, alpha, a, lda, b, ldb, beta, c, ldc, count);
 }
 
 int64_t mmtune_lookup_json(const mmtune_runtime* runtime, const char* dtype, int layout,

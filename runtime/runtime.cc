@@ -41,25 +41,27 @@ const char* ToString(LookupTier tier) {
 namespace {
 
 // A call's identity for the plan caches: everything of the problem but the thread count, which
-// is the runtime's.
+// is the runtime's, and whether the call is a batch whose threads run whole items alone.
 struct CallKey {
   std::int64_t m;
   std::int64_t n;
   std::int64_t k;
   std::uint32_t kind;  // dtype, layout and transposes, a byte each
+  bool items_alone;
   friend bool operator==(const CallKey&, const CallKey&) = default;
 };
 
-CallKey KeyOf(const Problem& p) {
+CallKey KeyOf(const Problem& p, bool items_alone = false) {
   return CallKey{p.m, p.n, p.k,
                  static_cast<std::uint32_t>(p.dtype) | static_cast<std::uint32_t>(p.layout) << 8 |
                      static_cast<std::uint32_t>(p.trans_a) << 16 |
-                     static_cast<std::uint32_t>(p.trans_b) << 24};
+                     static_cast<std::uint32_t>(p.trans_b) << 24,
+                 items_alone};
 }
 
 struct CallKeyHash {
   std::size_t operator()(const CallKey& key) const {
-    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ key.kind;
+    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ key.kind ^ (key.items_alone ? 0x5Bull << 32 : 0);
     for (std::uint64_t part : {static_cast<std::uint64_t>(key.m), static_cast<std::uint64_t>(key.n),
                                static_cast<std::uint64_t>(key.k)}) {
       h = (h ^ part) * 0xBF58476D1CE4E5B9ull;
@@ -265,16 +267,25 @@ struct Runtime::Impl {
   }
   // The rest: the shared map, else a new entry; fills this thread's cache.
   Result<std::shared_ptr<const PlanEntry>> EntryFor(const Problem& problem) const;
+  // A batch's entry: `problem` for one item, its threads 1 where the batch runs whole items per
+  // thread (`items_alone`), else the runtime's.
+  Result<std::shared_ptr<const PlanEntry>> EntryFor(const Problem& problem,
+                                                    bool items_alone) const;
   // Whether calls of `entry` are counted for the record file.
   bool Records(const PlanEntry& entry) const {
     return !record_path.empty() && entry.lookup.tier != LookupTier::kExact;
   }
-  Result<std::unique_ptr<PlanEntry>> MakeEntry(const Problem& problem) const;
+  Result<std::unique_ptr<PlanEntry>> MakeEntry(const Problem& problem, bool items_alone) const;
 
   // Inlined into the public entry points, so that the call's arguments are not copied once
   // more on the way in. `Kind` is one of the GEMMs of gemm_types.h.
   template <class Kind>
   [[gnu::always_inline]] inline Status Gemm(const GemmArgs<Kind>& args) const;
+
+  // A batch of `count` GEMMs of `shape`: `run(plan)` runs them with the plan of one item
+  // (GemmPlan::RunBatch).
+  template <class Kind, class RunBatch>
+  Status Batch(const GemmArgs<Kind>& shape, std::int64_t count, const RunBatch& run) const;
 
   // Runtime::PackB, which may throw std::bad_alloc.
   template <typename T>
@@ -293,11 +304,21 @@ struct Runtime::Impl {
                   typename GemmTypes<typename GemmOfB<T>::X>::C* c, std::int64_t ldc) const;
 };
 
-Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& problem) const {
+Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& problem,
+                                                             bool items_alone) const {
   auto entry = std::make_unique<PlanEntry>();
   entry->problem = problem;
+  // A batch running whole items per thread: one item's config, its team the batch's.
+  auto make_plans = [&] {
+    if (items_alone) {
+      entry->lookup.config.threads = max_threads;
+      entry->lookup.threads_reason = "a batch: whole items per thread, each with the config of "
+                                     "one item on one thread";
+    }
+    return entry->MakePlans(entry->lookup.config);
+  };
   entry->lookup = index.Find(problem);
-  Status status = entry->MakePlans(entry->lookup.config);
+  Status status = make_plans();
   if (!status && entry->lookup.tier != LookupTier::kDefault) {
     // The index validated the config; a plan can still fail (e.g. a kernel this build lacks).
     Log(LogLevel::kWarning, "tuned config for " + problem.ToString() + " cannot run here (" +
@@ -305,14 +326,19 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
     entry->lookup = mmtune::Lookup{LookupTier::kDefault, UntunedConfig(problem, machine),
                                    Problem{}, 0.0, "the analytical default (the tuned config "
                                    "cannot run here)", ""};
-    status = entry->MakePlans(entry->lookup.config);
+    status = make_plans();
   }
   if (!status) return status.error();
   return entry;
 }
 
 Result<std::shared_ptr<const PlanEntry>> Runtime::Impl::EntryFor(const Problem& problem) const {
-  const CallKey key = KeyOf(problem);
+  return EntryFor(problem, false);
+}
+
+Result<std::shared_ptr<const PlanEntry>> Runtime::Impl::EntryFor(const Problem& problem,
+                                                                 bool items_alone) const {
+  const CallKey key = KeyOf(problem, items_alone);
   std::shared_ptr<const PlanEntry> found;
   {
     std::shared_lock lock(entries_mutex);
@@ -322,7 +348,7 @@ Result<std::shared_ptr<const PlanEntry>> Runtime::Impl::EntryFor(const Problem& 
   if (found == nullptr) {
     // Made outside the lock (validation and plan creation take microseconds); if another thread
     // made the same entry meanwhile, its entry wins and this one is dropped.
-    auto made = MakeEntry(problem);
+    auto made = MakeEntry(problem, items_alone);
     if (!made) return made.error();
     std::unique_lock lock(entries_mutex);
     found = entries.try_emplace(key, std::move(*made)).first->second;
@@ -356,6 +382,42 @@ Status Runtime::Impl::Gemm(const GemmArgs<Kind>& args) const {
                               [&](const GemmPlan<Kind>& plan) { return plan.Run(args, *pool); });
   };
   if (!Records(e)) [[likely]] return execute();
+  return CountedInto(e, execute);
+}
+
+template <class Kind, class RunBatch>
+Status Runtime::Impl::Batch(const GemmArgs<Kind>& shape, std::int64_t count,
+                            const RunBatch& run) const {
+  if (shape.m <= 0 || shape.n <= 0 || shape.k < 0 || count <= 0) {
+    // Nothing to look up: a malformed call fails as the kernels say, an empty one does nothing.
+    if (auto status = CheckGemmArguments(shape.layout, shape.trans_a, shape.trans_b, shape.m,
+                                         shape.n, shape.k, shape.lda, shape.ldb, shape.ldc);
+        !status) {
+      return status;
+    }
+    if (count < 0) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "batch count must be >= 0, got " + std::to_string(count));
+    }
+    return OkStatus();
+  }
+  const bool items_alone = max_threads > 1 && count >= max_threads;
+  Problem problem = ProblemOf(GemmTypes<Kind>::kDType, shape.layout, shape.trans_a,
+                              shape.trans_b, shape.m, shape.n, shape.k);
+  if (items_alone) problem.threads = 1;
+  const PlanEntry* cached = CachedEntry(KeyOf(problem, items_alone));
+  if (cached == nullptr) {
+    auto made = EntryFor(problem, items_alone);
+    if (!made) return made.error();
+    cached = made->get();
+  }
+  const PlanEntry& e = *cached;
+  const TypedPlans<Kind>& plans = e.Plans<Kind>();
+  auto execute = [&] {
+    return RunWithPoolOrAlone(plans->plan, plans->solo, e.team_or_alone,
+                              [&](const GemmPlan<Kind>& plan) { return run(plan); });
+  };
+  if (!Records(e)) return execute();
   return CountedInto(e, execute);
 }
 
@@ -453,6 +515,103 @@ Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m
                           return impl_->Gemm<S8Gemm>({layout, trans_a, trans_b, m, n, k, alpha,
                                                       shifted, shifted_lda, b, ldb, beta, c, ldc});
                         });
+}
+
+namespace {
+
+// A strided batch's call: the plan of one item run over them all.
+template <class Kind>
+auto StridedItems(const GemmArgs<Kind>& args, const BatchStrides& batch, ThreadPool& pool) {
+  return [&args, &batch, &pool](const GemmPlan<Kind>& plan) {
+    return plan.RunBatch(args, batch, pool);
+  };
+}
+
+// A batch of pointer arrays' call.
+template <class Kind>
+auto ListedItems(const GemmArgs<Kind>& shape, std::int64_t count,
+                 const typename GemmTypes<Kind>::A* const* a,
+                 const typename GemmTypes<Kind>::B* const* b, typename GemmTypes<Kind>::C* const* c,
+                 ThreadPool& pool) {
+  return [&shape, count, a, b, c, &pool](const GemmPlan<Kind>& plan) {
+    return plan.RunBatch(shape, count, a, b, c, pool);
+  };
+}
+
+}  // namespace
+
+Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                          std::int64_t n, std::int64_t k, float alpha, const float* a,
+                          std::int64_t lda, const float* b, std::int64_t ldb, float beta,
+                          float* c, std::int64_t ldc, const BatchStrides& batch) {
+  const GemmArgs<float> args{layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                             ldc};
+  return impl_->Batch(args, batch.count, StridedItems(args, batch, *impl_->pool));
+}
+
+Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                          std::int64_t n, std::int64_t k, double alpha, const double* a,
+                          std::int64_t lda, const double* b, std::int64_t ldb, double beta,
+                          double* c, std::int64_t ldc, const BatchStrides& batch) {
+  const GemmArgs<double> args{layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                              ldc};
+  return impl_->Batch(args, batch.count, StridedItems(args, batch, *impl_->pool));
+}
+
+Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                          std::int64_t n, std::int64_t k, float alpha, const BFloat16* a,
+                          std::int64_t lda, const BFloat16* b, std::int64_t ldb, float beta,
+                          float* c, std::int64_t ldc, const BatchStrides& batch) {
+  const GemmArgs<Bf16Gemm> args{layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
+                                c, ldc};
+  return impl_->Batch(args, batch.count, StridedItems(args, batch, *impl_->pool));
+}
+
+Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                          std::int64_t n, std::int64_t k, std::int32_t alpha,
+                          const std::uint8_t* a, std::int64_t lda, const std::int8_t* b,
+                          std::int64_t ldb, std::int32_t beta, std::int32_t* c, std::int64_t ldc,
+                          const BatchStrides& batch) {
+  const GemmArgs<S8Gemm> args{layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                              ldc};
+  return impl_->Batch(args, batch.count, StridedItems(args, batch, *impl_->pool));
+}
+
+Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                          std::int64_t n, std::int64_t k, float alpha, const float* const* a,
+                          std::int64_t lda, const float* const* b, std::int64_t ldb, float beta,
+                          float* const* c, std::int64_t ldc, std::int64_t count) {
+  const GemmArgs<float> shape{layout, trans_a, trans_b, m,    n,      k,       alpha,
+                              nullptr, lda,     nullptr, ldb, beta, nullptr, ldc};
+  return impl_->Batch(shape, count, ListedItems(shape, count, a, b, c, *impl_->pool));
+}
+
+Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                          std::int64_t n, std::int64_t k, double alpha, const double* const* a,
+                          std::int64_t lda, const double* const* b, std::int64_t ldb,
+                          double beta, double* const* c, std::int64_t ldc, std::int64_t count) {
+  const GemmArgs<double> shape{layout, trans_a, trans_b, m,    n,      k,       alpha,
+                               nullptr, lda,     nullptr, ldb, beta, nullptr, ldc};
+  return impl_->Batch(shape, count, ListedItems(shape, count, a, b, c, *impl_->pool));
+}
+
+Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                          std::int64_t n, std::int64_t k, float alpha, const BFloat16* const* a,
+                          std::int64_t lda, const BFloat16* const* b, std::int64_t ldb,
+                          float beta, float* const* c, std::int64_t ldc, std::int64_t count) {
+  const GemmArgs<Bf16Gemm> shape{layout, trans_a, trans_b, m,    n,      k,       alpha,
+                                 nullptr, lda,     nullptr, ldb, beta, nullptr, ldc};
+  return impl_->Batch(shape, count, ListedItems(shape, count, a, b, c, *impl_->pool));
+}
+
+Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                          std::int64_t n, std::int64_t k, std::int32_t alpha,
+                          const std::uint8_t* const* a, std::int64_t lda,
+                          const std::int8_t* const* b, std::int64_t ldb, std::int32_t beta,
+                          std::int32_t* const* c, std::int64_t ldc, std::int64_t count) {
+  const GemmArgs<S8Gemm> shape{layout, trans_a, trans_b, m,    n,      k,       alpha,
+                               nullptr, lda,     nullptr, ldb, beta, nullptr, ldc};
+  return impl_->Batch(shape, count, ListedItems(shape, count, a, b, c, *impl_->pool));
 }
 
 LookupReport Runtime::Lookup(const Problem& problem) const {

@@ -1516,7 +1516,7 @@ TEST_F(RuntimeTest, CApiLowPrecisionGemmsAndConversions) {
 
 // ---- Packed weights (Runtime::PackB). ----
 
-// The GEMM types of packed weights of T.
+// The GEMM types whose B elements are T (of packed weights of T, of batches).
 template <typename T>
 struct PackedGemmOf {
   using A = T;
@@ -1857,6 +1857,245 @@ TEST_F(RuntimeTest, CApiPackedWeights) {
             MMTUNE_INVALID_ARGUMENT);
   EXPECT_EQ(none, nullptr);
   EXPECT_EQ(mmtune_packed_b_bytes(nullptr), 0);
+  mmtune_close(runtime);
+}
+
+// ---- Batches (Runtime::GemmBatch). ----
+
+// `count` items of `p` as a strided batch (B shared where `shared_b`) and as pointer arrays
+// listing the same items last to first: small integer operands, so every dtype is exact; NaN in
+// a float C under beta = 0, canaries between the C items never written.
+template <typename T>
+void ExpectBatchExact(Runtime& runtime, const Problem& p, std::int64_t count, bool shared_b,
+                      typename PackedGemmOf<T>::Scalar alpha,
+                      typename PackedGemmOf<T>::Scalar beta) {
+  using A = typename PackedGemmOf<T>::A;
+  using C = typename PackedGemmOf<T>::C;
+  const auto [lda, a_elements] = Padded(p, p.m, p.k, p.trans_a);
+  const auto [ldb, b_elements] = Padded(p, p.k, p.n, p.trans_b);
+  const auto [ldc, c_elements] = Padded(p, p.m, p.n, Trans::kNo);
+  const BatchStrides strides{count, static_cast<std::int64_t>(a_elements),
+                             shared_b ? 0 : static_cast<std::int64_t>(b_elements),
+                             static_cast<std::int64_t>(c_elements)};
+  std::mt19937 rng(static_cast<unsigned>(p.m * 131 + p.n * 7 + p.k + count));
+  std::uniform_int_distribution<int> small(std::is_unsigned_v<A> ? 0 : -3, 3);
+  std::vector<A> a(a_elements * static_cast<std::size_t>(count));
+  std::vector<T> b(b_elements * static_cast<std::size_t>(shared_b ? 1 : count));
+  std::vector<C> c(c_elements * static_cast<std::size_t>(count), C(-777));
+  for (A& x : a) x = testing::FromInt<A>(small(rng));
+  for (T& x : b) x = testing::FromInt<T>(small(rng));
+  auto at = [&](const auto* values, std::int64_t ld, Trans trans, std::int64_t i,
+                std::int64_t j) {
+    return testing::ToDouble(trans == Trans::kNo ? values[StoredOffset(p.layout, i, j, ld)]
+                                              : values[StoredOffset(p.layout, j, i, ld)]);
+  };
+  std::vector<C> expected = c;
+  for (std::int64_t item = 0; item < count; ++item) {
+    const A* ai = a.data() + item * strides.a;
+    const T* bi = b.data() + item * strides.b;
+    for (std::int64_t i = 0; i < p.m; ++i) {
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        const auto index =
+            static_cast<std::size_t>(item * strides.c + StoredOffset(p.layout, i, j, ldc));
+        double sum = 0;
+        for (std::int64_t q = 0; q < p.k; ++q) {
+          sum += at(ai, lda, p.trans_a, i, q) * at(bi, ldb, p.trans_b, q, j);
+        }
+        const C old = std::is_floating_point_v<C> && beta == 0
+                          ? std::numeric_limits<C>::quiet_NaN()
+                          : static_cast<C>(small(rng));
+        c[index] = old;
+        expected[index] = static_cast<C>(static_cast<double>(alpha) * sum +
+                                         (beta == 0 ? 0.0 : static_cast<double>(beta) *
+                                                                static_cast<double>(old)));
+      }
+    }
+  }
+  const std::vector<C> before = c;
+  const std::string what = p.ToString() + " batch " + std::to_string(count);
+  const Status status = runtime.GemmBatch(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha,
+                                          a.data(), lda, b.data(), ldb, beta, c.data(), ldc,
+                                          strides);
+  ASSERT_TRUE(status) << what << ": " << status.error().message;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    ASSERT_EQ(c[i], expected[i]) << what << " (strided) C storage element " << i;
+  }
+  c = before;
+  std::vector<const A*> a_items;
+  std::vector<const T*> b_items;
+  std::vector<C*> c_items;
+  for (std::int64_t item = count - 1; item >= 0; --item) {
+    a_items.push_back(a.data() + item * strides.a);
+    b_items.push_back(b.data() + item * strides.b);
+    c_items.push_back(c.data() + item * strides.c);
+  }
+  const Status listed =
+      runtime.GemmBatch(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha, a_items.data(),
+                        lda, b_items.data(), ldb, beta, c_items.data(), ldc, count);
+  ASSERT_TRUE(listed) << what << ": " << listed.error().message;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    ASSERT_EQ(c[i], expected[i]) << what << " (pointer arrays) C storage element " << i;
+  }
+}
+
+template <typename T>
+void ExpectBatchesExactEverywhere(Runtime& runtime, DType dtype) {
+  using Scalar = typename PackedGemmOf<T>::Scalar;
+  for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+    for (Trans ta : {Trans::kNo, Trans::kYes}) {
+      for (Trans tb : {Trans::kNo, Trans::kYes}) {
+        // Attention-like items, a decode step, and a shape of the packed family; fewer, as
+        // many and more items than threads.
+        for (const Problem& p : {MakeProblem(16, 24, 8, 1, dtype, layout, ta, tb),
+                                 MakeProblem(1, 37, 19, 1, dtype, layout, ta, tb),
+                                 MakeProblem(70, 90, 130, 1, dtype, layout, ta, tb)}) {
+          for (std::int64_t count : {1, 2, 5}) {
+            ExpectBatchExact<T>(runtime, p, count, count == 5, Scalar(1), Scalar(0));
+          }
+          ExpectBatchExact<T>(runtime, p, 3, false, Scalar(2), Scalar(-1));
+        }
+      }
+    }
+  }
+}
+
+TEST_F(RuntimeTest, BatchesExactInEveryDtypeLayoutTransposeAndCount) {
+  for (int threads : {1, 2}) {
+    auto runtime = Open("", threads);
+    ASSERT_NE(runtime, nullptr);
+    ExpectBatchesExactEverywhere<float>(*runtime, DType::kF32);
+    ExpectBatchesExactEverywhere<double>(*runtime, DType::kF64);
+    ExpectBatchesExactEverywhere<BFloat16>(*runtime, DType::kBF16);
+    ExpectBatchesExactEverywhere<std::int8_t>(*runtime, DType::kS8);
+  }
+}
+
+// A batch of whole items per thread is recorded as the problem of one item on one thread, the
+// one `mmtune tune --from-record` should tune for it; fewer items than threads as a plain call.
+TEST_F(RuntimeTest, BatchesRecordTheProblemTheirItemsRun) {
+  const std::string record = Path("batch.record");
+  {
+    auto runtime = Open("", 2, record);
+    ASSERT_NE(runtime, nullptr);
+    if (runtime->max_threads() < 2) GTEST_SKIP() << "one core: no batch splits across threads";
+    std::vector<float> a(4 * 6 * 5, 1.0f), b(6 * 7, 1.0f), c(4 * 6 * 7, 0.0f);
+    ASSERT_TRUE(runtime->GemmBatch(Layout::kRowMajor, Trans::kNo, Trans::kNo, 6, 7, 5, 1.0f,
+                                   a.data(), 5, b.data(), 7, 0.0f, c.data(), 7,
+                                   BatchStrides{4, 30, 0, 42}));
+    for (float v : c) ASSERT_EQ(v, 5.0f);
+    ASSERT_TRUE(runtime->GemmBatch(Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 7, 5, 1.0f,
+                                   a.data(), 5, b.data(), 7, 0.0f, c.data(), 7,
+                                   BatchStrides{1, 0, 0, 0}));
+  }
+  auto recorded = ReadRecordFile(record);
+  ASSERT_TRUE(recorded) << recorded.error().message;
+  std::vector<std::string> problems;
+  for (const auto& entry : *recorded) problems.push_back(entry.problem.ToString());
+  std::sort(problems.begin(), problems.end());
+  EXPECT_EQ(problems, (std::vector<std::string>{"f32 row NN 6x7x5 t1", "f32 row NN 9x7x5 t2"}));
+}
+
+TEST_F(RuntimeTest, BatchesRefuseMalformedArgumentsAndWriteNothing) {
+  auto runtime = Open("", 2);
+  ASSERT_NE(runtime, nullptr);
+  std::vector<float> a(3 * 20, 1.0f), b(20, 1.0f), c(3 * 20, -1.0f);
+  const std::vector<float> before = c;
+  auto batch = [&](std::int64_t lda, BatchStrides strides) {
+    return runtime->GemmBatch(Layout::kRowMajor, Trans::kNo, Trans::kNo, 4, 4, 4, 1.0f,
+                              a.data(), lda, b.data(), 4, 0.0f, c.data(), 4, strides);
+  };
+  const Status negative = batch(4, BatchStrides{-1, 16, 0, 16});
+  ASSERT_FALSE(negative);
+  EXPECT_NE(negative.error().message.find("count must be >= 0"), std::string::npos);
+  const Status overlap = batch(4, BatchStrides{3, 16, 0, 15});
+  ASSERT_FALSE(overlap);
+  EXPECT_NE(overlap.error().message.find("would overlap"), std::string::npos);
+  const Status short_lda = batch(3, BatchStrides{3, 16, 0, 16});
+  ASSERT_FALSE(short_lda);
+  EXPECT_NE(short_lda.error().message.find("lda"), std::string::npos);
+  const Status no_arrays = runtime->GemmBatch(
+      Layout::kRowMajor, Trans::kNo, Trans::kNo, 4, 4, 4, 1.0f, static_cast<const float**>(nullptr),
+      4, static_cast<const float**>(nullptr), 4, 0.0f, static_cast<float**>(nullptr), 4, 2);
+  ASSERT_FALSE(no_arrays);
+  EXPECT_EQ(c, before);
+  // An empty batch computes nothing and needs no operands.
+  EXPECT_TRUE(runtime->GemmBatch(Layout::kRowMajor, Trans::kNo, Trans::kNo, 4, 4, 4, 1.0f,
+                                 static_cast<const float*>(nullptr), 4, nullptr, 4, 0.0f,
+                                 nullptr, 4, BatchStrides{}));
+}
+
+TEST_F(RuntimeTest, CApiBatches) {
+  mmtune_runtime* runtime = nullptr;
+  ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK) << mmtune_last_error();
+  // Two items of 1x2 = (1x2)(2x2), B shared: [1 2] and [3 4] times [[1 0] [1 1]].
+  const float a[4] = {1, 2, 3, 4};
+  const float b[4] = {1, 0, 1, 1};
+  float c[5] = {NAN, NAN, -1, NAN, NAN};  // C items at 0 and 3, a canary between
+  ASSERT_EQ(mmtune_sgemm_batch_strided(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS,
+                                       MMTUNE_NO_TRANS, 1, 2, 2, 1.0f, a, 2, 2, b, 2, 0, 0.0f, c,
+                                       2, 3, 2),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  EXPECT_EQ(c[0], 3.0f);
+  EXPECT_EQ(c[1], 2.0f);
+  EXPECT_EQ(c[2], -1.0f);
+  EXPECT_EQ(c[3], 7.0f);
+  EXPECT_EQ(c[4], 4.0f);
+  EXPECT_EQ(mmtune_sgemm_batch_strided(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS,
+                                       MMTUNE_NO_TRANS, 1, 2, 2, 1.0f, a, 2, 2, b, 2, 0, 0.0f, c,
+                                       2, 1, 2),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("mmtune_sgemm_batch_strided: batch stride of C"),
+            std::string::npos)
+      << mmtune_last_error();
+
+  // u8 x s8 -> s32 through pointer arrays; a NULL item is named.
+  const std::uint8_t ua[2] = {5, 7};
+  const std::int8_t sb[2] = {-2, 3};
+  std::int32_t c0 = 100, c1 = 200;
+  const std::uint8_t* a_items[2] = {ua, ua + 1};
+  const std::int8_t* b_items[2] = {sb, sb + 1};
+  std::int32_t* c_items[2] = {&c0, &c1};
+  ASSERT_EQ(mmtune_gemm_u8s8s32_batch(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS,
+                                      MMTUNE_NO_TRANS, 1, 1, 1, 2, a_items, 1, b_items, 1, 1,
+                                      c_items, 1, 2),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  EXPECT_EQ(c0, 100 + 2 * 5 * -2);
+  EXPECT_EQ(c1, 200 + 2 * 7 * 3);
+  b_items[1] = nullptr;
+  EXPECT_EQ(mmtune_gemm_u8s8s32_batch(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS,
+                                      MMTUNE_NO_TRANS, 1, 1, 1, 2, a_items, 1, b_items, 1, 1,
+                                      c_items, 1, 2),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("B is NULL (item 1)"), std::string::npos)
+      << mmtune_last_error();
+  EXPECT_EQ(c0, 100 + 2 * 5 * -2);  // nothing written
+  EXPECT_EQ(mmtune_gemm_u8s8s32_batch(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS,
+                                      MMTUNE_NO_TRANS, 1, 1, 1, 2, nullptr, 1, b_items, 1, 1,
+                                      c_items, 1, 2),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("A's pointer array is NULL"),
+            std::string::npos);
+  // bf16 and f64 entry points, one item each.
+  const mmtune_bf16 one = mmtune::ToBFloat16(1.0f).bits;
+  const mmtune_bf16* bf_items[1] = {&one};
+  float cf = 0;
+  float* cf_items[1] = {&cf};
+  ASSERT_EQ(mmtune_gemm_bf16_batch(runtime, MMTUNE_COL_MAJOR, MMTUNE_TRANS, MMTUNE_NO_TRANS, 1,
+                                   1, 1, 3.0f, bf_items, 1, bf_items, 1, 0.0f, cf_items, 1, 1),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  EXPECT_EQ(cf, 3.0f);
+  const double ad[2] = {2, 5};
+  double cd[2] = {0, 0};
+  ASSERT_EQ(mmtune_dgemm_batch_strided(runtime, MMTUNE_COL_MAJOR, MMTUNE_NO_TRANS,
+                                       MMTUNE_NO_TRANS, 1, 1, 1, 1.0, ad, 1, 1, ad, 1, 1, 0.0,
+                                       cd, 1, 1, 2),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  EXPECT_EQ(cd[0], 4.0);
+  EXPECT_EQ(cd[1], 25.0);
   mmtune_close(runtime);
 }
 

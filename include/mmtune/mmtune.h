@@ -108,6 +108,57 @@ mmtune_status mmtune_gemm_s8s8s32(mmtune_runtime* runtime, int layout, int trans
                                   const int8_t* a, int64_t lda, const int8_t* b, int64_t ldb,
                                   int32_t beta, int32_t* c, int64_t ldc);
 
+/* Batches of GEMMs of one shape (mmtune/runtime.h, Runtime::GemmBatch): item i is the GEMM of
+ * the same name without _batch, its A, B and C moved by i times stride_a, stride_b and stride_c
+ * elements (>= 0; B may be shared with stride 0; C items must not overlap), or taken from
+ * arrays of `count` pointers. With at least as many items as threads, each thread runs whole
+ * items; else the items run in turn on every thread. On MMTUNE_INVALID_ARGUMENT nothing is
+ * written; on MMTUNE_IO_ERROR (no scratch memory) each item is done or unchanged. */
+mmtune_status mmtune_sgemm_batch_strided(mmtune_runtime* runtime, int layout, int trans_a,
+                                         int trans_b, int64_t m, int64_t n, int64_t k,
+                                         float alpha, const float* a, int64_t lda,
+                                         int64_t stride_a, const float* b, int64_t ldb,
+                                         int64_t stride_b, float beta, float* c, int64_t ldc,
+                                         int64_t stride_c, int64_t count);
+mmtune_status mmtune_dgemm_batch_strided(mmtune_runtime* runtime, int layout, int trans_a,
+                                         int trans_b, int64_t m, int64_t n, int64_t k,
+                                         double alpha, const double* a, int64_t lda,
+                                         int64_t stride_a, const double* b, int64_t ldb,
+                                         int64_t stride_b, double beta, double* c, int64_t ldc,
+                                         int64_t stride_c, int64_t count);
+mmtune_status mmtune_gemm_bf16_batch_strided(mmtune_runtime* runtime, int layout, int trans_a,
+                                             int trans_b, int64_t m, int64_t n, int64_t k,
+                                             float alpha, const mmtune_bf16* a, int64_t lda,
+                                             int64_t stride_a, const mmtune_bf16* b,
+                                             int64_t ldb, int64_t stride_b, float beta, float* c,
+                                             int64_t ldc, int64_t stride_c, int64_t count);
+mmtune_status mmtune_gemm_u8s8s32_batch_strided(mmtune_runtime* runtime, int layout, int trans_a,
+                                                int trans_b, int64_t m, int64_t n, int64_t k,
+                                                int32_t alpha, const uint8_t* a, int64_t lda,
+                                                int64_t stride_a, const int8_t* b, int64_t ldb,
+                                                int64_t stride_b, int32_t beta, int32_t* c,
+                                                int64_t ldc, int64_t stride_c, int64_t count);
+mmtune_status mmtune_sgemm_batch(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                                 int64_t m, int64_t n, int64_t k, float alpha,
+                                 const float* const* a, int64_t lda, const float* const* b,
+                                 int64_t ldb, float beta, float* const* c, int64_t ldc,
+                                 int64_t count);
+mmtune_status mmtune_dgemm_batch(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                                 int64_t m, int64_t n, int64_t k, double alpha,
+                                 const double* const* a, int64_t lda, const double* const* b,
+                                 int64_t ldb, double beta, double* const* c, int64_t ldc,
+                                 int64_t count);
+mmtune_status mmtune_gemm_bf16_batch(mmtune_runtime* runtime, int layout, int trans_a,
+                                     int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                                     const mmtune_bf16* const* a, int64_t lda,
+                                     const mmtune_bf16* const* b, int64_t ldb, float beta,
+                                     float* const* c, int64_t ldc, int64_t count);
+mmtune_status mmtune_gemm_u8s8s32_batch(mmtune_runtime* runtime, int layout, int trans_a,
+                                        int trans_b, int64_t m, int64_t n, int64_t k,
+                                        int32_t alpha, const uint8_t* const* a, int64_t lda,
+                                        const int8_t* const* b, int64_t ldb, int32_t beta,
+                                        int32_t* const* c, int64_t ldc, int64_t count);
+
 /* Weights packed once (mmtune/runtime.h, PackedWeights): op(B), K x N stored as `layout` /
  * `trans_b` with leading dimension `ldb`, copied into the panel order of the config that runs
  * it, chosen for GEMMs of about `m` rows (m >= 1); a GEMM of any M may use it and skips B's
