@@ -286,6 +286,22 @@ struct Runtime::Impl {
   // (GemmPlan::RunBatch).
   template <class Kind, class RunBatch>
   Status Batch(const GemmArgs<Kind>& shape, std::int64_t count, const RunBatch& run) const;
+  // Runtime::GemmBatch, strided and with pointer arrays.
+  template <class Kind>
+  Status StridedBatch(const GemmArgs<Kind>& args, const BatchStrides& batch) const {
+    return Batch(args, batch.count, [&](const GemmPlan<Kind>& plan) {
+      return plan.RunBatch(args, batch, *pool);
+    });
+  }
+  template <class Kind>
+  Status ListedBatch(const GemmArgs<Kind>& shape, std::int64_t count,
+                     const typename GemmTypes<Kind>::A* const* a,
+                     const typename GemmTypes<Kind>::B* const* b,
+                     typename GemmTypes<Kind>::C* const* c) const {
+    return Batch(shape, count, [&](const GemmPlan<Kind>& plan) {
+      return plan.RunBatch(shape, count, a, b, c, *pool);
+    });
+  }
 
   // Runtime::PackB, which may throw std::bad_alloc.
   template <typename T>
@@ -517,54 +533,28 @@ Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m
                         });
 }
 
-namespace {
-
-// A strided batch's call: the plan of one item run over them all.
-template <class Kind>
-auto StridedItems(const GemmArgs<Kind>& args, const BatchStrides& batch, ThreadPool& pool) {
-  return [&args, &batch, &pool](const GemmPlan<Kind>& plan) {
-    return plan.RunBatch(args, batch, pool);
-  };
-}
-
-// A batch of pointer arrays' call.
-template <class Kind>
-auto ListedItems(const GemmArgs<Kind>& shape, std::int64_t count,
-                 const typename GemmTypes<Kind>::A* const* a,
-                 const typename GemmTypes<Kind>::B* const* b, typename GemmTypes<Kind>::C* const* c,
-                 ThreadPool& pool) {
-  return [&shape, count, a, b, c, &pool](const GemmPlan<Kind>& plan) {
-    return plan.RunBatch(shape, count, a, b, c, pool);
-  };
-}
-
-}  // namespace
-
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, float alpha, const float* a,
                           std::int64_t lda, const float* b, std::int64_t ldb, float beta,
                           float* c, std::int64_t ldc, const BatchStrides& batch) {
-  const GemmArgs<float> args{layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                             ldc};
-  return impl_->Batch(args, batch.count, StridedItems(args, batch, *impl_->pool));
+  return impl_->StridedBatch<float>(
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}, batch);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, double alpha, const double* a,
                           std::int64_t lda, const double* b, std::int64_t ldb, double beta,
                           double* c, std::int64_t ldc, const BatchStrides& batch) {
-  const GemmArgs<double> args{layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                              ldc};
-  return impl_->Batch(args, batch.count, StridedItems(args, batch, *impl_->pool));
+  return impl_->StridedBatch<double>(
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}, batch);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, float alpha, const BFloat16* a,
                           std::int64_t lda, const BFloat16* b, std::int64_t ldb, float beta,
                           float* c, std::int64_t ldc, const BatchStrides& batch) {
-  const GemmArgs<Bf16Gemm> args{layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
-                                c, ldc};
-  return impl_->Batch(args, batch.count, StridedItems(args, batch, *impl_->pool));
+  return impl_->StridedBatch<Bf16Gemm>(
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}, batch);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
@@ -572,36 +562,35 @@ Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int6
                           const std::uint8_t* a, std::int64_t lda, const std::int8_t* b,
                           std::int64_t ldb, std::int32_t beta, std::int32_t* c, std::int64_t ldc,
                           const BatchStrides& batch) {
-  const GemmArgs<S8Gemm> args{layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                              ldc};
-  return impl_->Batch(args, batch.count, StridedItems(args, batch, *impl_->pool));
+  return impl_->StridedBatch<S8Gemm>(
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}, batch);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, float alpha, const float* const* a,
                           std::int64_t lda, const float* const* b, std::int64_t ldb, float beta,
                           float* const* c, std::int64_t ldc, std::int64_t count) {
-  const GemmArgs<float> shape{layout, trans_a, trans_b, m,    n,      k,       alpha,
-                              nullptr, lda,     nullptr, ldb, beta, nullptr, ldc};
-  return impl_->Batch(shape, count, ListedItems(shape, count, a, b, c, *impl_->pool));
+  return impl_->ListedBatch<float>(
+      {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc},
+      count, a, b, c);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, double alpha, const double* const* a,
                           std::int64_t lda, const double* const* b, std::int64_t ldb,
                           double beta, double* const* c, std::int64_t ldc, std::int64_t count) {
-  const GemmArgs<double> shape{layout, trans_a, trans_b, m,    n,      k,       alpha,
-                               nullptr, lda,     nullptr, ldb, beta, nullptr, ldc};
-  return impl_->Batch(shape, count, ListedItems(shape, count, a, b, c, *impl_->pool));
+  return impl_->ListedBatch<double>(
+      {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc},
+      count, a, b, c);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, float alpha, const BFloat16* const* a,
                           std::int64_t lda, const BFloat16* const* b, std::int64_t ldb,
                           float beta, float* const* c, std::int64_t ldc, std::int64_t count) {
-  const GemmArgs<Bf16Gemm> shape{layout, trans_a, trans_b, m,    n,      k,       alpha,
-                                 nullptr, lda,     nullptr, ldb, beta, nullptr, ldc};
-  return impl_->Batch(shape, count, ListedItems(shape, count, a, b, c, *impl_->pool));
+  return impl_->ListedBatch<Bf16Gemm>(
+      {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc},
+      count, a, b, c);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
@@ -609,9 +598,9 @@ Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int6
                           const std::uint8_t* const* a, std::int64_t lda,
                           const std::int8_t* const* b, std::int64_t ldb, std::int32_t beta,
                           std::int32_t* const* c, std::int64_t ldc, std::int64_t count) {
-  const GemmArgs<S8Gemm> shape{layout, trans_a, trans_b, m,    n,      k,       alpha,
-                               nullptr, lda,     nullptr, ldb, beta, nullptr, ldc};
-  return impl_->Batch(shape, count, ListedItems(shape, count, a, b, c, *impl_->pool));
+  return impl_->ListedBatch<S8Gemm>(
+      {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc},
+      count, a, b, c);
 }
 
 LookupReport Runtime::Lookup(const Problem& problem) const {
