@@ -30,6 +30,7 @@ struct BenchOptions {
   double min_time = 0.2;
   bool keep_openblas_core = false;
   bool packed_b = false;
+  std::int64_t batch = 0;
   bool db_given = false;
 };
 
@@ -90,6 +91,7 @@ void RunBench(const BenchOptions& options, Context& context) {
   request.min_time_seconds = options.min_time;
   request.json_path = options.json;
   request.packed_b = options.packed_b;
+  request.batch = options.batch;
 
   if (auto status = CheckComparisonRequest(request); !status) {
     return context.Fail(kExitUsage, status.error().message);
@@ -178,6 +180,10 @@ void SetupBenchCommand(CLI::App& app, Context& context) {
                   "B as constant weights, packed once before timing: mmtune's packed weights "
                   "against oneDNN's matmul with prepacked weights (other peers run unpacked; "
                   "'unpacked' is mmtune's plain call)");
+  bench->add_option("--batch", options->batch,
+                    "Time batches of this many GEMMs of each shape: mmtune's batched call "
+                    "against oneDNN's batched matmul ('loop' is one mmtune call per item; other "
+                    "peers loop too)");
   bench->add_flag("--keep-openblas-core", options->keep_openblas_core,
                   "Keep an OPENBLAS_CORETYPE from the environment (default: re-run without it so "
                   "OpenBLAS uses this CPU's own kernels)");

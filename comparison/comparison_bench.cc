@@ -46,17 +46,18 @@ double ToDouble(T value) {
 }
 
 // The operands of one problem, shared by every implementation of it: row-major NN, tight leading
-// dimensions.
+// dimensions; `items` of each, one after another, for a batch.
 template <class Kind>
 struct Operands {
   std::vector<typename GemmTypes<Kind>::A> a;
   std::vector<typename GemmTypes<Kind>::B> b;
   std::vector<typename GemmTypes<Kind>::C> c;
-  explicit Operands(const Problem& p) {
+  std::int64_t items = 1;
+  explicit Operands(const Problem& p, std::int64_t batch_items = 1) : items(batch_items) {
     std::mt19937 rng(static_cast<unsigned>(p.m * 7919 + p.n * 131 + p.k));
-    a.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.k)));
-    b.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, p.k * p.n)));
-    c.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.n)), 0);
+    a.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, items * p.m * p.k)));
+    b.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, items * p.k * p.n)));
+    c.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, items * p.m * p.n)), 0);
     for (auto& x : a) x = RandomElement<typename GemmTypes<Kind>::A>(rng);
     for (auto& x : b) x = RandomElement<typename GemmTypes<Kind>::B>(rng);
   }
@@ -68,25 +69,30 @@ using GemmCall =
     std::function<bool(const Problem&, const typename GemmTypes<Kind>::A*,
                        const typename GemmTypes<Kind>::B*, typename GemmTypes<Kind>::C*)>;
 
-// 32 sampled elements of C against a dot product in double (exact for the integer GEMM, which
-// must match bit for bit), with a tolerance for floating C that grows with K (accumulation order
-// differs between implementations).
+// 32 sampled elements of C (of sampled items of a batch, the last always among them) against a
+// dot product in double (exact for the integer GEMM, which must match bit for bit), with a
+// tolerance for floating C that grows with K (accumulation order differs between
+// implementations).
 template <class Kind>
 bool ResultLooksRight(const Problem& p, const Operands<Kind>& x) {
   using C = typename GemmTypes<Kind>::C;
   std::mt19937 rng(17);
   const double epsilon = std::is_integral_v<C> ? 0.0 : sizeof(C) == 4 ? 1e-6 : 1e-14;
   for (int sample = 0; sample < 32; ++sample) {
+    const std::int64_t item = sample == 0 ? x.items - 1
+                                          : static_cast<std::int64_t>(
+                                                rng() % static_cast<unsigned>(x.items));
     const std::int64_t i = static_cast<std::int64_t>(rng() % static_cast<unsigned>(p.m));
     const std::int64_t j = static_cast<std::int64_t>(rng() % static_cast<unsigned>(p.n));
+    const std::int64_t a0 = item * p.m * p.k, b0 = item * p.k * p.n, c0 = item * p.m * p.n;
     double want = 0.0, magnitude = 0.0;
     for (std::int64_t q = 0; q < p.k; ++q) {
-      const double term = ToDouble(x.a[static_cast<std::size_t>(i * p.k + q)]) *
-                          ToDouble(x.b[static_cast<std::size_t>(q * p.n + j)]);
+      const double term = ToDouble(x.a[static_cast<std::size_t>(a0 + i * p.k + q)]) *
+                          ToDouble(x.b[static_cast<std::size_t>(b0 + q * p.n + j)]);
       want += term;
       magnitude += std::abs(term);
     }
-    const double got = ToDouble(x.c[static_cast<std::size_t>(i * p.n + j)]);
+    const double got = ToDouble(x.c[static_cast<std::size_t>(c0 + i * p.n + j)]);
     const double tolerance = 8.0 * epsilon * static_cast<double>(p.k + 1) * (1.0 + magnitude);
     if (!(std::abs(got - want) <= tolerance)) {
       return false;
@@ -111,7 +117,7 @@ void TimeOne(benchmark::State& state, const Problem& problem, Operands<Kind>* op
     call(problem, operands->a.data(), operands->b.data(), operands->c.data());
     benchmark::ClobberMemory();
   }
-  const double gflop = problem.Flops() * 1e-9;
+  const double gflop = problem.Flops() * static_cast<double>(operands->items) * 1e-9;
   state.counters["gflops"] =
       benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["pct_peak"] = benchmark::Counter(
@@ -222,16 +228,95 @@ Status RegisterPackedB(Session& session, const Problem& problem, const Operands<
   return OkStatus();
 }
 
-// `untuned`: a runtime without a DB, for the default row of packed weights (null without them).
+// The peer's batched call (Peer::sgemm_batch ...); null where it has none.
 template <class Kind>
-Status RegisterProblem(Session& session, const Problem& problem, const Machine& machine,
-                       Runtime& runtime, Runtime* untuned, const std::vector<Peer>& peers,
-                       double peak_gflops) {
+auto PeerBatchCall(const Peer& peer) {
+  if constexpr (std::is_same_v<Kind, float>) {
+    return peer.sgemm_batch;
+  } else if constexpr (std::is_same_v<Kind, double>) {
+    using Call = bool (*)(int, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                          const double*, const double*, double*);
+    return Call(nullptr);
+  } else if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
+    return peer.bf16_gemm_batch;
+  } else {
+    return peer.u8s8s32_gemm_batch;
+  }
+}
+
+// The --batch rows of one problem (ComparisonRequest::batch): the operands hold its items one
+// after another. `add` registers one row.
+template <class Kind, class Add>
+void RegisterBatch(const Problem& problem, std::int64_t items, Runtime& runtime,
+                   Runtime& untuned, const std::vector<Peer>& peers, Add& add) {
   using A = typename GemmTypes<Kind>::A;
   using B = typename GemmTypes<Kind>::B;
   using C = typename GemmTypes<Kind>::C;
   using Scalar = typename GemmTypes<Kind>::Scalar;
-  auto operands_owner = std::make_shared<Operands<Kind>>(problem);
+  const std::string batch = "batch of " + std::to_string(items) + "; ";
+  const std::string split = problem.threads == 1      ? "one thread"
+                            : items >= problem.threads ? "whole items per thread"
+                                                       : "items in turn on every thread";
+  auto add_runtime = [&](const std::string& impl, Runtime& with) {
+    Runtime* rt = &with;
+    add(impl,
+        [rt, items](const Problem& p, const A* a, const B* b, C* c) {
+          return rt->GemmBatch(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k,
+                               Scalar(1), a, p.k, b, p.n, Scalar(0), c, p.n,
+                               BatchStrides{items, p.m * p.k, p.k * p.n, p.m * p.n})
+              .ok();
+        },
+        batch + split);
+  };
+  add_runtime("tuned", runtime);
+  add_runtime("default", untuned);  // the analytical default: a runtime without a DB
+  // What an application without a batch API does: one call per item, in turn.
+  auto one_per_item = [items](auto&& call) {
+    return [items, call](const Problem& p, const A* a, const B* b, C* c) {
+      for (std::int64_t item = 0; item < items; ++item) {
+        if (!call(p, a + item * p.m * p.k, b + item * p.k * p.n, c + item * p.m * p.n)) {
+          return false;
+        }
+      }
+      return true;
+    };
+  };
+  Runtime* rt = &runtime;
+  add("loop",
+      one_per_item([rt](const Problem& p, const A* a, const B* b, C* c) {
+        return rt->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, Scalar(1), a,
+                        p.k, b, p.n, Scalar(0), c, p.n)
+            .ok();
+      }),
+      batch + "one runtime call per item");
+  for (const Peer& peer : peers) {
+    if (const auto batched = PeerBatchCall<Kind>(peer); batched != nullptr) {
+      add(peer.name,
+          [batched, items](const Problem& p, const A* a, const B* b, C* c) {
+            return batched(p.threads, items, p.m, p.n, p.k, a, b, c);
+          },
+          batch + "batched call; " + peer.version);
+    } else if (const auto call = PeerCall<Kind>(peer); call != nullptr) {
+      add(peer.name,
+          one_per_item([call](const Problem& p, const A* a, const B* b, C* c) {
+            return call(p.threads, p.m, p.n, p.k, a, b, c);
+          }),
+          batch + "one call per item (no batch API); " + peer.version);
+    }
+  }
+}
+
+// `untuned`: a runtime without a DB, for the default rows of packed weights and batches (null
+// without them); `items`: the GEMMs of a batch (1: none).
+template <class Kind>
+Status RegisterProblem(Session& session, const Problem& problem, const Machine& machine,
+                       Runtime& runtime, Runtime* untuned, const std::vector<Peer>& peers,
+                       double peak_gflops, std::int64_t items) {
+  using A = typename GemmTypes<Kind>::A;
+  using B = typename GemmTypes<Kind>::B;
+  using C = typename GemmTypes<Kind>::C;
+  using Scalar = typename GemmTypes<Kind>::Scalar;
+  auto operands_owner = std::make_shared<Operands<Kind>>(problem, items);
   Operands<Kind>* operands = operands_owner.get();
   session.keep_alive.push_back(operands_owner);
   auto add = [&](const std::string& impl, GemmCall<Kind> call, const std::string& label) {
@@ -253,6 +338,10 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
         .ok();
   };
   const std::string unpacked_label = std::string(ToString(lookup.tier)) + ": " + lookup.config_text;
+  if (items > 1) {
+    RegisterBatch<Kind>(problem, items, runtime, *untuned, peers, add);
+    return OkStatus();
+  }
   if (untuned != nullptr) {
     return RegisterPackedB<Kind>(session, problem, *operands, runtime, *untuned, peers, add,
                                  unpacked, unpacked_label);
@@ -310,6 +399,13 @@ Status CheckComparisonRequest(const ComparisonRequest& request) {
                            ")");
     }
   }
+  if (request.batch < 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "--batch must be >= 1, got " + std::to_string(request.batch));
+  }
+  if (request.batch > 0 && request.packed_b) {
+    return MakeError(ErrorCode::kUnsupported, "--batch and --packed-b do not combine");
+  }
   for (const Problem& problem : request.problems) {
     if (auto status = problem.Validate(); !status) return status;
     if (problem.layout != Layout::kRowMajor || problem.trans_a != Trans::kNo ||
@@ -356,29 +452,30 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
     auto runtime = runtime_of(session.runtimes, request.db_path, problem.threads);
     if (!runtime) return runtime.error();
     Runtime* untuned = nullptr;
-    if (request.packed_b) {
+    if (request.packed_b || request.batch > 0) {
       auto opened = runtime_of(session.untuned_runtimes, "", problem.threads);
       if (!opened) return opened.error();
       untuned = *opened;
     }
     const double peak = RooflineOf(problem, peaks).compute_gflops;
+    const std::int64_t items = std::max<std::int64_t>(1, request.batch);
     Status status = OkStatus();
     switch (problem.dtype) {
       case DType::kF32:
         status = RegisterProblem<float>(session, problem, machine, **runtime, untuned, peers,
-                                             peak);
+                                             peak, items);
         break;
       case DType::kF64:
         status = RegisterProblem<double>(session, problem, machine, **runtime, untuned, peers,
-                                              peak);
+                                              peak, items);
         break;
       case DType::kBF16:
         status = RegisterProblem<Bf16Gemm>(session, problem, machine, **runtime, untuned, peers,
-                                                peak);
+                                                peak, items);
         break;
       case DType::kS8:
         status = RegisterProblem<S8Gemm>(session, problem, machine, **runtime, untuned, peers,
-                                              peak);
+                                              peak, items);
         break;
     }
     if (!status) return status;
@@ -388,6 +485,7 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
   benchmark::AddCustomContext("mmtune_kernel_isa", ToString(machine.kernel_isa));
   benchmark::AddCustomContext("mmtune_db", request.db_path);
   benchmark::AddCustomContext("mmtune_packed_b", request.packed_b ? "true" : "false");
+  benchmark::AddCustomContext("mmtune_batch", std::to_string(request.batch));
   for (const Peer& peer : available) {
     benchmark::AddCustomContext("peer_" + peer.name, peer.version);
   }

@@ -5,9 +5,9 @@
 // and `mmtune report --bench` reads it.
 //
 // Benchmark names: "<dtype>/<layout>/<trans>/<M>x<N>x<K>/t<threads>/<impl>", impl one of tuned,
-// default, unpacked (with packed_b), openblas, onednn, libxsmm. Counters: gflops, pct_peak (of
-// the FMA peak for the dtype and thread count). The label of a `tuned` row says the lookup tier
-// (exact, nearest, default).
+// default, unpacked (with packed_b), loop (with batch), openblas, onednn, libxsmm. Counters:
+// gflops, pct_peak (of the FMA peak for the dtype and thread count). The label of a `tuned` row
+// says the lookup tier (exact, nearest, default); with a batch, the batch and how it is split.
 // Before it is timed, every implementation's result is compared with the reference on sampled
 // elements; a wrong one is reported as an error row, never as a speed.
 #pragma once
@@ -35,6 +35,11 @@ struct ComparisonRequest {
   // runtime's plain call; oneDNN runs its matmul with prepacked weights, peers
   // without such an API their plain call.
   bool packed_b = false;
+  // > 0: each problem is a batch of this many GEMMs of its shape, operands one after another:
+  // "tuned" and "default" run the runtime's strided batch (with and without the DB), "loop"
+  // one runtime call per item, oneDNN its batched matmul, peers without a batch API one call
+  // per item. GFLOP/s count the whole batch.
+  std::int64_t batch = 0;
 };
 
 // Names of the peers compiled into this build, and their versions ("OpenBLAS 0.3.21 ..., core

@@ -73,10 +73,12 @@ constexpr dnnl::memory::data_type OneDnnType() {
 // oneDNN's matmul primitive, made once per shape and cached, as an application would. With
 // `packed_weights` B is given to it in the layout it chooses (format "any"), reordered from the
 // caller's B on the first call with that B and reused by later calls: oneDNN's answer to weights
-// that do not change. False when this CPU has no such matmul (e.g. bf16 without AVX-512).
+// that do not change. With `batch` > 1 it is the batched matmul of that many items, each
+// operand's items one after another (3-D tensors). False when this CPU has no such matmul
+// (e.g. bf16 without AVX-512).
 template <typename TA, typename TB, typename TC>
 bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, const TA* a,
-                  const TB* b, TC* c, bool packed_weights) {
+                  const TB* b, TC* c, bool packed_weights, std::int64_t batch = 1) {
   using dnnl::memory;
   struct Prepared {
     std::unique_ptr<dnnl::matmul> primitive;
@@ -84,11 +86,22 @@ bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, c
     const TB* packed_from = nullptr;  // the B it holds
   };
   static std::mutex mutex;
-  static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>, Prepared> cache;
+  static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t>,
+                  Prepared>
+      cache;
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  const memory::desc a_md({m, k}, OneDnnType<TA>(), memory::format_tag::ab);
-  const memory::desc b_md({k, n}, OneDnnType<TB>(), memory::format_tag::ab);
-  const memory::desc c_md({m, n}, OneDnnType<TC>(), memory::format_tag::ab);
+  // Row-major matrices, or a row-major stack of them.
+  auto desc = [batch](std::int64_t rows, std::int64_t cols, memory::data_type type,
+                      bool any = false) {
+    if (batch > 1) {
+      return memory::desc({batch, rows, cols}, type,
+                          any ? memory::format_tag::any : memory::format_tag::abc);
+    }
+    return memory::desc({rows, cols}, type, any ? memory::format_tag::any : memory::format_tag::ab);
+  };
+  const memory::desc a_md = desc(m, k, OneDnnType<TA>());
+  const memory::desc b_md = desc(k, n, OneDnnType<TB>());
+  const memory::desc c_md = desc(m, n, OneDnnType<TC>());
   try {
     omp_set_num_threads(threads);
     dnnl::stream stream(engine);
@@ -96,11 +109,10 @@ bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, c
     Prepared* prepared = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      Prepared& slot = cache[std::make_tuple(m, n, k, packed_weights)];
+      Prepared& slot = cache[std::make_tuple(m, n, k, packed_weights, batch)];
       if (!slot.primitive) {
         const memory::desc weights_md =
-            packed_weights ? memory::desc({k, n}, OneDnnType<TB>(), memory::format_tag::any)
-                           : b_md;
+            packed_weights ? desc(k, n, OneDnnType<TB>(), true) : b_md;
 #if DNNL_VERSION_MAJOR >= 3
         const dnnl::matmul::primitive_desc pd(engine, a_md, weights_md, c_md);
 #else
@@ -147,6 +159,20 @@ bool OneDnnBf16PackedB(int threads, std::int64_t m, std::int64_t n, std::int64_t
 bool OneDnnU8s8s32PackedB(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                           const std::uint8_t* a, const std::int8_t* b, std::int32_t* c) {
   return OneDnnMatmul(threads, m, n, k, a, b, c, true);
+}
+
+bool OneDnnSgemmBatch(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
+                      std::int64_t k, const float* a, const float* b, float* c) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, false, batch);
+}
+bool OneDnnBf16Batch(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
+                     std::int64_t k, const BFloat16* a, const BFloat16* b, float* c) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, false, batch);
+}
+bool OneDnnU8s8s32Batch(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
+                        std::int64_t k, const std::uint8_t* a, const std::int8_t* b,
+                        std::int32_t* c) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, false, batch);
 }
 #endif
 
@@ -210,7 +236,8 @@ std::vector<Peer> AvailablePeers() {
                        std::to_string(v->patch) +
                        (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : ""),
                    &OneDnnSgemm, nullptr, &OneDnnBf16, &OneDnnU8s8s32, &OneDnnSgemmPackedB,
-                   &OneDnnBf16PackedB, &OneDnnU8s8s32PackedB});
+                   &OneDnnBf16PackedB, &OneDnnU8s8s32PackedB, &OneDnnSgemmBatch,
+                   &OneDnnBf16Batch, &OneDnnU8s8s32Batch});
 #endif
 #if MMTUNE_HAVE_LIBXSMM
   libxsmm_init();

@@ -1,5 +1,5 @@
 // The peer libraries mmtune is compared with, each behind the same call: OpenBLAS (cblas), oneDNN
-// (dnnl_sgemm, dnnl_gemm_u8s8s32, its matmul primitive for bf16 and for prepacked weights) and
+// (dnnl_sgemm, dnnl_gemm_u8s8s32, its matmul primitive for bf16, prepacked weights and batches) and
 // libxsmm (JIT kernel for its sizes, its BLAS fallback otherwise). Each is optional: compiled in
 // when CMake found it (MMTUNE_HAVE_<PEER>), absent otherwise.
 #pragma once
@@ -35,6 +35,16 @@ struct Peer {
   bool (*u8s8s32_gemm_packed_b)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                                 const std::uint8_t* a, const std::int8_t* b,
                                 std::int32_t* c) = nullptr;
+  // A batch of `batch` GEMMs of one shape, each operand's items one after another (`mmtune
+  // bench --batch`). Null where the peer has no batched call (only oneDNN's matmul has).
+  bool (*sgemm_batch)(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
+                      std::int64_t k, const float* a, const float* b, float* c) = nullptr;
+  bool (*bf16_gemm_batch)(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
+                          std::int64_t k, const BFloat16* a, const BFloat16* b,
+                          float* c) = nullptr;
+  bool (*u8s8s32_gemm_batch)(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
+                             std::int64_t k, const std::uint8_t* a, const std::int8_t* b,
+                             std::int32_t* c) = nullptr;
 };
 
 // The peers this build found, in a fixed order.

@@ -6,6 +6,11 @@
 namespace mmtune {
 namespace {
 
+// mmtune's own rows (comparison_bench.h): never the best peer.
+bool IsOwnImpl(const std::string& impl) {
+  return impl == "tuned" || impl == "default" || impl == "unpacked" || impl == "loop";
+}
+
 std::optional<double> MedianOf(std::vector<double> values) {
   if (values.empty()) return std::nullopt;
   std::sort(values.begin(), values.end());
@@ -60,7 +65,7 @@ void SummaryReporter::PrintSummary(std::ostream& out) const {
   std::size_t key_width = 8;
   for (const std::string& key : problem_keys_) key_width = std::max(key_width, key.size());
   const bool with_peers = std::any_of(impls_.begin(), impls_.end(), [](const std::string& impl) {
-    return impl != "tuned" && impl != "default" && impl != "unpacked";
+    return !IsOwnImpl(impl);
   });
   out << "\nsummary: median GFLOP/s";
   if (with_peers) out << "; tuned / best peer (> 1: mmtune is faster)";
@@ -89,8 +94,7 @@ void SummaryReporter::PrintSummary(std::ostream& out) const {
       out << RightAligned(text);
       if (!value) continue;
       if (impl == "tuned") tuned = value;
-      const bool own = impl == "tuned" || impl == "default" || impl == "unpacked";
-      if (!own && (!best_peer || *value > *best_peer)) {
+      if (!IsOwnImpl(impl) && (!best_peer || *value > *best_peer)) {
         best_peer = value;
         best_peer_name = impl;
       }

@@ -129,6 +129,33 @@ TEST(BenchCliTest, PackedWeightsAreVerifiedAndTimedInEveryDtype) {
   }
 }
 
+// --batch: the runtime's batched call (tuned, default) beside one call per item, each verified
+// (on items across the batch) and timed in every dtype, the whole batch's work counted.
+TEST(BenchCliTest, BatchesAreVerifiedAndTimedInEveryDtype) {
+  const std::string dir = FreshTestDir("bench_batch");
+  for (const char* dtype : {"f32", "f64", "bf16", "s8"}) {
+    SCOPED_TRACE(dtype);
+    const std::string json_path = dir + "/" + dtype + ".json";
+    const RunResult r = RunMmtune("bench --batch 5 --db '" + TunedDb() + "' --dtype " + dtype +
+                                  " --shapes 1x40x52,33x40x52 --threads 2 --against none "
+                                  "--repetitions 1 --min-time 0.01 --json '" + json_path + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json doc = nlohmann::json::parse(Slurp(json_path), nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << Slurp(json_path);
+    EXPECT_EQ(doc["context"]["mmtune_batch"], "5");
+    std::map<std::string, int> timed;
+    for (const nlohmann::json& row : doc["benchmarks"]) {
+      std::string name = row["run_name"].get<std::string>();
+      EXPECT_FALSE(row.contains("error_occurred")) << name << ": " << row.dump();
+      if (!row.contains("gflops") || row["gflops"].get<double>() <= 0.0) continue;
+      name.resize(name.rfind("/real_time"));
+      ++timed[name.substr(name.rfind('/') + 1)];
+      EXPECT_EQ(row.value("label", "").rfind("batch of 5; ", 0), 0u) << name;
+    }
+    EXPECT_EQ(timed, (std::map<std::string, int>{{"default", 2}, {"loop", 2}, {"tuned", 2}}));
+  }
+}
+
 TEST(BenchCliTest, BadInputIsOneLine) {
   const std::string dir = FreshTestDir("bench_bad");
   ExpectOneLineError(RunMmtune("bench --db '" + dir + "/missing.db' --shapes 8x8x8"), 1);
@@ -138,6 +165,8 @@ TEST(BenchCliTest, BadInputIsOneLine) {
   ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --shapes 8x0x8 --against none"),
                      2);
   ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --repetitions 0"), 2);
+  ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --batch -2"), 2);
+  ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --batch 4 --packed-b"), 2);
   ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --preset quick --shapes 8x8x8"),
                      2);
 }
