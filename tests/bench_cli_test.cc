@@ -30,6 +30,27 @@ const std::string& TunedDb() {
   return db;
 }
 
+// Runs `mmtune bench <args> --json <json_path>` on the shared DB, expects success, and calls
+// `row(impl, label)` for each timed row (one with GFLOP/s), none of which may be an error row;
+// returns the JSON's context.
+template <class Row>
+nlohmann::json ForEachTimedRow(const std::string& args, const std::string& json_path, Row row) {
+  const RunResult r =
+      RunMmtune("bench --db '" + TunedDb() + "' " + args + " --json '" + json_path + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(Slurp(json_path), nullptr, false);
+  EXPECT_TRUE(doc.is_object()) << Slurp(json_path);
+  if (!doc.is_object()) return nullptr;
+  for (const nlohmann::json& entry : doc["benchmarks"]) {
+    std::string name = entry["run_name"].get<std::string>();
+    EXPECT_FALSE(entry.contains("error_occurred")) << name << ": " << entry.dump();
+    if (!entry.contains("gflops") || entry["gflops"].get<double>() <= 0.0) continue;
+    name.resize(name.rfind("/real_time"));
+    row(name, name.substr(name.rfind('/') + 1), entry.value("label", ""));
+  }
+  return doc["context"];
+}
+
 TEST(BenchCliTest, WritesGoogleBenchmarkJsonWithTunedAndDefaultRows) {
   const std::string dir = FreshTestDir("bench_json");
   const std::string json_path = dir + "/bench.json";
@@ -98,33 +119,23 @@ TEST(BenchCliTest, PackedWeightsAreVerifiedAndTimedInEveryDtype) {
   const std::string dir = FreshTestDir("bench_packed_b");
   for (const char* dtype : {"f32", "f64", "bf16", "s8"}) {
     SCOPED_TRACE(dtype);
-    const std::string json_path = dir + "/" + dtype + ".json";
-    const RunResult r = RunMmtune("bench --packed-b --db '" + TunedDb() + "' --dtype " + dtype +
-                                  " --shapes 1x40x52,33x40x52 --against none --repetitions 1 "
-                                  "--min-time 0.01 --json '" + json_path + "'");
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    const nlohmann::json doc = nlohmann::json::parse(Slurp(json_path), nullptr, false);
-    ASSERT_TRUE(doc.is_object()) << Slurp(json_path);
-    EXPECT_EQ(doc["context"]["mmtune_packed_b"], "true");
     std::map<std::string, int> timed;
-    for (const nlohmann::json& row : doc["benchmarks"]) {
-      std::string name = row["run_name"].get<std::string>();
-      EXPECT_FALSE(row.contains("error_occurred")) << name << ": " << row.dump();
-      if (!row.contains("gflops") || row["gflops"].get<double>() <= 0.0) continue;
-      name.resize(name.rfind("/real_time"));
-      const std::string impl = name.substr(name.rfind('/') + 1);
-      ++timed[impl];
-      const std::string label = row.value("label", "");
-      if (impl != "unpacked") {
-        // Panels for packed configs; M = 1 runs gemv, which reads B unpacked: a copy.
-        const bool panels = label.find(": packed ") != std::string::npos;
-        EXPECT_EQ(label.rfind(panels ? "packed B (panels); " : "packed B (copy); ", 0), 0u)
-            << name << ": " << label;
-        if (name.find("/1x40x52/") != std::string::npos) {
-          EXPECT_FALSE(panels) << label;
-        }
-      }
-    }
+    const nlohmann::json context = ForEachTimedRow(
+        std::string("--packed-b --dtype ") + dtype +
+            " --shapes 1x40x52,33x40x52 --against none --repetitions 1 --min-time 0.01",
+        dir + "/" + dtype + ".json",
+        [&](const std::string& name, const std::string& impl, const std::string& label) {
+          ++timed[impl];
+          if (impl == "unpacked") return;
+          // Panels for packed configs; M = 1 runs gemv, which reads B unpacked: a copy.
+          const bool panels = label.find(": packed ") != std::string::npos;
+          EXPECT_EQ(label.rfind(panels ? "packed B (panels); " : "packed B (copy); ", 0), 0u)
+              << name << ": " << label;
+          if (name.find("/1x40x52/") != std::string::npos) {
+            EXPECT_FALSE(panels) << label;
+          }
+        });
+    EXPECT_EQ(context["mmtune_packed_b"], "true");
     EXPECT_EQ(timed, (std::map<std::string, int>{{"default", 2}, {"tuned", 2}, {"unpacked", 2}}));
   }
 }
@@ -135,23 +146,17 @@ TEST(BenchCliTest, BatchesAreVerifiedAndTimedInEveryDtype) {
   const std::string dir = FreshTestDir("bench_batch");
   for (const char* dtype : {"f32", "f64", "bf16", "s8"}) {
     SCOPED_TRACE(dtype);
-    const std::string json_path = dir + "/" + dtype + ".json";
-    const RunResult r = RunMmtune("bench --batch 5 --db '" + TunedDb() + "' --dtype " + dtype +
-                                  " --shapes 1x40x52,33x40x52 --threads 2 --against none "
-                                  "--repetitions 1 --min-time 0.01 --json '" + json_path + "'");
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    const nlohmann::json doc = nlohmann::json::parse(Slurp(json_path), nullptr, false);
-    ASSERT_TRUE(doc.is_object()) << Slurp(json_path);
-    EXPECT_EQ(doc["context"]["mmtune_batch"], "5");
     std::map<std::string, int> timed;
-    for (const nlohmann::json& row : doc["benchmarks"]) {
-      std::string name = row["run_name"].get<std::string>();
-      EXPECT_FALSE(row.contains("error_occurred")) << name << ": " << row.dump();
-      if (!row.contains("gflops") || row["gflops"].get<double>() <= 0.0) continue;
-      name.resize(name.rfind("/real_time"));
-      ++timed[name.substr(name.rfind('/') + 1)];
-      EXPECT_EQ(row.value("label", "").rfind("batch of 5; ", 0), 0u) << name;
-    }
+    const nlohmann::json context = ForEachTimedRow(
+        std::string("--batch 5 --dtype ") + dtype +
+            " --shapes 1x40x52,33x40x52 --threads 2 --against none --repetitions 1 "
+            "--min-time 0.01",
+        dir + "/" + dtype + ".json",
+        [&](const std::string& name, const std::string& impl, const std::string& label) {
+          ++timed[impl];
+          EXPECT_EQ(label.rfind("batch of 5; ", 0), 0u) << name << ": " << label;
+        });
+    EXPECT_EQ(context["mmtune_batch"], "5");
     EXPECT_EQ(timed, (std::map<std::string, int>{{"default", 2}, {"loop", 2}, {"tuned", 2}}));
   }
 }
