@@ -66,6 +66,14 @@ def load():
         function = getattr(lib, name)
         function.argtypes = gemm_head + [scalar, _p, _i64, _p, _i64, scalar, _p, _i64]
         function.restype = _int
+    for name, scalar in (("mmtune_sgemm_batch_strided", ctypes.c_float),
+                         ("mmtune_dgemm_batch_strided", ctypes.c_double),
+                         ("mmtune_gemm_bf16_batch_strided", ctypes.c_float),
+                         ("mmtune_gemm_u8s8s32_batch_strided", ctypes.c_int32)):
+        function = getattr(lib, name)
+        function.argtypes = gemm_head + [scalar, _p, _i64, _i64, _p, _i64, _i64, scalar, _p,
+                                         _i64, _i64, _i64]
+        function.restype = _int
     for name, scalar in (("f32", ctypes.c_float), ("f64", ctypes.c_double),
                          ("bf16", ctypes.c_float), ("s8", ctypes.c_int32)):
         pack = getattr(lib, "mmtune_pack_b_" + name)

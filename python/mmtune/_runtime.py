@@ -80,6 +80,33 @@ def _operand(x, layout):
     return _operand(copy, layout)
 
 
+# The strided batch of each GEMM of _GEMMS that has one.
+_BATCHED = {
+    "mmtune_sgemm": "mmtune_sgemm_batch_strided",
+    "mmtune_dgemm": "mmtune_dgemm_batch_strided",
+    "mmtune_gemm_bf16": "mmtune_gemm_bf16_batch_strided",
+    "mmtune_gemm_u8s8s32": "mmtune_gemm_u8s8s32_batch_strided",
+}
+
+
+def _batched_operand(x, layout, count):
+    """(transpose flag, leading dimension, item stride in elements, array) for the items of x:
+    a 3-D array of `count` matrices, or a 2-D one that every item shares (stride 0). In place
+    where every item is laid out as the first one, a fixed number of elements apart; otherwise
+    of a C-ordered copy."""
+    if x.ndim == 2:
+        trans, ld, x = _operand(x, layout)
+        return trans, ld, 0, x
+    item = x.itemsize
+    step = x.strides[0]
+    if count <= 1 or (step >= 0 and step % item == 0):
+        first = x[0]
+        trans, ld, kept = _operand(first, layout)
+        if kept is first:
+            return trans, ld, (step // item if count > 1 else 0), x
+    return _batched_operand(np.ascontiguousarray(x), layout, count)
+
+
 class PackedWeights:
     """A weight matrix B (K x N) packed once by Runtime.pack_weights, for matmul(a, weights)
     calls that then skip packing it (docs/runtime.md, Packed weights). It holds its own copy:
@@ -198,13 +225,22 @@ class Runtime:
         order or transposed views, read in place where one stride is the element size (copied
         otherwise). b may also be PackedWeights (pack_weights); out must then have a unit column
         stride. out: None (a new C-ordered array) or an array of the result's shape and dtype
-        with one unit stride, overwritten."""
+        with one unit stride, overwritten.
+
+        A batch: a and b 3-D stacks of matrices (count x M x K and count x K x N), or one of
+        them 2-D and shared by every item, as numpy's matmul broadcasts; one batched call
+        (docs/runtime.md, Batches). Items are read in place where each is laid out like the
+        first, a fixed stride apart; out is then count x M x N with items a fixed stride apart
+        (not int8 x int8)."""
         if isinstance(b, PackedWeights):
             return self._matmul_packed(a, b, out)
         a = np.asarray(a)
         b = np.asarray(b)
+        if a.ndim in (2, 3) and b.ndim in (2, 3) and 3 in (a.ndim, b.ndim):
+            return self._matmul_batch(a, b, out)
         if a.ndim != 2 or b.ndim != 2:
-            raise ValueError(f"matmul needs 2-D arrays, got {a.ndim}-D and {b.ndim}-D")
+            raise ValueError(f"matmul needs 2-D arrays or stacks of them (3-D), got {a.ndim}-D "
+                             f"and {b.ndim}-D")
         gemm = _GEMMS.get((a.dtype, b.dtype))
         if gemm is None:
             raise TypeError(f"no mmtune GEMM for {a.dtype} x {b.dtype}: use float32, float64, "
@@ -237,6 +273,47 @@ class Runtime:
         _check(getattr(_c(), function)(
             self._live(), layout, ta, tb, m, n, k, scalar(1), a.ctypes.data, lda, b.ctypes.data,
             ldb, scalar(0), out.ctypes.data, ldc))
+        return out
+
+    def _matmul_batch(self, a, b, out):
+        gemm = _GEMMS.get((a.dtype, b.dtype))
+        if gemm is None or gemm[0] not in _BATCHED:
+            raise TypeError(f"no mmtune batched GEMM for {a.dtype} x {b.dtype}: use float32, "
+                            "float64, uint16 (bfloat16 bits) or uint8 x int8")
+        function, c_dtype, scalar, _ = gemm
+        counts = {x.shape[0] for x in (a, b) if x.ndim == 3}
+        if len(counts) != 1:
+            raise ValueError(f"batches of {a.shape[0]} and {b.shape[0]} items do not multiply")
+        count = counts.pop()
+        (m, k), (k2, n) = a.shape[-2:], b.shape[-2:]
+        if k != k2:
+            raise ValueError(f"shapes {a.shape} and {b.shape} do not multiply (K {k} != {k2})")
+        if out is None:
+            out = np.empty((count, m, n), dtype=c_dtype)
+        elif not isinstance(out, np.ndarray) or out.dtype != np.dtype(c_dtype) or \
+                out.shape != (count, m, n) or not out.flags.writeable:
+            raise ValueError(f"out must be a writeable {np.dtype(c_dtype)} array of shape "
+                             f"{(count, m, n)}")
+        if count == 0 or m == 0 or n == 0:
+            return out
+        item = out.itemsize
+        s0, s1, s2 = out.strides
+        if (s2 == item or n == 1) and s1 % item == 0 and (m == 1 or s1 // item >= n):
+            layout, ldc = _ROW_MAJOR, max(1, n, s1 // item if m > 1 else 0)
+        elif (s1 == item or m == 1) and s2 % item == 0 and (n == 1 or s2 // item >= m):
+            layout, ldc = _COL_MAJOR, max(1, m, s2 // item if n > 1 else 0)
+        else:
+            raise ValueError("out's items must have one unit stride, since the GEMM writes "
+                             "them in place")
+        if count > 1 and (s0 < 0 or s0 % item != 0):
+            raise ValueError("out's items must lie a fixed, non-negative number of elements "
+                             "apart")
+        stride_c = s0 // item if count > 1 else 0
+        ta, lda, stride_a, a = _batched_operand(a, layout, count)
+        tb, ldb, stride_b, b = _batched_operand(b, layout, count)
+        _check(getattr(_c(), _BATCHED[function])(
+            self._live(), layout, ta, tb, m, n, k, scalar(1), a.ctypes.data, lda, stride_a,
+            b.ctypes.data, ldb, stride_b, scalar(0), out.ctypes.data, ldc, stride_c, count))
         return out
 
     def lookup(self, m, n, k, dtype="f32", layout="row", trans="NN"):

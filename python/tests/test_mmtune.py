@@ -188,3 +188,61 @@ def test_packed_weights_refuse_mismatches(rt):
     out = np.full((3, 4), np.nan, dtype=np.float32)
     assert rt.matmul(np.ones((3, 6), dtype=np.float32), weights, out=out) is out
     assert np.all(out == 6.0)
+
+
+def batch_views(x):
+    """A stack of matrices as itself, with Fortran-ordered items, as transposed items, and as
+    every other item of a bigger stack."""
+    yield "C", x
+    yield "F-items", np.asfortranarray(x.transpose(1, 2, 0)).transpose(2, 0, 1)
+    yield "T-items", np.ascontiguousarray(x.transpose(0, 2, 1)).transpose(0, 2, 1)
+    wide = np.zeros((2 * x.shape[0],) + x.shape[1:], dtype=x.dtype)
+    wide[::2] = x
+    yield "every-other", wide[::2]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "bf16", "s8"])
+def test_batched_matmul_in_every_dtype_and_layout(rt, dtype):
+    count, m, n, k = 5, 9, 7, 13
+    a_values = RNG.integers(0 if dtype == "s8" else -3, 4, size=(count, m, k))
+    b_values = RNG.integers(-3, 4, size=(count, k, n))
+
+    def typed(values, is_b):
+        if dtype == "s8":
+            return values.astype(np.int8 if is_b else np.uint8)
+        return {"f32": values.astype(np.float32), "f64": values.astype(np.float64),
+                "bf16": bf16_bits(values.astype(np.float32))}[dtype]
+
+    a, b = typed(a_values, False), typed(b_values, True)
+    want = a_values @ b_values
+    for a_name, a_view in batch_views(a):
+        for b_name, b_view in batch_views(b):
+            c = rt.matmul(a_view, b_view)
+            assert c.shape == (count, m, n)
+            np.testing.assert_array_equal(c, want.astype(c.dtype),
+                                          err_msg=f"A {a_name}, B {b_name}")
+    # One operand shared by every item, as numpy broadcasts it.
+    np.testing.assert_array_equal(rt.matmul(a, b[2]), (a_values @ b_values[2]).astype(c.dtype))
+    np.testing.assert_array_equal(rt.matmul(a[1], b), (a_values[1] @ b_values).astype(c.dtype))
+
+
+def test_batched_matmul_out_and_errors(rt):
+    a = RNG.standard_normal((4, 6, 5)).astype(np.float32)
+    b = RNG.standard_normal((4, 5, 3)).astype(np.float32)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    # Column-major items inside a bigger buffer, with canaries between them.
+    big = np.full((4, 8, 7), -7.0, dtype=np.float32).transpose(0, 2, 1)  # items 7 x 8, F order
+    out = big[:, 1:7, 2:5]
+    assert rt.matmul(a, b, out=out) is out
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+    untouched = np.ones(big.shape, dtype=bool)
+    untouched[:, 1:7, 2:5] = False
+    assert np.all(big[untouched] == -7.0)
+    assert rt.matmul(a[:0], b[:0]).shape == (0, 6, 3)
+    with pytest.raises(ValueError, match="do not multiply"):
+        rt.matmul(a, b[:3])
+    with pytest.raises(TypeError, match="no mmtune batched GEMM"):
+        rt.matmul(np.ones((2, 3, 3), np.int8), np.ones((2, 3, 3), np.int8))
+    with pytest.raises(mmtune.Error, match="overlap"):  # every item of out at one place
+        rt.matmul(a, b, out=np.lib.stride_tricks.as_strided(
+            np.empty((6, 3), np.float32), (4, 6, 3), (0, 12, 4), writeable=True))
