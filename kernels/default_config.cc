@@ -187,6 +187,24 @@ KernelConfig UntunedConfig(const Problem& problem, const Machine& machine) {
   return DefaultConfig(untuned, machine);
 }
 
+bool BatchSpillsL2(const Problem& problem, std::int64_t count, const CacheBudget& cache) {
+  const double a = static_cast<double>(problem.m) * static_cast<double>(problem.k);
+  const double b = static_cast<double>(problem.k) * static_cast<double>(problem.n);
+  const double c = static_cast<double>(problem.m) * static_cast<double>(problem.n);
+  const double bytes = static_cast<double>(count) *
+                       ((a + b) * static_cast<double>(DTypeSize(problem.dtype)) +
+                        c * static_cast<double>(CTypeSize(problem.dtype)));
+  return bytes > static_cast<double>(cache.l2);
+}
+
+KernelConfig ColdOperandsConfig(const Problem& original, const Machine& machine) {
+  const KernelConfig config = DefaultConfig(original, machine);
+  if (config.family != KernelFamily::kDirect) return config;
+  const Problem problem = RowMajorView(original);
+  return problem.dtype == DType::kF64 ? PackedModel<double>(problem, machine)
+                                      : PackedModel<float>(problem, machine);
+}
+
 KernelConfig LentConfig(KernelConfig config, const Problem& tuned_for, const Problem& problem,
                         const Machine& machine) {
   if (config.family != KernelFamily::kPacked) return config;

@@ -33,6 +33,14 @@ int DefaultThreadCount(const Problem& problem, int max_threads);
 // starts from it, and the benchmarks' default series run it.
 KernelConfig UntunedConfig(const Problem& problem, const Machine& machine);
 
+
+// The analytical default for a GEMM whose operands arrive from beyond L2, as an item of a batch
+// that spills it does: where DefaultConfig reads A and B in place with the direct family (whose
+// premise is that they sit in L2 and are read many times from there), the packed family's model
+// config, which reads each once in streaming order into blocks that stay in L1 and L2
+// (docs/analytical-model.md, Batches). DefaultConfig elsewhere.
+KernelConfig ColdOperandsConfig(const Problem& problem, const Machine& machine);
+
 // `config`, the winner of `tuned_for`, as the runtime lends it to `problem` (same dtype, layout
 // and transposes): a packed config takes the model's cache blocks for `problem`, sized for its
 // own tile, wherever its block spanned the whole of `tuned_for` in that dimension, since a block
@@ -53,6 +61,10 @@ struct CacheBudget {
   int llc_cores = 0;  // cores that share one instance of the last-level cache (0: unknown)
 };
 CacheBudget CacheBudgetOf(const Topology& topology);
+
+// Whether the operands of `count` GEMMs of `problem` (A, B and C of each) together exceed one
+// core's L2: the items of such a batch bring their operands from beyond L2, one after another.
+bool BatchSpillsL2(const Problem& problem, std::int64_t count, const CacheBudget& cache);
 
 // The problem as the kernels run it: a column-major problem becomes its row-major transpose
 // (M and N trade places, and so do the operands). Configs' tiles and blocks refer to this view.

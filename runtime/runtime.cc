@@ -40,28 +40,34 @@ const char* ToString(LookupTier tier) {
 
 namespace {
 
+// How a call runs its problem: alone (a plain call, or a batch whose items take turns on the
+// whole team), or as the items of a batch that each thread runs whole, alone, with their
+// operands warm in L2 or arriving from beyond it (BatchSpillsL2).
+enum class CallMode : std::uint8_t { kWhole, kItemsAlone, kColdItemsAlone };
+
 // A call's identity for the plan caches: everything of the problem but the thread count, which
-// is the runtime's, and whether the call is a batch whose threads run whole items alone.
+// is the runtime's, and its mode.
 struct CallKey {
   std::int64_t m;
   std::int64_t n;
   std::int64_t k;
   std::uint32_t kind;  // dtype, layout and transposes, a byte each
-  bool items_alone;
+  CallMode mode;
   friend bool operator==(const CallKey&, const CallKey&) = default;
 };
 
-CallKey KeyOf(const Problem& p, bool items_alone = false) {
+CallKey KeyOf(const Problem& p, CallMode mode = CallMode::kWhole) {
   return CallKey{p.m, p.n, p.k,
                  static_cast<std::uint32_t>(p.dtype) | static_cast<std::uint32_t>(p.layout) << 8 |
                      static_cast<std::uint32_t>(p.trans_a) << 16 |
                      static_cast<std::uint32_t>(p.trans_b) << 24,
-                 items_alone};
+                 mode};
 }
 
 struct CallKeyHash {
   std::size_t operator()(const CallKey& key) const {
-    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ key.kind ^ (key.items_alone ? 0x5Bull << 32 : 0);
+    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ key.kind ^
+                      static_cast<std::uint64_t>(key.mode) << 32;
     for (std::uint64_t part : {static_cast<std::uint64_t>(key.m), static_cast<std::uint64_t>(key.n),
                                static_cast<std::uint64_t>(key.k)}) {
       h = (h ^ part) * 0xBF58476D1CE4E5B9ull;
@@ -244,6 +250,7 @@ int DefaultRuntimeThreads() {
 
 struct Runtime::Impl {
   Machine machine;
+  CacheBudget cache;  // of `machine`, for the batches' calls
   WinnerIndex index;
   std::vector<std::string> skipped;
   int max_threads = 1;
@@ -267,15 +274,14 @@ struct Runtime::Impl {
   }
   // The rest: the shared map, else a new entry; fills this thread's cache.
   Result<std::shared_ptr<const PlanEntry>> EntryFor(const Problem& problem) const;
-  // A batch's entry: `problem` for one item, its threads 1 where the batch runs whole items per
-  // thread (`items_alone`), else the runtime's.
-  Result<std::shared_ptr<const PlanEntry>> EntryFor(const Problem& problem,
-                                                    bool items_alone) const;
+  // The entry of a call of `mode`: `problem` for one item of a batch, its threads 1 where the
+  // batch runs whole items per thread, else the runtime's.
+  Result<std::shared_ptr<const PlanEntry>> EntryFor(const Problem& problem, CallMode mode) const;
   // Whether calls of `entry` are counted for the record file.
   bool Records(const PlanEntry& entry) const {
     return !record_path.empty() && entry.lookup.tier != LookupTier::kExact;
   }
-  Result<std::unique_ptr<PlanEntry>> MakeEntry(const Problem& problem, bool items_alone) const;
+  Result<std::unique_ptr<PlanEntry>> MakeEntry(const Problem& problem, CallMode mode) const;
 
   // Inlined into the public entry points, so that the call's arguments are not copied once
   // more on the way in. `Kind` is one of the GEMMs of gemm_types.h.
@@ -321,12 +327,12 @@ struct Runtime::Impl {
 };
 
 Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& problem,
-                                                             bool items_alone) const {
+                                                             CallMode mode) const {
   auto entry = std::make_unique<PlanEntry>();
   entry->problem = problem;
   // A batch running whole items per thread: one item's config, its team the batch's.
   auto make_plans = [&] {
-    if (items_alone) {
+    if (mode != CallMode::kWhole) {
       entry->lookup.config.threads = max_threads;
       entry->lookup.threads_reason = "a batch: whole items per thread, each with the config of "
                                      "one item on one thread";
@@ -334,6 +340,9 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
     return entry->MakePlans(entry->lookup.config);
   };
   entry->lookup = index.Find(problem);
+  if (mode == CallMode::kColdItemsAlone && entry->lookup.tier == LookupTier::kDefault) {
+    entry->lookup.config = ColdOperandsConfig(problem, machine);
+  }
   Status status = make_plans();
   if (!status && entry->lookup.tier != LookupTier::kDefault) {
     // The index validated the config; a plan can still fail (e.g. a kernel this build lacks).
@@ -349,12 +358,12 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
 }
 
 Result<std::shared_ptr<const PlanEntry>> Runtime::Impl::EntryFor(const Problem& problem) const {
-  return EntryFor(problem, false);
+  return EntryFor(problem, CallMode::kWhole);
 }
 
 Result<std::shared_ptr<const PlanEntry>> Runtime::Impl::EntryFor(const Problem& problem,
-                                                                 bool items_alone) const {
-  const CallKey key = KeyOf(problem, items_alone);
+                                                                 CallMode mode) const {
+  const CallKey key = KeyOf(problem, mode);
   std::shared_ptr<const PlanEntry> found;
   {
     std::shared_lock lock(entries_mutex);
@@ -364,7 +373,7 @@ Result<std::shared_ptr<const PlanEntry>> Runtime::Impl::EntryFor(const Problem& 
   if (found == nullptr) {
     // Made outside the lock (validation and plan creation take microseconds); if another thread
     // made the same entry meanwhile, its entry wins and this one is dropped.
-    auto made = MakeEntry(problem, items_alone);
+    auto made = MakeEntry(problem, mode);
     if (!made) return made.error();
     std::unique_lock lock(entries_mutex);
     found = entries.try_emplace(key, std::move(*made)).first->second;
@@ -417,13 +426,17 @@ Status Runtime::Impl::Batch(const GemmArgs<Kind>& shape, std::int64_t count,
     }
     return OkStatus();
   }
-  const bool items_alone = max_threads > 1 && count >= max_threads;
   Problem problem = ProblemOf(GemmTypes<Kind>::kDType, shape.layout, shape.trans_a,
                               shape.trans_b, shape.m, shape.n, shape.k);
-  if (items_alone) problem.threads = 1;
-  const PlanEntry* cached = CachedEntry(KeyOf(problem, items_alone));
+  CallMode mode = CallMode::kWhole;
+  if (count >= max_threads) {
+    problem.threads = 1;
+    mode = BatchSpillsL2(problem, count, cache) ? CallMode::kColdItemsAlone
+                                                : CallMode::kItemsAlone;
+  }
+  const PlanEntry* cached = CachedEntry(KeyOf(problem, mode));
   if (cached == nullptr) {
-    auto made = EntryFor(problem, items_alone);
+    auto made = EntryFor(problem, mode);
     if (!made) return made.error();
     cached = made->get();
   }
@@ -442,6 +455,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
   auto machine = DetectHostMachine();
   if (!machine) return machine.error();
   impl->machine = std::move(*machine);
+  impl->cache = CacheBudgetOf(impl->machine.topology);
 
   const int budget = DefaultRuntimeThreads();
   impl->max_threads =

@@ -361,6 +361,30 @@ TEST(DefaultConfigTest, DirectTilesFitSmallShapes) {
   EXPECT_LE(thin_config.mr, 3) << thin_config.ToString();
 }
 
+// A batch's items whose operands together spill L2 arrive from beyond it: the packed family
+// runs what the direct family would read in place (docs/analytical-model.md, Batches); gemv and
+// packed defaults stay, and so does everything of a batch that fits L2.
+TEST(DefaultConfigTest, ColdOperandsTakeThePackedFamilyWhereTheDirectOneWouldRun) {
+  const Machine machine = testing::SyntheticZen3Machine();
+  const CacheBudget cache = CacheBudgetOf(machine.topology);
+  for (DType dtype : {DType::kF32, DType::kF64}) {
+    const Problem item{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 64, 128, 1};
+    ASSERT_EQ(DefaultConfig(item, machine).family, KernelFamily::kDirect) << item.ToString();
+    const KernelConfig cold = ColdOperandsConfig(item, machine);
+    EXPECT_EQ(cold.family, KernelFamily::kPacked) << cold.ToString();
+    EXPECT_TRUE(cold.Validate(item, machine)) << cold.ToString();
+    // 128x64x128 f32 holds 96 KiB of operands, f64 192 KiB: a few items fit Zen 3's 512 KiB L2.
+    EXPECT_FALSE(BatchSpillsL2(item, 2, cache)) << item.ToString();
+    EXPECT_TRUE(BatchSpillsL2(item, 64, cache)) << item.ToString();
+  }
+  const Problem decode{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 1, 512, 512, 1};
+  EXPECT_EQ(ColdOperandsConfig(decode, machine), DefaultConfig(decode, machine));
+  const Problem large{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 512, 512, 512, 1};
+  EXPECT_EQ(ColdOperandsConfig(large, machine), DefaultConfig(large, machine));
+  const Problem bf16{DType::kBF16, Layout::kColMajor, Trans::kYes, Trans::kNo, 64, 64, 64, 1};
+  EXPECT_EQ(ColdOperandsConfig(bf16, machine), DefaultConfig(bf16, machine));
+}
+
 // The direct tile on Zen 4 (docs/analytical-model.md, step 2). One zmm FMA per cycle needs only
 // four accumulators to cover the FMA latency, so the model takes the tile that wastes least at
 // the edges (at 100^3 no more columns than 8x16 computes); a core with two 512-bit FMA pipes
