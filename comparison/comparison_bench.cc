@@ -307,16 +307,16 @@ void RegisterBatch(const Problem& problem, std::int64_t items, Runtime& runtime,
 }
 
 // `untuned`: a runtime without a DB, for the default rows of packed weights and batches (null
-// without them); `items`: the GEMMs of a batch (1: none).
+// without them); `batch`: the GEMMs of a batch (0: none; a batch of 1 is still a batch).
 template <class Kind>
 Status RegisterProblem(Session& session, const Problem& problem, const Machine& machine,
                        Runtime& runtime, Runtime* untuned, const std::vector<Peer>& peers,
-                       double peak_gflops, std::int64_t items) {
+                       double peak_gflops, std::int64_t batch) {
   using A = typename GemmTypes<Kind>::A;
   using B = typename GemmTypes<Kind>::B;
   using C = typename GemmTypes<Kind>::C;
   using Scalar = typename GemmTypes<Kind>::Scalar;
-  auto operands_owner = std::make_shared<Operands<Kind>>(problem, items);
+  auto operands_owner = std::make_shared<Operands<Kind>>(problem, std::max<std::int64_t>(1, batch));
   Operands<Kind>* operands = operands_owner.get();
   session.keep_alive.push_back(operands_owner);
   auto add = [&](const std::string& impl, GemmCall<Kind> call, const std::string& label) {
@@ -338,8 +338,8 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
         .ok();
   };
   const std::string unpacked_label = std::string(ToString(lookup.tier)) + ": " + lookup.config_text;
-  if (items > 1) {
-    RegisterBatch<Kind>(problem, items, runtime, *untuned, peers, add);
+  if (batch > 0) {
+    RegisterBatch<Kind>(problem, batch, runtime, *untuned, peers, add);
     return OkStatus();
   }
   if (untuned != nullptr) {
@@ -401,7 +401,8 @@ Status CheckComparisonRequest(const ComparisonRequest& request) {
   }
   if (request.batch < 0) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     "--batch must be >= 1, got " + std::to_string(request.batch));
+                     "--batch must be >= 1 (or 0: no batch), got " +
+                         std::to_string(request.batch));
   }
   if (request.batch > 0 && request.packed_b) {
     return MakeError(ErrorCode::kUnsupported, "--batch and --packed-b do not combine");
@@ -458,24 +459,23 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
       untuned = *opened;
     }
     const double peak = RooflineOf(problem, peaks).compute_gflops;
-    const std::int64_t items = std::max<std::int64_t>(1, request.batch);
     Status status = OkStatus();
     switch (problem.dtype) {
       case DType::kF32:
         status = RegisterProblem<float>(session, problem, machine, **runtime, untuned, peers,
-                                             peak, items);
+                                             peak, request.batch);
         break;
       case DType::kF64:
         status = RegisterProblem<double>(session, problem, machine, **runtime, untuned, peers,
-                                              peak, items);
+                                              peak, request.batch);
         break;
       case DType::kBF16:
         status = RegisterProblem<Bf16Gemm>(session, problem, machine, **runtime, untuned, peers,
-                                                peak, items);
+                                                peak, request.batch);
         break;
       case DType::kS8:
         status = RegisterProblem<S8Gemm>(session, problem, machine, **runtime, untuned, peers,
-                                              peak, items);
+                                              peak, request.batch);
         break;
     }
     if (!status) return status;

@@ -33,7 +33,6 @@ int DefaultThreadCount(const Problem& problem, int max_threads);
 // starts from it, and the benchmarks' default series run it.
 KernelConfig UntunedConfig(const Problem& problem, const Machine& machine);
 
-
 // The analytical default for a GEMM whose operands arrive from beyond L2, as an item of a batch
 // that spills it does: where DefaultConfig reads A and B in place with the direct family (whose
 // premise is that they sit in L2 and are read many times from there), the packed family's model

@@ -169,12 +169,18 @@ bool GemmPlan<X>::RunProblem(const KernelConfig& config, const RowMajorGemm<X>& 
 
 namespace {
 
-// Elements from C's first to its last element, for a C of `args`' shape.
+// Elements from C's first to its last element, for a C of `args`' (checked) shape; the largest
+// int64 where that overflows, which no stride reaches.
 template <typename X>
 std::int64_t CExtent(const GemmArgs<X>& args) {
   if (args.m == 0 || args.n == 0) return 0;
-  return args.layout == Layout::kRowMajor ? (args.m - 1) * args.ldc + args.n
-                                          : (args.n - 1) * args.ldc + args.m;
+  const bool row_major = args.layout == Layout::kRowMajor;
+  std::int64_t extent = 0;
+  if (__builtin_mul_overflow((row_major ? args.m : args.n) - 1, args.ldc, &extent) ||
+      __builtin_add_overflow(extent, row_major ? args.n : args.m, &extent)) {
+    return std::numeric_limits<std::int64_t>::max();
+  }
+  return extent;
 }
 
 Status CheckBatchCount(std::int64_t count) {
@@ -191,7 +197,6 @@ template <typename X>
 template <class ItemAt>
 Status GemmPlan<X>::RunItems(const GemmArgs<X>& shape, std::int64_t count,
                              const ItemAt& item_at, ThreadPool& pool) const {
-  if (auto status = CheckShape(config_, shape); !status) return status;
   if (count == 0 || shape.m == 0 || shape.n == 0) return OkStatus();
   auto problem_of = [&](std::int64_t item) {
     GemmArgs<X> one = shape;
@@ -227,13 +232,19 @@ template <typename X>
 Status GemmPlan<X>::RunBatch(const GemmArgs<X>& args, const BatchStrides& batch,
                              ThreadPool& pool) const {
   if (auto status = CheckBatchCount(batch.count); !status) return status;
+  if (auto status = CheckShape(config_, args); !status) return status;
+  const auto item_at = [&](std::int64_t item) {
+    return std::tuple(args.a + item * batch.a, args.b + item * batch.b, args.c + item * batch.c);
+  };
+  // A batch of one or none never moves by its strides.
+  if (batch.count <= 1) return RunItems(args, batch.count, item_at, pool);
   if (batch.a < 0 || batch.b < 0 || batch.c < 0) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "batch strides must be >= 0, got A " + std::to_string(batch.a) + ", B " +
                          std::to_string(batch.b) + ", C " + std::to_string(batch.c));
   }
   const std::int64_t c_extent = CExtent(args);
-  if (batch.count > 1 && batch.c < c_extent) {
+  if (batch.c < c_extent) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "batch stride of C (" + std::to_string(batch.c) +
                          ") is below the extent of one C (" + std::to_string(c_extent) +
@@ -241,7 +252,7 @@ Status GemmPlan<X>::RunBatch(const GemmArgs<X>& args, const BatchStrides& batch,
   }
   // The last item's offsets, in bytes, must be addresses.
   using Types = GemmTypes<X>;
-  const std::int64_t last = std::max<std::int64_t>(batch.count - 1, 1);
+  const std::int64_t last = batch.count - 1;
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   if (batch.a > kMax / last / static_cast<std::int64_t>(sizeof(typename Types::A)) ||
       batch.b > kMax / last / static_cast<std::int64_t>(sizeof(typename Types::B)) ||
@@ -249,12 +260,7 @@ Status GemmPlan<X>::RunBatch(const GemmArgs<X>& args, const BatchStrides& batch,
     return MakeError(ErrorCode::kInvalidArgument,
                      "batch strides x count overflow the address space");
   }
-  return RunItems(args, batch.count,
-                  [&](std::int64_t item) {
-                    return std::tuple(args.a + item * batch.a, args.b + item * batch.b,
-                                      args.c + item * batch.c);
-                  },
-                  pool);
+  return RunItems(args, batch.count, item_at, pool);
 }
 
 template <typename X>
@@ -263,6 +269,7 @@ Status GemmPlan<X>::RunBatch(const GemmArgs<X>& shape, std::int64_t count,
                              const typename GemmTypes<X>::B* const* b,
                              typename GemmTypes<X>::C* const* c, ThreadPool& pool) const {
   if (auto status = CheckBatchCount(count); !status) return status;
+  if (auto status = CheckShape(config_, shape); !status) return status;
   if (count > 0 && (a == nullptr || b == nullptr || c == nullptr)) {
     return MakeError(ErrorCode::kInvalidArgument, "a batch's pointer arrays must not be null");
   }

@@ -96,7 +96,8 @@ class GemmPlan {
   // ran out, with C unchanged.
   bool RunProblem(const KernelConfig& config, const detail::RowMajorGemm<X>& g,
                   ThreadPool& pool) const;
-  // The items of a batch, item i's operands at item_at(i) (a tuple of A, B and C pointers).
+  // The items of a batch of `shape` (checked), item i's operands at item_at(i) (a tuple of A,
+  // B and C pointers).
   template <class ItemAt>
   Status RunItems(const GemmArgs<X>& shape, std::int64_t count, const ItemAt& item_at,
                   ThreadPool& pool) const;

@@ -40,10 +40,11 @@ const char* ToString(LookupTier tier) {
 
 namespace {
 
-// How a call runs its problem: alone (a plain call, or a batch whose items take turns on the
-// whole team), or as the items of a batch that each thread runs whole, alone, with their
-// operands warm in L2 or arriving from beyond it (BatchSpillsL2).
-enum class CallMode : std::uint8_t { kWhole, kItemsAlone, kColdItemsAlone };
+// How a call runs its problem: a plain call; a batch of fewer items than the runtime's threads,
+// with a plain call's config (GemmPlan::RunBatch splits it by that config's threads); or a
+// batch whose threads each run whole items alone, their operands warm in L2 or arriving from
+// beyond it (BatchSpillsL2). Each mode has its plans and team-or-alone timing apart.
+enum class CallMode : std::uint8_t { kWhole, kItemsInTurn, kItemsAlone, kColdItemsAlone };
 
 // A call's identity for the plan caches: everything of the problem but the thread count, which
 // is the runtime's, and its mode.
@@ -331,8 +332,9 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
   auto entry = std::make_unique<PlanEntry>();
   entry->problem = problem;
   // A batch running whole items per thread: one item's config, its team the batch's.
+  const bool items_alone = mode == CallMode::kItemsAlone || mode == CallMode::kColdItemsAlone;
   auto make_plans = [&] {
-    if (mode != CallMode::kWhole) {
+    if (items_alone) {
       entry->lookup.config.threads = max_threads;
       entry->lookup.threads_reason = "a batch: whole items per thread, each with the config of "
                                      "one item on one thread";
@@ -348,7 +350,10 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
     // The index validated the config; a plan can still fail (e.g. a kernel this build lacks).
     Log(LogLevel::kWarning, "tuned config for " + problem.ToString() + " cannot run here (" +
                                 status.error().message + "); using the analytical default");
-    entry->lookup = mmtune::Lookup{LookupTier::kDefault, UntunedConfig(problem, machine),
+    entry->lookup = mmtune::Lookup{LookupTier::kDefault,
+                                   mode == CallMode::kColdItemsAlone
+                                       ? ColdOperandsConfig(problem, machine)
+                                       : UntunedConfig(problem, machine),
                                    Problem{}, 0.0, "the analytical default (the tuned config "
                                    "cannot run here)", ""};
     status = make_plans();
@@ -428,7 +433,7 @@ Status Runtime::Impl::Batch(const GemmArgs<Kind>& shape, std::int64_t count,
   }
   Problem problem = ProblemOf(GemmTypes<Kind>::kDType, shape.layout, shape.trans_a,
                               shape.trans_b, shape.m, shape.n, shape.k);
-  CallMode mode = CallMode::kWhole;
+  CallMode mode = CallMode::kItemsInTurn;
   if (count >= max_threads) {
     problem.threads = 1;
     mode = BatchSpillsL2(problem, count, cache) ? CallMode::kColdItemsAlone

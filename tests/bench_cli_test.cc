@@ -159,6 +159,15 @@ TEST(BenchCliTest, BatchesAreVerifiedAndTimedInEveryDtype) {
     EXPECT_EQ(context["mmtune_batch"], "5");
     EXPECT_EQ(timed, (std::map<std::string, int>{{"default", 2}, {"loop", 2}, {"tuned", 2}}));
   }
+  // A batch of one is still a batch.
+  std::map<std::string, int> timed;
+  ForEachTimedRow("--batch 1 --shapes 33x40x52 --against none --repetitions 1 --min-time 0.01",
+                  dir + "/one.json",
+                  [&](const std::string& name, const std::string& impl, const std::string& label) {
+                    ++timed[impl];
+                    EXPECT_EQ(label.rfind("batch of 1; ", 0), 0u) << name << ": " << label;
+                  });
+  EXPECT_EQ(timed, (std::map<std::string, int>{{"default", 1}, {"loop", 1}, {"tuned", 1}}));
 }
 
 TEST(BenchCliTest, BadInputIsOneLine) {

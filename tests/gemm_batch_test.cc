@@ -152,8 +152,10 @@ TYPED_TEST(GemmBatchTest, StridedAndPointerBatchesMatchTheReference) {
   auto machine = DetectHostMachine();
   ASSERT_TRUE(machine.ok()) << machine.error().message;
   std::mt19937 rng(23);
-  // Single elements, M = 1 and N = 1 (gemv), small and medium (direct or packed) with primes.
-  const Shape3 shapes[] = {{1, 1, 1}, {1, 37, 19}, {23, 1, 9}, {7, 13, 17}, {45, 70, 33}};
+  // Single elements, M = 1 and N = 1 (gemv), small and medium (direct or packed) with primes,
+  // K = 0 (C only scaled: zeros over NaN under beta = 0) and M = 0 (nothing to write).
+  const Shape3 shapes[] = {{1, 1, 1}, {1, 37, 19}, {23, 1, 9}, {7, 13, 17},
+                           {45, 70, 33}, {6, 5, 0}, {0, 5, 3}};
   for (const Shape3 s : shapes) {
     for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
       for (Trans ta : {Trans::kNo, Trans::kYes}) {
@@ -242,9 +244,16 @@ TEST(GemmBatchErrorsTest, MalformedBatchesAreRefusedAndWriteNothing) {
   // An empty batch needs no operands at all.
   EXPECT_TRUE(plan.RunBatch(batch.args, 0, nullptr, nullptr, nullptr, TwoMembers()).ok());
   EXPECT_TRUE(plan.RunBatch(batch.args, BatchStrides{}, TwoMembers()).ok());
+  // A batch of one never moves by its strides, whatever they are.
+  BatchCase<float> one(Layout::kRowMajor, Trans::kNo, Trans::kNo, s, 1, false, 1, 0, rng);
+  const Status single = plan.RunBatch(
+      one.args, BatchStrides{1, -5, std::numeric_limits<std::int64_t>::max(), 0}, TwoMembers());
+  ASSERT_TRUE(single.ok()) << single.error().message;
+  EXPECT_EQ(one.Mismatches(), 0);
 }
 
-// Where scratch memory runs out, no item is half-written: each is done or unchanged.
+// Where scratch memory runs out, no item is half-written: each is done or unchanged (items of
+// one shape ask for the same scratch, so here every one of them is refused).
 TEST(GemmBatchErrorsTest, ScratchShortageLeavesEveryItemWholeOrUnchanged) {
   auto machine = DetectHostMachine();
   ASSERT_TRUE(machine.ok());
@@ -275,6 +284,7 @@ TEST(GemmBatchErrorsTest, ScratchShortageLeavesEveryItemWholeOrUnchanged) {
     const bool done = std::equal(batch.c.begin() + first, batch.c.begin() + last,
                                  batch.expected.begin() + first);
     EXPECT_TRUE(unchanged || done) << "item " << item << " is half-written";
+    EXPECT_TRUE(unchanged) << "item " << item << " ran without its scratch memory";
   }
 }
 

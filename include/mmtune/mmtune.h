@@ -112,7 +112,7 @@ mmtune_status mmtune_gemm_s8s8s32(mmtune_runtime* runtime, int layout, int trans
  * the same name without _batch, its A, B and C moved by i times stride_a, stride_b and stride_c
  * elements (>= 0; B may be shared with stride 0; C items must not overlap), or taken from
  * arrays of `count` pointers. With at least as many items as threads, each thread runs whole
- * items; else the items run in turn on every thread. On MMTUNE_INVALID_ARGUMENT nothing is
+ * items; else as mmtune/runtime.h's Runtime::GemmBatch says. On MMTUNE_INVALID_ARGUMENT nothing is
  * written; on MMTUNE_IO_ERROR (no scratch memory) each item is done or unchanged. */
 mmtune_status mmtune_sgemm_batch_strided(mmtune_runtime* runtime, int layout, int trans_a,
                                          int trans_b, int64_t m, int64_t n, int64_t k,

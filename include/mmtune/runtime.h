@@ -175,7 +175,9 @@ class Runtime {
   // A batch of GEMMs of one shape (attention's heads, many small products): item i is the Gemm
   // above with A, B and C moved by i times `batch`'s strides (mmtune/types.h; B may be shared,
   // stride 0). With at least max_threads() items, each thread runs whole items with the config
-  // of one item on one thread; with fewer, the items run in turn, each on every thread. An
+  // of one item on one thread; with fewer, the config of one plain call of the item's shape
+  // runs them (whole items per thread where its threads are no more than the items, else the
+  // items in turn on its team). An
   // error: malformed arguments (nothing written), or no scratch memory (kIo; each item is then
   // done or unchanged). The dtypes of Gemm, but s8s8s32.
   Status GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,

@@ -227,8 +227,8 @@ class Runtime:
         stride. out: None (a new C-ordered array) or an array of the result's shape and dtype
         with one unit stride, overwritten.
 
-        A batch: a and b 3-D stacks of matrices (count x M x K and count x K x N), or one of
-        them 2-D and shared by every item, as numpy's matmul broadcasts; one batched call
+        A batch: a and b 3-D stacks of matrices (count x M x K and count x K x N, the same
+        count), or one of them 2-D and shared by every item as numpy broadcasts it; one call
         (docs/runtime.md, Batches). Items are read in place where each is laid out like the
         first, a fixed stride apart; out is then count x M x N with items a fixed stride apart
         (not int8 x int8)."""
