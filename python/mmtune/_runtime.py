@@ -107,6 +107,19 @@ def _batched_operand(x, layout, count):
     return _batched_operand(np.ascontiguousarray(x), layout, count)
 
 
+def _c_layout(m, n, item, row_stride, col_stride):
+    """(layout, ldc) of an m x n output with these strides (bytes), written in place; None when
+    neither stride is the element size (or the other is not a whole number of elements, or the
+    lines would overlap)."""
+    if (col_stride == item or n == 1) and row_stride % item == 0 and \
+            (m == 1 or row_stride // item >= n):
+        return _ROW_MAJOR, max(1, n, row_stride // item if m > 1 else 0)
+    if (row_stride == item or m == 1) and col_stride % item == 0 and \
+            (n == 1 or col_stride // item >= m):
+        return _COL_MAJOR, max(1, m, col_stride // item if n > 1 else 0)
+    return None
+
+
 class PackedWeights:
     """A weight matrix B (K x N) packed once by Runtime.pack_weights, for matmul(a, weights)
     calls that then skip packing it (docs/runtime.md, Packed weights). It holds its own copy:
@@ -259,15 +272,11 @@ class Runtime:
                 raise ValueError("out is read-only")
         if m == 0 or n == 0:
             return out
-        item = out.itemsize
-        s0, s1 = out.strides
-        if (s1 == item or n == 1) and s0 % item == 0 and (m == 1 or s0 // item >= n):
-            layout, ldc = _ROW_MAJOR, max(1, n, s0 // item if m > 1 else 0)
-        elif (s0 == item or m == 1) and s1 % item == 0 and (n == 1 or s1 // item >= m):
-            layout, ldc = _COL_MAJOR, max(1, m, s1 // item if n > 1 else 0)
-        else:
+        found = _c_layout(m, n, out.itemsize, *out.strides)
+        if found is None:
             raise ValueError("out must have one unit stride (C or Fortran order, or a view of "
                              "one), since the GEMM writes it in place")
+        layout, ldc = found
         ta, lda, a = _operand(a, layout)
         tb, ldb, b = _operand(b, layout)
         _check(getattr(_c(), function)(
@@ -297,14 +306,12 @@ class Runtime:
         if count == 0 or m == 0 or n == 0:
             return out
         item = out.itemsize
-        s0, s1, s2 = out.strides
-        if (s2 == item or n == 1) and s1 % item == 0 and (m == 1 or s1 // item >= n):
-            layout, ldc = _ROW_MAJOR, max(1, n, s1 // item if m > 1 else 0)
-        elif (s1 == item or m == 1) and s2 % item == 0 and (n == 1 or s2 // item >= m):
-            layout, ldc = _COL_MAJOR, max(1, m, s2 // item if n > 1 else 0)
-        else:
+        s0 = out.strides[0]
+        found = _c_layout(m, n, item, *out.strides[1:])
+        if found is None:
             raise ValueError("out's items must have one unit stride, since the GEMM writes "
                              "them in place")
+        layout, ldc = found
         if count > 1 and (s0 < 0 or s0 % item != 0):
             raise ValueError("out's items must lie a fixed, non-negative number of elements "
                              "apart")
