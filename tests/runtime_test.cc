@@ -1536,60 +1536,92 @@ struct PackedGemmOf<std::int8_t> {
   using Scalar = std::int32_t;
 };
 
-// Packs B of `p` (for M = pack_m) and runs M = p.m with it: small integer operands, so every
-// dtype's result is exact; padded leading dimensions, NaN in a float C under beta = 0, and the
-// padding of C never written. B is overwritten after packing: the GEMM must not read it.
+// `count` GEMMs of `p` laid out one after another (B once where `shared_b`), with padded
+// leading dimensions and small integer operands, so every dtype's result is exact; C holds
+// canaries outside its items, NaN inside them for a float C under beta = 0 (never to be read),
+// and `expected` what a correct run leaves in all of C's storage.
+template <typename T>
+struct ExactOperands {
+  using A = typename PackedGemmOf<T>::A;
+  using C = typename PackedGemmOf<T>::C;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;
+  BatchStrides strides;
+  std::vector<A> a;
+  std::vector<T> b;
+  std::vector<C> c;
+  std::vector<C> expected;
+
+  ExactOperands(const Problem& p, std::int64_t count, bool shared_b,
+                typename PackedGemmOf<T>::Scalar alpha, typename PackedGemmOf<T>::Scalar beta,
+                unsigned seed) {
+    const auto [a_ld, a_elements] = Padded(p, p.m, p.k, p.trans_a);
+    const auto [b_ld, b_elements] = Padded(p, p.k, p.n, p.trans_b);
+    const auto [c_ld, c_elements] = Padded(p, p.m, p.n, Trans::kNo);
+    lda = a_ld;
+    ldb = b_ld;
+    ldc = c_ld;
+    strides = BatchStrides{count, static_cast<std::int64_t>(a_elements),
+                           shared_b ? 0 : static_cast<std::int64_t>(b_elements),
+                           static_cast<std::int64_t>(c_elements)};
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> small(std::is_unsigned_v<A> ? 0 : -3, 3);
+    a.resize(a_elements * static_cast<std::size_t>(count));
+    b.resize(b_elements * static_cast<std::size_t>(shared_b ? 1 : count));
+    c.assign(c_elements * static_cast<std::size_t>(count), C(-777));
+    for (A& x : a) x = testing::FromInt<A>(small(rng));
+    for (T& x : b) x = testing::FromInt<T>(small(rng));
+    auto at = [&](const auto* values, std::int64_t ld, Trans trans, std::int64_t i,
+                  std::int64_t j) {
+      return testing::ToDouble(trans == Trans::kNo ? values[StoredOffset(p.layout, i, j, ld)]
+                                                : values[StoredOffset(p.layout, j, i, ld)]);
+    };
+    expected = c;
+    for (std::int64_t item = 0; item < count; ++item) {
+      const A* ai = a.data() + item * strides.a;
+      const T* bi = b.data() + item * strides.b;
+      for (std::int64_t i = 0; i < p.m; ++i) {
+        for (std::int64_t j = 0; j < p.n; ++j) {
+          const auto index =
+              static_cast<std::size_t>(item * strides.c + StoredOffset(p.layout, i, j, ldc));
+          double sum = 0;
+          for (std::int64_t q = 0; q < p.k; ++q) {
+            sum += at(ai, lda, p.trans_a, i, q) * at(bi, ldb, p.trans_b, q, j);
+          }
+          const C old = std::is_floating_point_v<C> && beta == 0
+                            ? std::numeric_limits<C>::quiet_NaN()
+                            : static_cast<C>(small(rng));
+          c[index] = old;
+          expected[index] = static_cast<C>(static_cast<double>(alpha) * sum +
+                                           (beta == 0 ? 0.0 : static_cast<double>(beta) *
+                                                                  static_cast<double>(old)));
+        }
+      }
+    }
+  }
+};
+
+// Packs B of `p` (for M = pack_m) and runs M = p.m with it (ExactOperands: exact results, NaN in
+// a float C under beta = 0, the padding of C never written). B is overwritten after packing:
+// the GEMM must not read it.
 template <typename T>
 void ExpectPackedWeightsExact(Runtime& runtime, const Problem& p, std::int64_t pack_m,
                               typename PackedGemmOf<T>::Scalar alpha,
                               typename PackedGemmOf<T>::Scalar beta) {
-  using A = typename PackedGemmOf<T>::A;
-  using C = typename PackedGemmOf<T>::C;
-  const auto [lda, a_elements] = Padded(p, p.m, p.k, p.trans_a);
-  const auto [ldb, b_elements] = Padded(p, p.k, p.n, p.trans_b);
-  const auto [ldc, c_elements] = Padded(p, p.m, p.n, Trans::kNo);
-  std::mt19937 rng(static_cast<unsigned>(p.m * 131 + p.n * 7 + p.k));
-  std::uniform_int_distribution<int> small(std::is_unsigned_v<A> ? 0 : -3, 3);
-  std::vector<A> a(a_elements);
-  std::vector<T> b(b_elements);
-  std::vector<C> c(c_elements, C(-777));
-  for (A& x : a) x = testing::FromInt<A>(small(rng));
-  for (T& x : b) x = testing::FromInt<T>(small(rng));
-  auto at = [&](const auto& values, std::int64_t ld, Trans trans, std::int64_t i,
-                std::int64_t j) {
-    return testing::ToDouble(trans == Trans::kNo ? values[StoredOffset(p.layout, i, j, ld)]
-                                              : values[StoredOffset(p.layout, j, i, ld)]);
-  };
-  std::vector<C> expected = c;
-  for (std::int64_t i = 0; i < p.m; ++i) {
-    for (std::int64_t j = 0; j < p.n; ++j) {
-      const auto index = static_cast<std::size_t>(StoredOffset(p.layout, i, j, ldc));
-      double sum = 0;
-      for (std::int64_t q = 0; q < p.k; ++q) {
-        sum += at(a, lda, p.trans_a, i, q) * at(b, ldb, p.trans_b, q, j);
-      }
-      const C old = std::is_floating_point_v<C> && beta == 0
-                        ? std::numeric_limits<C>::quiet_NaN()
-                        : static_cast<C>(small(rng));
-      c[index] = old;
-      expected[index] = static_cast<C>(static_cast<double>(alpha) * sum +
-                                       (beta == 0 ? 0.0 : static_cast<double>(beta) *
-                                                              static_cast<double>(old)));
-    }
-  }
-  auto packed = runtime.PackB(p.layout, p.trans_b, pack_m, p.n, p.k, b.data(), ldb);
+  ExactOperands<T> x(p, 1, false, alpha, beta,
+                     static_cast<unsigned>(p.m * 131 + p.n * 7 + p.k));
+  auto packed = runtime.PackB(p.layout, p.trans_b, pack_m, p.n, p.k, x.b.data(), x.ldb);
   ASSERT_TRUE(packed) << p.ToString() << ": " << packed.error().message;
   EXPECT_EQ(packed->n(), p.n);
   EXPECT_EQ(packed->k(), p.k);
   EXPECT_EQ(packed->layout(), p.layout);
   EXPECT_GE(packed->bytes(), static_cast<std::size_t>(p.n * p.k) * sizeof(T));
-  for (T& x : b) x = testing::FromInt<T>(100);
-  const Status status =
-      runtime.Gemm(p.layout, p.trans_a, p.m, alpha, a.data(), lda, *packed, beta, c.data(), ldc);
+  for (T& v : x.b) v = testing::FromInt<T>(100);
+  const Status status = runtime.Gemm(p.layout, p.trans_a, p.m, alpha, x.a.data(), x.lda, *packed,
+                                     beta, x.c.data(), x.ldc);
   ASSERT_TRUE(status) << p.ToString() << ": " << status.error().message;
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    ASSERT_EQ(c[i], expected[i]) << p.ToString() << " (packed for M = " << pack_m
-                                 << ") C storage element " << i;
+  for (std::size_t i = 0; i < x.c.size(); ++i) {
+    ASSERT_EQ(x.c[i], x.expected[i]) << p.ToString() << " (packed for M = " << pack_m
+                                     << ") C storage element " << i;
   }
 }
 
@@ -1863,78 +1895,41 @@ TEST_F(RuntimeTest, CApiPackedWeights) {
 // ---- Batches (Runtime::GemmBatch). ----
 
 // `count` items of `p` as a strided batch (B shared where `shared_b`) and as pointer arrays
-// listing the same items last to first: small integer operands, so every dtype is exact; NaN in
-// a float C under beta = 0, canaries between the C items never written.
+// listing the same items last to first (ExactOperands: exact results, NaN in a float C under
+// beta = 0, canaries between the C items never written).
 template <typename T>
 void ExpectBatchExact(Runtime& runtime, const Problem& p, std::int64_t count, bool shared_b,
                       typename PackedGemmOf<T>::Scalar alpha,
                       typename PackedGemmOf<T>::Scalar beta) {
   using A = typename PackedGemmOf<T>::A;
   using C = typename PackedGemmOf<T>::C;
-  const auto [lda, a_elements] = Padded(p, p.m, p.k, p.trans_a);
-  const auto [ldb, b_elements] = Padded(p, p.k, p.n, p.trans_b);
-  const auto [ldc, c_elements] = Padded(p, p.m, p.n, Trans::kNo);
-  const BatchStrides strides{count, static_cast<std::int64_t>(a_elements),
-                             shared_b ? 0 : static_cast<std::int64_t>(b_elements),
-                             static_cast<std::int64_t>(c_elements)};
-  std::mt19937 rng(static_cast<unsigned>(p.m * 131 + p.n * 7 + p.k + count));
-  std::uniform_int_distribution<int> small(std::is_unsigned_v<A> ? 0 : -3, 3);
-  std::vector<A> a(a_elements * static_cast<std::size_t>(count));
-  std::vector<T> b(b_elements * static_cast<std::size_t>(shared_b ? 1 : count));
-  std::vector<C> c(c_elements * static_cast<std::size_t>(count), C(-777));
-  for (A& x : a) x = testing::FromInt<A>(small(rng));
-  for (T& x : b) x = testing::FromInt<T>(small(rng));
-  auto at = [&](const auto* values, std::int64_t ld, Trans trans, std::int64_t i,
-                std::int64_t j) {
-    return testing::ToDouble(trans == Trans::kNo ? values[StoredOffset(p.layout, i, j, ld)]
-                                              : values[StoredOffset(p.layout, j, i, ld)]);
-  };
-  std::vector<C> expected = c;
-  for (std::int64_t item = 0; item < count; ++item) {
-    const A* ai = a.data() + item * strides.a;
-    const T* bi = b.data() + item * strides.b;
-    for (std::int64_t i = 0; i < p.m; ++i) {
-      for (std::int64_t j = 0; j < p.n; ++j) {
-        const auto index =
-            static_cast<std::size_t>(item * strides.c + StoredOffset(p.layout, i, j, ldc));
-        double sum = 0;
-        for (std::int64_t q = 0; q < p.k; ++q) {
-          sum += at(ai, lda, p.trans_a, i, q) * at(bi, ldb, p.trans_b, q, j);
-        }
-        const C old = std::is_floating_point_v<C> && beta == 0
-                          ? std::numeric_limits<C>::quiet_NaN()
-                          : static_cast<C>(small(rng));
-        c[index] = old;
-        expected[index] = static_cast<C>(static_cast<double>(alpha) * sum +
-                                         (beta == 0 ? 0.0 : static_cast<double>(beta) *
-                                                                static_cast<double>(old)));
-      }
-    }
-  }
-  const std::vector<C> before = c;
+  ExactOperands<T> x(p, count, shared_b, alpha, beta,
+                     static_cast<unsigned>(p.m * 131 + p.n * 7 + p.k + count));
+  const BatchStrides& strides = x.strides;
+  const std::vector<C> before = x.c;
   const std::string what = p.ToString() + " batch " + std::to_string(count);
-  const Status status = runtime.GemmBatch(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha,
-                                          a.data(), lda, b.data(), ldb, beta, c.data(), ldc,
-                                          strides);
+  const Status status =
+      runtime.GemmBatch(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha, x.a.data(), x.lda,
+                        x.b.data(), x.ldb, beta, x.c.data(), x.ldc, strides);
   ASSERT_TRUE(status) << what << ": " << status.error().message;
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    ASSERT_EQ(c[i], expected[i]) << what << " (strided) C storage element " << i;
+  for (std::size_t i = 0; i < x.c.size(); ++i) {
+    ASSERT_EQ(x.c[i], x.expected[i]) << what << " (strided) C storage element " << i;
   }
-  c = before;
+  x.c = before;
   std::vector<const A*> a_items;
   std::vector<const T*> b_items;
   std::vector<C*> c_items;
   for (std::int64_t item = count - 1; item >= 0; --item) {
-    a_items.push_back(a.data() + item * strides.a);
-    b_items.push_back(b.data() + item * strides.b);
-    c_items.push_back(c.data() + item * strides.c);
+    a_items.push_back(x.a.data() + item * strides.a);
+    b_items.push_back(x.b.data() + item * strides.b);
+    c_items.push_back(x.c.data() + item * strides.c);
   }
   const Status listed =
       runtime.GemmBatch(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha, a_items.data(),
-                        lda, b_items.data(), ldb, beta, c_items.data(), ldc, count);
+                        x.lda, b_items.data(), x.ldb, beta, c_items.data(), x.ldc, count);
   ASSERT_TRUE(listed) << what << ": " << listed.error().message;
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    ASSERT_EQ(c[i], expected[i]) << what << " (pointer arrays) C storage element " << i;
+  for (std::size_t i = 0; i < x.c.size(); ++i) {
+    ASSERT_EQ(x.c[i], x.expected[i]) << what << " (pointer arrays) C storage element " << i;
   }
 }
 
