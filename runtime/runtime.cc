@@ -289,6 +289,12 @@ struct Runtime::Impl {
   template <class Kind>
   [[gnu::always_inline]] inline Status Gemm(const GemmArgs<Kind>& args) const;
 
+  // `run(plan)` on the plans of `problem`'s entry for `mode` (made on first use): with the
+  // pool's team or alone (RunWithPoolOrAlone), counted for the record file where it records.
+  template <class Kind, class RunPlan>
+  [[gnu::always_inline]] inline Status RunOnEntry(const Problem& problem, CallMode mode,
+                                                  const RunPlan& run) const;
+
   // A batch of `count` GEMMs of `shape`: `run(plan)` runs them with the plan of one item
   // (GemmPlan::RunBatch).
   template <class Kind, class RunBatch>
@@ -398,19 +404,22 @@ Status Runtime::Impl::Gemm(const GemmArgs<Kind>& args) const {
   }
   const Problem problem = ProblemOf(GemmTypes<Kind>::kDType, args.layout, args.trans_a,
                                     args.trans_b, args.m, args.n, args.k);
-  const PlanEntry* cached = CachedEntry(KeyOf(problem));
+  return RunOnEntry<Kind>(problem, CallMode::kWhole,
+                          [&](const GemmPlan<Kind>& plan) { return plan.Run(args, *pool); });
+}
+
+template <class Kind, class RunPlan>
+Status Runtime::Impl::RunOnEntry(const Problem& problem, CallMode mode,
+                                 const RunPlan& run) const {
+  const PlanEntry* cached = CachedEntry(KeyOf(problem, mode));
   if (cached == nullptr) [[unlikely]] {
-    auto made = EntryFor(problem);
+    auto made = EntryFor(problem, mode);
     if (!made) return made.error();
     cached = made->get();
   }
   const PlanEntry& e = *cached;
-
   const TypedPlans<Kind>& plans = e.Plans<Kind>();
-  auto execute = [&] {
-    return RunWithPoolOrAlone(plans->plan, plans->solo, e.team_or_alone,
-                              [&](const GemmPlan<Kind>& plan) { return plan.Run(args, *pool); });
-  };
+  auto execute = [&] { return RunWithPoolOrAlone(plans->plan, plans->solo, e.team_or_alone, run); };
   if (!Records(e)) [[likely]] return execute();
   return CountedInto(e, execute);
 }
@@ -439,20 +448,7 @@ Status Runtime::Impl::Batch(const GemmArgs<Kind>& shape, std::int64_t count,
     mode = BatchSpillsL2(problem, count, cache) ? CallMode::kColdItemsAlone
                                                 : CallMode::kItemsAlone;
   }
-  const PlanEntry* cached = CachedEntry(KeyOf(problem, mode));
-  if (cached == nullptr) {
-    auto made = EntryFor(problem, mode);
-    if (!made) return made.error();
-    cached = made->get();
-  }
-  const PlanEntry& e = *cached;
-  const TypedPlans<Kind>& plans = e.Plans<Kind>();
-  auto execute = [&] {
-    return RunWithPoolOrAlone(plans->plan, plans->solo, e.team_or_alone,
-                              [&](const GemmPlan<Kind>& plan) { return run(plan); });
-  };
-  if (!Records(e)) return execute();
-  return CountedInto(e, execute);
+  return RunOnEntry<Kind>(problem, mode, run);
 }
 
 Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
