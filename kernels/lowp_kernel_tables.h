@@ -57,12 +57,15 @@ std::span<const LowpMicroKernelEntry<Bf16Gemm>> GenericBf16MicroKernels();
 std::span<const LowpMicroKernelEntry<S8Gemm>> GenericS8MicroKernels();
 std::span<const LowpMicroKernelEntry<Bf16Gemm>> Avx2Bf16MicroKernels();
 std::span<const LowpMicroKernelEntry<S8Gemm>> Avx2S8MicroKernels();
+// AVX-VNNI (VEX VPDPBUSD) at the AVX2 level; the registry's AVX2 s8 table where the CPU has it.
+std::span<const LowpMicroKernelEntry<S8Gemm>> AvxVnniS8MicroKernels();
 std::span<const LowpMicroKernelEntry<Bf16Gemm>> Avx512Bf16MicroKernels();
 std::span<const LowpMicroKernelEntry<S8Gemm>> Avx512S8MicroKernels();
 std::span<const LowpGemvKernelEntry<Bf16Gemm>> GenericBf16GemvKernels();
 std::span<const LowpGemvKernelEntry<S8Gemm>> GenericS8GemvKernels();
 std::span<const LowpGemvKernelEntry<Bf16Gemm>> Avx2Bf16GemvKernels();
 std::span<const LowpGemvKernelEntry<S8Gemm>> Avx2S8GemvKernels();
+std::span<const LowpGemvKernelEntry<S8Gemm>> AvxVnniS8GemvKernels();
 std::span<const LowpGemvKernelEntry<Bf16Gemm>> Avx512Bf16GemvKernels();
 std::span<const LowpGemvKernelEntry<S8Gemm>> Avx512S8GemvKernels();
 

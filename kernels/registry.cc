@@ -5,6 +5,7 @@
 #include "kernels/kernel_tables.h"
 #include "kernels/lowp_kernel_tables.h"
 #include "machine/amx_permission.h"
+#include "machine/cpu_features.h"
 
 namespace mmtune {
 
@@ -25,21 +26,33 @@ std::span<const Entry> ByIsa(IsaLevel isa, std::span<const Entry> (*generic)(),
 }  // namespace
 
 #if MMTUNE_X86_KERNELS
-#define MMTUNE_ISA_TABLES(NAME, KIND) \
-  Generic##NAME##KIND##Kernels, Avx2##NAME##KIND##Kernels, Avx512##NAME##KIND##Kernels
+// At the AVX2 level, s8 runs VEX VPDPBUSD where the CPU has AVX-VNNI: one instruction per group
+// and B vector instead of five, and the tiles that frees registers for.
+namespace {
+std::span<const LowpMicroKernelEntry<S8Gemm>> HostAvx2S8MicroKernels() {
+  return HostCpuFeatures().avx_vnni ? AvxVnniS8MicroKernels() : Avx2S8MicroKernels();
+}
+std::span<const LowpGemvKernelEntry<S8Gemm>> HostAvx2S8GemvKernels() {
+  return HostCpuFeatures().avx_vnni ? AvxVnniS8GemvKernels() : Avx2S8GemvKernels();
+}
+}  // namespace
+
+#define MMTUNE_ISA_TABLES(NAME, KIND, AVX2) \
+  Generic##NAME##KIND##Kernels, AVX2##NAME##KIND##Kernels, Avx512##NAME##KIND##Kernels
 #else
-#define MMTUNE_ISA_TABLES(NAME, KIND) Generic##NAME##KIND##Kernels, nullptr, nullptr
+#define MMTUNE_ISA_TABLES(NAME, KIND, AVX2) Generic##NAME##KIND##Kernels, nullptr, nullptr
 #endif
 
-// The registry of GEMM X, whose per-ISA tables are named <Isa>NAME{Micro,Gemv}Kernels.
-#define MMTUNE_REGISTRY(X, NAME)                                                        \
+// The registry of GEMM X, whose per-ISA tables are named <Isa>NAME{Micro,Gemv}Kernels, the
+// AVX2 one <AVX2>NAME{Micro,Gemv}Kernels.
+#define MMTUNE_REGISTRY(X, NAME, AVX2)                                                  \
   template <>                                                                          \
   std::span<const KernelEntries<X>::Micro> MicroKernels<X>(IsaLevel isa) {              \
-    return ByIsa<KernelEntries<X>::Micro>(isa, MMTUNE_ISA_TABLES(NAME, Micro));         \
+    return ByIsa<KernelEntries<X>::Micro>(isa, MMTUNE_ISA_TABLES(NAME, Micro, AVX2));   \
   }                                                                                    \
   template <>                                                                          \
   std::span<const KernelEntries<X>::Gemv> GemvKernels<X>(IsaLevel isa) {                \
-    return ByIsa<KernelEntries<X>::Gemv>(isa, MMTUNE_ISA_TABLES(NAME, Gemv));           \
+    return ByIsa<KernelEntries<X>::Gemv>(isa, MMTUNE_ISA_TABLES(NAME, Gemv, AVX2));     \
   }                                                                                    \
   template const KernelEntries<X>::Micro* FindMicroKernel<X>(IsaLevel, int, int, int); \
   template const KernelEntries<X>::Gemv* FindGemvKernel<X>(IsaLevel, int, int);
@@ -61,10 +74,10 @@ const typename KernelEntries<X>::Gemv* FindGemvKernel(IsaLevel isa, int mr, int 
   return nullptr;
 }
 
-MMTUNE_REGISTRY(float, F32)
-MMTUNE_REGISTRY(double, F64)
-MMTUNE_REGISTRY(Bf16Gemm, Bf16)
-MMTUNE_REGISTRY(S8Gemm, S8)
+MMTUNE_REGISTRY(float, F32, Avx2)
+MMTUNE_REGISTRY(double, F64, Avx2)
+MMTUNE_REGISTRY(Bf16Gemm, Bf16, Avx2)
+MMTUNE_REGISTRY(S8Gemm, S8, HostAvx2)
 #undef MMTUNE_REGISTRY
 #undef MMTUNE_ISA_TABLES
 

@@ -18,6 +18,7 @@
 #include "kernels/default_config.h"
 #include "kernels/gemm_args.h"
 #include "kernels/packing.h"
+#include "kernels/lowp_kernel_tables.h"
 #include "kernels/lowp_reference.h"
 #include "machine/machine.h"
 
@@ -33,6 +34,23 @@ constexpr typename Kind::C kCanary = static_cast<typename Kind::C>(-98765);
 template <class Kind>
 bool Runnable(IsaLevel isa) {
   return isa <= HostCpuFeatures().MaxIsaLevel() && CpuRunsLowp<Kind>(HostCpuFeatures(), isa);
+}
+
+// The micro-kernel tables of `isa` to check on this CPU: the registry's, and for s8 at the AVX2
+// level on a CPU with AVX-VNNI also the VPMADDWD table that the registry serves to every other
+// AVX2 CPU.
+template <class Kind>
+std::vector<std::span<const LowpMicroKernelEntry<Kind>>> MicroKernelTables(IsaLevel isa) {
+  std::vector<std::span<const LowpMicroKernelEntry<Kind>>> tables = {MicroKernels<Kind>(isa)};
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<Kind, S8Gemm>) {
+    if (isa == IsaLevel::kAvx2 && HostCpuFeatures().avx_vnni) {
+      EXPECT_EQ(tables.front().data(), AvxVnniS8MicroKernels().data());
+      tables.push_back(Avx2S8MicroKernels());
+    }
+  }
+#endif
+  return tables;
 }
 
 BFloat16 RandomElement(BFloat16*, std::mt19937_64& rng) {
@@ -207,77 +225,79 @@ TYPED_TEST(LowpGemmTest, EveryMicroKernelOnEveryTileCorner) {
   int kernels_run = 0;
   for (IsaLevel isa : RunnableLevels()) {
     if (!Runnable<Kind>(isa)) continue;
-    for (const auto& entry : MicroKernels<Kind>(isa)) {
-      if (!CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
-      const int mr = entry.mr, nr = entry.nr;
-      const int ag = entry.a_group;  // k of one packed A run (a tile row for AMX)
-      for (std::int64_t k : {std::int64_t{1}, std::int64_t{G + 1}, std::int64_t{4 * G * 2 + 3},
-                             std::int64_t{2 * ag + G + 1}}) {
-        std::vector<typename Kind::A> a(static_cast<std::size_t>(mr * k));
-        std::vector<typename Kind::B> b(static_cast<std::size_t>(k * nr));
-        for (auto& x : a) x = Random<typename Kind::A>(rng);
-        for (auto& x : b) x = Random<typename Kind::B>(rng);
-        const std::int64_t depth = (k + ag - 1) / ag * ag;
-        std::vector<typename Kind::A> packed_a(static_cast<std::size_t>(mr * depth));
-        std::vector<typename Kind::B> packed_b(static_cast<std::size_t>(nr * depth));
-        PackA(MatrixView<typename Kind::A>{a.data(), k, Trans::kNo}, 0, mr, 0, k, mr, ag,
-              packed_a.data(), depth);
-        PackB(MatrixView<typename Kind::B>{b.data(), nr, Trans::kNo}, 0, k, 0, nr, nr, G,
-              packed_b.data(), depth);
-        const std::int64_t ldc = nr + 3;
-        for (int m = 1; m <= mr; ++m) {
-          for (int n = 1; n <= nr; ++n) {
-            std::vector<C> c(static_cast<std::size_t>((mr + 1) * ldc), kCanary<Kind>);
-            LowpMicroKernelArgs<Kind> args;
-            args.groups = depth / G;
-            args.a = packed_a.data();
-            args.b = packed_b.data();
-            args.c = c.data() + ldc;  // row 0 of c stays canary: rows above the tile
-            args.row_stride = ldc;
-            args.m = m;
-            args.n = n;
-            args.alpha = ScalarFrom<Kind>(2);
-            args.beta = 0;  // C holds canaries, which must not be read
-            if (entry.enter != nullptr) entry.enter();
-            entry.packed(args);
-            if (entry.leave != nullptr) entry.leave();
-            for (std::int64_t i = 0; i <= mr; ++i) {
-              for (std::int64_t j = 0; j < ldc; ++j) {
-                const C got = c[static_cast<std::size_t>(i * ldc + j)];
-                const std::int64_t row = i - 1;
-                if (row < 0 || row >= m || j >= n) {
-                  ASSERT_EQ(got, kCanary<Kind>) << ToString(isa) << " " << mr << "x" << nr
-                                                << " ku" << entry.k_unroll << " m" << m << " n"
-                                                << n << " k" << k << " wrote (" << row << ", "
-                                                << j << ")";
-                  continue;
-                }
-                double want = 0.0;
-                double scale = 0.0;
-                std::int64_t exact = 0;
-                for (std::int64_t p = 0; p < k; ++p) {
-                  const auto x = a[static_cast<std::size_t>(row * k + p)];
-                  const auto y = b[static_cast<std::size_t>(p * nr + j)];
-                  if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
-                    want += static_cast<double>(ToFloat(x)) * ToFloat(y);
-                    scale += Magnitude(x) * Magnitude(y);
-                  } else {
-                    exact += static_cast<std::int64_t>(x) * static_cast<std::int64_t>(y);
+    for (const auto& table : MicroKernelTables<Kind>(isa)) {
+      for (const auto& entry : table) {
+        if (!CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
+        const int mr = entry.mr, nr = entry.nr;
+        const int ag = entry.a_group;  // k of one packed A run (a tile row for AMX)
+        for (std::int64_t k : {std::int64_t{1}, std::int64_t{G + 1}, std::int64_t{4 * G * 2 + 3},
+                               std::int64_t{2 * ag + G + 1}}) {
+          std::vector<typename Kind::A> a(static_cast<std::size_t>(mr * k));
+          std::vector<typename Kind::B> b(static_cast<std::size_t>(k * nr));
+          for (auto& x : a) x = Random<typename Kind::A>(rng);
+          for (auto& x : b) x = Random<typename Kind::B>(rng);
+          const std::int64_t depth = (k + ag - 1) / ag * ag;
+          std::vector<typename Kind::A> packed_a(static_cast<std::size_t>(mr * depth));
+          std::vector<typename Kind::B> packed_b(static_cast<std::size_t>(nr * depth));
+          PackA(MatrixView<typename Kind::A>{a.data(), k, Trans::kNo}, 0, mr, 0, k, mr, ag,
+                packed_a.data(), depth);
+          PackB(MatrixView<typename Kind::B>{b.data(), nr, Trans::kNo}, 0, k, 0, nr, nr, G,
+                packed_b.data(), depth);
+          const std::int64_t ldc = nr + 3;
+          for (int m = 1; m <= mr; ++m) {
+            for (int n = 1; n <= nr; ++n) {
+              std::vector<C> c(static_cast<std::size_t>((mr + 1) * ldc), kCanary<Kind>);
+              LowpMicroKernelArgs<Kind> args;
+              args.groups = depth / G;
+              args.a = packed_a.data();
+              args.b = packed_b.data();
+              args.c = c.data() + ldc;  // row 0 of c stays canary: rows above the tile
+              args.row_stride = ldc;
+              args.m = m;
+              args.n = n;
+              args.alpha = ScalarFrom<Kind>(2);
+              args.beta = 0;  // C holds canaries, which must not be read
+              if (entry.enter != nullptr) entry.enter();
+              entry.packed(args);
+              if (entry.leave != nullptr) entry.leave();
+              for (std::int64_t i = 0; i <= mr; ++i) {
+                for (std::int64_t j = 0; j < ldc; ++j) {
+                  const C got = c[static_cast<std::size_t>(i * ldc + j)];
+                  const std::int64_t row = i - 1;
+                  if (row < 0 || row >= m || j >= n) {
+                    ASSERT_EQ(got, kCanary<Kind>) << ToString(isa) << " " << mr << "x" << nr
+                                                  << " ku" << entry.k_unroll << " m" << m << " n"
+                                                  << n << " k" << k << " wrote (" << row << ", "
+                                                  << j << ")";
+                    continue;
                   }
-                }
-                if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
-                  ASSERT_NEAR(got, 2 * want, 2 * scale * 1e-6 * (k + 4) + 1e-30)
-                      << ToString(isa) << " " << mr << "x" << nr << " m" << m << " n" << n;
-                } else {
-                  ASSERT_EQ(got, static_cast<C>(2 * exact))
-                      << ToString(isa) << " " << mr << "x" << nr << " m" << m << " n" << n;
+                  double want = 0.0;
+                  double scale = 0.0;
+                  std::int64_t exact = 0;
+                  for (std::int64_t p = 0; p < k; ++p) {
+                    const auto x = a[static_cast<std::size_t>(row * k + p)];
+                    const auto y = b[static_cast<std::size_t>(p * nr + j)];
+                    if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
+                      want += static_cast<double>(ToFloat(x)) * ToFloat(y);
+                      scale += Magnitude(x) * Magnitude(y);
+                    } else {
+                      exact += static_cast<std::int64_t>(x) * static_cast<std::int64_t>(y);
+                    }
+                  }
+                  if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
+                    ASSERT_NEAR(got, 2 * want, 2 * scale * 1e-6 * (k + 4) + 1e-30)
+                        << ToString(isa) << " " << mr << "x" << nr << " m" << m << " n" << n;
+                  } else {
+                    ASSERT_EQ(got, static_cast<C>(2 * exact))
+                        << ToString(isa) << " " << mr << "x" << nr << " m" << m << " n" << n;
+                  }
                 }
               }
             }
           }
         }
+        ++kernels_run;
       }
-      ++kernels_run;
     }
   }
   EXPECT_GT(kernels_run, 0);

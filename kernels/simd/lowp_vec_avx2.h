@@ -66,48 +66,19 @@ struct Avx2LowpVec<Bf16Gemm> {
   static Acc LoadAcc(const float* p) { return _mm256_loadu_ps(p); }
 };
 
-template <>
-struct Avx2LowpVec<S8Gemm> {
-  using Kind = S8Gemm;
+// What both AVX2 s8 traits (VPMADDWD here, VEX VPDPBUSD in lowp_vec_avx_vnni.h) share: 32-bit
+// lanes and the widened operands of the GEMV axpy form. A template on the traits that use it, so
+// that each translation unit instantiates its own copy under its own ISA flags.
+template <class Traits>
+struct Avx2S8Lanes {
   using Acc = __m256i;
-  // Bytes 0 and 2 of each group in the 16-bit halves of `low`, bytes 1 and 3 in `high`, so one
-  // VPMADDWD per half adds two exact products into each 32-bit lane.
-  struct AOperand {
-    __m256i low, high;  // zero-extended u8
-  };
-  struct BOperand {
-    __m256i low, high;  // sign-extended s8
-  };
   static constexpr int kLanes = 8;
   static constexpr int kRegisters = 16;
   static constexpr IsaLevel kIsa = IsaLevel::kAvx2;
 
   static Acc Zero() { return _mm256_setzero_si256(); }
-  // Split in the vector unit after one broadcast load: splitting the 32-bit word in a general
-  // register first costs two register transfers and two shuffles per row and group.
-  static AOperand LoadA(const std::uint8_t* p) {
-    std::int32_t w;
-    std::memcpy(&w, p, sizeof(w));
-    const __m256i group = _mm256_set1_epi32(w);
-    return {_mm256_and_si256(group, _mm256_set1_epi16(0x00ff)), _mm256_srli_epi16(group, 8)};
-  }
-  static BOperand LoadB(const std::int8_t* p) {
-    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    return {_mm256_srai_epi16(_mm256_slli_epi16(bytes, 8), 8), _mm256_srai_epi16(bytes, 8)};
-  }
-  static Acc Dot(Acc acc, const AOperand& a, const BOperand& b) {
-    return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(a.low, b.low),
-                                                  _mm256_madd_epi16(a.high, b.high)));
-  }
   static void Store(std::int32_t* p, Acc v) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
-  }
-
-  // kLanes groups of A, in the halves LoadA makes of one group: bytes 0 and 2 of every group
-  // zero-extended in `low`, bytes 1 and 3 in `high`.
-  static AOperand LoadAVector(const std::uint8_t* p) {
-    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    return {_mm256_and_si256(bytes, _mm256_set1_epi16(0x00ff)), _mm256_srli_epi16(bytes, 8)};
   }
   static Acc Add(Acc x, Acc y) { return _mm256_add_epi32(x, y); }
   static std::int32_t ReduceAdd(Acc v) {
@@ -124,9 +95,48 @@ struct Avx2LowpVec<S8Gemm> {
   }
   static Acc Broadcast(std::int32_t x) { return _mm256_set1_epi32(x); }
   // The low 32 bits of each product: exact, since |u8 * s8| < 2^15.
-  static Acc MulAdd(Acc acc, Acc x, Acc m) { return _mm256_add_epi32(acc, _mm256_mullo_epi32(x, m)); }
+  static Acc MulAdd(Acc acc, Acc x, Acc m) {
+    return _mm256_add_epi32(acc, _mm256_mullo_epi32(x, m));
+  }
   static Acc LoadAcc(const std::int32_t* p) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  }
+};
+
+template <>
+struct Avx2LowpVec<S8Gemm> : Avx2S8Lanes<Avx2LowpVec<S8Gemm>> {
+  using Kind = S8Gemm;
+  // Bytes 0 and 2 of each group in the 16-bit halves of `low`, bytes 1 and 3 in `high`, so one
+  // VPMADDWD per half adds two exact products into each 32-bit lane.
+  struct AOperand {
+    __m256i low, high;  // zero-extended u8
+  };
+  struct BOperand {
+    __m256i low, high;  // sign-extended s8
+  };
+
+  // Split in the vector unit after one broadcast load: splitting the 32-bit word in a general
+  // register first costs two register transfers and two shuffles per row and group.
+  static AOperand LoadA(const std::uint8_t* p) {
+    std::int32_t w;
+    std::memcpy(&w, p, sizeof(w));
+    const __m256i group = _mm256_set1_epi32(w);
+    return {_mm256_and_si256(group, _mm256_set1_epi16(0x00ff)), _mm256_srli_epi16(group, 8)};
+  }
+  static BOperand LoadB(const std::int8_t* p) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return {_mm256_srai_epi16(_mm256_slli_epi16(bytes, 8), 8), _mm256_srai_epi16(bytes, 8)};
+  }
+  static Acc Dot(Acc acc, const AOperand& a, const BOperand& b) {
+    return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(a.low, b.low),
+                                                  _mm256_madd_epi16(a.high, b.high)));
+  }
+
+  // kLanes groups of A, in the halves LoadA makes of one group: bytes 0 and 2 of every group
+  // zero-extended in `low`, bytes 1 and 3 in `high`.
+  static AOperand LoadAVector(const std::uint8_t* p) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return {_mm256_and_si256(bytes, _mm256_set1_epi16(0x00ff)), _mm256_srli_epi16(bytes, 8)};
   }
 };
 
