@@ -52,8 +52,9 @@ template <class Kind, int NR>
 }
 
 // C tile (MR x NR, NR = NV vectors) = alpha * A panel * B panel + beta * C. The k loop runs over
-// groups in registers; the epilogue goes through a small buffer and writes only the m x n corner,
-// element by element, with any row and column stride.
+// groups in registers; a whole tile of a row-major C is written from them, an edge tile or a
+// column-major C goes through a small buffer and only its m x n corner is written, element by
+// element, with any row and column stride.
 template <class Vec, int MR, int NV, int KU>
 [[gnu::flatten]] void LowpMicroKernel(const LowpMicroKernelArgs<typename Vec::Kind>& args) {
   using Kind = typename Vec::Kind;
@@ -110,8 +111,30 @@ template <class Vec, int MR, int NV, int KU>
     k_loop.template operator()<false>();
   }
 
+  // A whole tile of a row-major C (every tile but the edges) goes from the registers to C; the
+  // scale-free cases of the k blocks (alpha 1, beta 0 or 1) take no multiplication.
+  if (args.m == MR && args.n == NR && args.col_stride == 1) {
+    const bool scale = args.alpha != 1;
+    const Acc alpha = Vec::Broadcast(args.alpha);
+    const Acc beta = Vec::Broadcast(args.beta);
+    simd::Unroll<MR>([&](auto i) {
+      C* row = args.c + i * args.row_stride;
+      simd::Unroll<NV>([&](auto v) {
+        Acc out = scale ? Vec::MulAdd(Vec::Zero(), acc[i][v], alpha) : acc[i][v];
+        if (args.beta == 1) {
+          out = Vec::Add(out, Vec::LoadAcc(row + v * L));
+        } else if (args.beta != 0) {  // C is only written when beta is 0 (NaN stays out)
+          out = Vec::MulAdd(out, Vec::LoadAcc(row + v * L), beta);
+        }
+        Vec::Store(row + v * L, out);
+      });
+    });
+    return;
+  }
   C tile[MR][NR];
-  simd::Unroll<MR>([&](auto i) { simd::Unroll<NV>([&](auto v) { Vec::Store(&tile[i][v * L], acc[i][v]); }); });
+  simd::Unroll<MR>([&](auto i) {
+    simd::Unroll<NV>([&](auto v) { Vec::Store(&tile[i][v * L], acc[i][v]); });
+  });
   WriteTile<Kind, NR>(args, &tile[0][0]);
 }
 
