@@ -1,5 +1,6 @@
 #include "kernels/packing.h"
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -70,12 +71,109 @@ void PackRowPair(const T* r0, const T* r1, const T* next0, const T* next1, std::
 }
 
 
+using Bytes16 = std::uint8_t __attribute__((vector_size(kVectorBytes)));
+using Halves8 = std::uint16_t __attribute__((vector_size(kVectorBytes)));
+
+// Pairs of 16-bit values, x[j] then y[j], for j in [0, 4) (`lo`) and [4, 8) (`hi`).
+inline void ZipHalves(Halves8 x, Halves8 y, Halves8& lo, Halves8& hi) {
+  lo = __builtin_shufflevector(x, y, 0, 8, 1, 9, 2, 10, 3, 11);
+  hi = __builtin_shufflevector(x, y, 4, 12, 5, 13, 6, 14, 7, 15);
+}
+
+// The groups of 16 bytes' worth of columns starting at column l, from G rows whose group is 4
+// bytes (bf16 pairs, byte quads): each column's G values in a row. Interleaves of 16-byte
+// vectors (unpack instructions on SSE2, zips on NEON) instead of one value at a time.
+template <typename T, int G>
+void InterleaveColumns(const T* const* rows, std::int64_t l, T* out) {
+  static_assert(G > 1 && G * sizeof(T) == 4);
+  auto load = [&](int t) {
+    Bytes16 v;
+    __builtin_memcpy(&v, rows[t] + l, sizeof(v));
+    return v;
+  };
+  Halves8 quads[4];
+  if constexpr (G == 2) {
+    ZipHalves(reinterpret_cast<Halves8>(load(0)), reinterpret_cast<Halves8>(load(1)), quads[0],
+              quads[1]);
+    __builtin_memcpy(static_cast<void*>(out), quads, 2 * sizeof(Halves8));
+  } else {
+    const Bytes16 r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);
+    auto zip_bytes = [](Bytes16 x, Bytes16 y, int half) {
+      return reinterpret_cast<Halves8>(
+          half == 0 ? __builtin_shufflevector(x, y, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6,
+                                              22, 7, 23)
+                    : __builtin_shufflevector(x, y, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
+                                              29, 14, 30, 15, 31));
+    };
+    ZipHalves(zip_bytes(r0, r1, 0), zip_bytes(r2, r3, 0), quads[0], quads[1]);
+    ZipHalves(zip_bytes(r0, r1, 1), zip_bytes(r2, r3, 1), quads[2], quads[3]);
+    __builtin_memcpy(static_cast<void*>(out), quads, 4 * sizeof(Halves8));
+  }
+}
+
+using Words4 = std::uint32_t __attribute__((vector_size(kVectorBytes)));
+
+// Groups [0, groups) of a panel's `width` lines whose k is contiguous and whose group is 4 bytes
+// (bf16 pairs, byte quads), `groups` a multiple of 4: four lines by four groups at a time, read
+// as one 16-byte vector per line and transposed in registers, so that each store writes the
+// group of four lines. The lines past a multiple of four are copied a group at a time.
+template <typename T>
+void TransposeGroupQuads(int width, std::int64_t groups, const T* base, std::int64_t line_stride,
+                         T* out) {
+  constexpr int kValues = 4 / sizeof(T);  // values per group
+  auto group_of = [&](std::int64_t g, int l) { return out + (g * width + l) * kValues; };
+  int l = 0;
+  for (; l + 4 <= width; l += 4) {
+    const T* line = base + l * line_stride;
+    for (std::int64_t g = 0; g < groups; g += 4) {
+      Words4 r[4];
+      for (int t = 0; t < 4; ++t) {
+        __builtin_memcpy(&r[t], line + t * line_stride + g * kValues, sizeof(Words4));
+      }
+      const Words4 t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 1, 5);
+      const Words4 t1 = __builtin_shufflevector(r[0], r[1], 2, 6, 3, 7);
+      const Words4 t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 1, 5);
+      const Words4 t3 = __builtin_shufflevector(r[2], r[3], 2, 6, 3, 7);
+      const Words4 columns[4] = {
+          __builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t0, t2, 2, 3, 6, 7),
+          __builtin_shufflevector(t1, t3, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
+      for (int u = 0; u < 4; ++u) {
+        __builtin_memcpy(static_cast<void*>(group_of(g + u, l)), &columns[u], 16);
+      }
+    }
+  }
+  for (; l < width; ++l) {
+    for (std::int64_t g = 0; g < groups; ++g) {
+      std::memcpy(static_cast<void*>(group_of(g, l)), base + l * line_stride + g * kValues, 4);
+    }
+  }
+}
+
+// One whole group of `width` lines that lie side by side (line l of row t of the group at
+// first[t * k_stride + l]): each line's G values in a row, from `out` on; returns the end.
+template <typename T, int G>
+T* InterleaveGroup(int width, const T* first, std::int64_t k_stride, T* out) {
+  const T* rows[G];
+  for (int t = 0; t < G; ++t) rows[t] = first + t * k_stride;
+  int l = 0;
+  if constexpr (G > 1 && G * sizeof(T) == 4) {
+    constexpr int kColumns = kVectorBytes / sizeof(T);
+    for (; l + kColumns <= width; l += kColumns, out += kColumns * G) {
+      InterleaveColumns<T, G>(rows, l, out);
+    }
+  }
+  for (; l < width; ++l) {
+    for (int t = 0; t < G; ++t) *out++ = rows[t][l];
+  }
+  return out;
+}
+
 // One panel of `width` lines (rows of A or columns of B), `valid` of them real: the value of
 // line `l` at k offset `p` is base[l * line_stride + p * k_stride] (one of the strides is 1).
 // Written group by group so that the output is sequential. Whole groups of a full panel take a
-// fast path without bounds checks (a 4-byte copy per line when k is contiguous, G rows
-// interleaved when lines are); the edges (missing lines, the last partial group) are zero-filled
-// element by element.
+// fast path without bounds checks (four lines by four groups transposed in registers when k is
+// contiguous, InterleaveGroup when lines are); the edges (missing lines, the last partial group)
+// are zero-filled element by element.
 template <typename T, int G>
 T* PackPanel(int width, int valid, std::int64_t depth, std::int64_t padded_depth, const T* base,
              std::int64_t line_stride, std::int64_t k_stride, T* out) {
@@ -83,6 +181,12 @@ T* PackPanel(int width, int valid, std::int64_t depth, std::int64_t padded_depth
   const std::int64_t fast_groups = valid == width ? depth / G : 0;
   std::int64_t g = 0;
   if (k_stride == 1) {
+    if constexpr (G > 1 && G * sizeof(T) == 4) {
+      const std::int64_t quads = fast_groups / 4 * 4;
+      TransposeGroupQuads(width, quads, base, line_stride, out);
+      g = quads;
+      out += quads * width * G;
+    }
     for (; g < fast_groups; ++g) {
       const T* first = base + g * G;
       for (int l = 0; l < width; ++l, out += G) {
@@ -91,11 +195,7 @@ T* PackPanel(int width, int valid, std::int64_t depth, std::int64_t padded_depth
     }
   } else if (line_stride == 1) {
     for (; g < fast_groups; ++g) {
-      const T* rows[G];
-      for (int t = 0; t < G; ++t) rows[t] = base + (g * G + t) * k_stride;
-      for (int l = 0; l < width; ++l) {
-        for (int t = 0; t < G; ++t) *out++ = rows[t][l];
-      }
+      out = InterleaveGroup<T, G>(width, base + g * G * k_stride, k_stride, out);
     }
   }
   for (; g < groups; ++g) {
@@ -229,13 +329,56 @@ void PackAGrouped(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, 
   }
 }
 
+// The whole groups of op(B) rows of a B stored row-major (columns side by side), G rows at a
+// time across all the panels: each group reads G rows sequentially, as PackBUngrouped does and
+// for the same reason (panel by panel, every group would start G new pages once a row is a few
+// KiB long). Returns the k values packed, a multiple of G; the rest is PackPanel's.
+template <typename T, int G>
+std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth,
+                                 std::int64_t col0, std::int64_t cols, int nr,
+                                 std::int64_t padded_depth, T* packed) {
+  if constexpr (G == 1) {
+    return 0;
+  } else {
+    const std::int64_t groups = depth / G;
+    for (std::int64_t g = 0; g < groups; ++g) {
+      const T* first = b.data + (row0 + g * G) * b.ld + col0;
+      for (std::int64_t q = 0; q * nr < cols; ++q) {
+        const int valid = static_cast<int>(std::min<std::int64_t>(nr, cols - q * nr));
+        T* out = packed + (q * padded_depth + g * G) * nr;
+        out = InterleaveGroup<T, G>(valid, first + q * nr, b.ld, out);
+        std::fill(out, out + (nr - valid) * G, T{});
+      }
+    }
+    return groups * G;
+  }
+}
+
 // op(B)'s columns are the rows of op(B)^T, which is B's view with the other transpose flag, so
-// B's panels are A's panels of that view.
+// B's panels are A's panels of that view; a row-major B packs its whole groups across the
+// panels first (PackRowMajorBGroups).
 template <typename T>
 void PackBGrouped(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
                   std::int64_t cols, int nr, int group, std::int64_t padded_depth, T* packed) {
-  const MatrixView<T> transposed{b.data, b.ld, b.trans == Trans::kNo ? Trans::kYes : Trans::kNo};
-  PackAGrouped(transposed, col0, cols, row0, depth, nr, group, padded_depth, packed);
+  std::int64_t done = 0;
+  if (b.trans == Trans::kNo) {
+    auto across = [&]<int G>() {
+      return PackRowMajorBGroups<T, G>(b, row0, depth, col0, cols, nr, padded_depth, packed);
+    };
+    done = group == 2 ? across.template operator()<2>()
+           : group == 4 ? across.template operator()<4>()
+                        : 0;
+  }
+  if (done == 0) {
+    const MatrixView<T> transposed{b.data, b.ld, b.trans == Trans::kNo ? Trans::kYes : Trans::kNo};
+    return PackAGrouped(transposed, col0, cols, row0, depth, nr, group, padded_depth, packed);
+  }
+  for (std::int64_t panel = 0; panel < cols; panel += nr) {  // the last partial group, padding
+    const int valid = static_cast<int>(std::min<std::int64_t>(nr, cols - panel));
+    PackPanelOfGroup<T>(group, nr, valid, depth - done, padded_depth - done,
+                        &b.At(row0 + done, col0 + panel), 1, b.ld,
+                        packed + panel * padded_depth + done * nr);
+  }
 }
 
 std::int64_t PaddedDepth(std::int64_t depth, int group, std::int64_t padded_depth) {

@@ -146,10 +146,13 @@ void ExpectGroupedPanels(const std::vector<T>& packed, std::int64_t padded, int 
 template <typename T>
 void CheckGrouped(int group, std::int64_t pad_groups) {
   for (Trans trans : {Trans::kNo, Trans::kYes}) {
-    for (int width : {1, 3, 16, 32}) {
+    // 24: whole vectors of interleaved columns, then single columns (8 bf16, 16 bytes each);
+    // 14: lines in fours, then two alone.
+    for (int width : {1, 3, 14, 16, 24, 32}) {
       for (std::int64_t count : {std::int64_t{1}, std::int64_t{width} + 1, std::int64_t{37}}) {
+        // 9 groups and a bit: k-contiguous lines transpose groups in fours, then one by one.
         for (std::int64_t depth : {std::int64_t{1}, std::int64_t{group} - 1, std::int64_t{group},
-                                   std::int64_t{3 * group + 1}}) {
+                                   std::int64_t{3 * group + 1}, std::int64_t{9 * group + 2}}) {
           if (depth < 1) continue;
           SCOPED_TRACE("group " + std::to_string(group) + " trans " +
                        std::to_string(trans == Trans::kYes) + " width " + std::to_string(width) +
