@@ -53,11 +53,10 @@ using model::DirectPlan;
 using model::PackedConfig;
 using model::PackedModel;
 using model::PackedParallelLoop;
-using model::PackedTile;
+using model::PackedVectorTile;
 using model::PlanDirect;
 using model::SetPackedBlocks;
 using model::Tile;
-using model::VectorFmasPerCycle;
 
 namespace {
 
@@ -120,7 +119,7 @@ Tile AmxTile(const Entries& kernels, std::int64_t m) {
 
 // The low-precision types: the gemv family for M = 1 or N = 1 (as for f32), else the packed
 // family (no direct family: the dot-product instructions need k-grouped panels). Where the CPU
-// has AMX for the type, its tile kernels (AmxTile); else the vector tile of PackedTile. The same
+// has AMX for the type, its tile kernels (AmxTile); else PackedVectorTile's vector tile. The same
 // cache model as PackedModel with the input element sizes (a bf16 or s8 panel holds 2x or 4x the
 // k of an f32 one), kc a multiple of the k group (of a tile row for AMX), and AVX2 kernels on an
 // AVX-512 CPU without the dot-product extension.
@@ -142,10 +141,9 @@ KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
     const Tile tile = AmxTile(MicroKernels<Kind>(isa), problem.m);
     return PackedConfig(problem, cache, isa, tile, PackedParallelLoop(problem, tile.mr, true));
   }
-  // 32-bit accumulator lanes. The dot-product instructions take the FMA pipes, so the same
-  // accumulator limit holds as for f32: a tile past it runs slower (docs/low-precision.md).
-  const Tile best = PackedTile(MicroKernels<Kind>(isa), VectorLanes(isa, 4),
-                               VectorFmasPerCycle(machine, isa));
+  // 32-bit accumulator lanes. The dot-product instructions take the FMA pipes, so f32's tile
+  // rule holds (docs/low-precision.md).
+  const Tile best = PackedVectorTile(MicroKernels<Kind>(isa), machine, isa, VectorLanes(isa, 4));
   // As if the cores shared their last-level cache: the low-precision split was not measured
   // on cores that do not (PackedParallelLoop).
   return PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, true));

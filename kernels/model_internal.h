@@ -63,11 +63,10 @@ constexpr bool IsTileKernel(const Entry& entry) {
 }
 
 // The packed register tile: the two-vector-wide tile with the most rows whose accumulators are
-// no more than AmpleAccumulators (6x16 on AVX2, 8x32 f32 and 8x16 f64 on Zen 4, and the
-// low-precision 14x32 on cores with two 512-bit FMA pipes; their f32 and f64 tiles are
-// FewestLoadsPackedTile's). Two B vectors per k keep the load ports light while enough
-// independent accumulators cover the FMA latency; more rows amortize each B load over more
-// FMAs, until the tile crowds the FMA pipes.
+// no more than AmpleAccumulators (6x16 on AVX2, 8x32 f32 and 8x16 f64 on Zen 4; cores with two
+// 512-bit FMA pipes take FewestLoadsPackedTile's). Two B vectors per k keep the load ports light
+// while enough independent accumulators cover the FMA latency; more rows amortize each B load
+// over more FMAs, until the tile crowds the FMA pipes.
 // `kernels` is a registry table (f32/f64 or low-precision entries), `lanes` the accumulator
 // lanes of a vector.
 template <typename KernelTable>
@@ -106,6 +105,19 @@ Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pip
     }
   }
   return best;
+}
+
+// The packed vector tile of `kernels` (a registry table at `isa`, accumulators of `lanes`
+// lanes): FewestLoadsPackedTile's where `isa` is the machine's AVX-512 on two zmm FMA pipes,
+// PackedTile's elsewhere. The same rule for every GEMM: on two pipes the fewest loads per dot
+// product win for bf16 and s8 as for f32 (docs/low-precision.md).
+template <typename KernelTable>
+Tile PackedVectorTile(const KernelTable& kernels, const Machine& machine, IsaLevel isa,
+                      int lanes) {
+  const double fma_pipes = VectorFmasPerCycle(machine, isa);
+  return isa == machine.kernel_isa && TwoZmmPipes(machine)
+             ? FewestLoadsPackedTile(kernels, lanes, fma_pipes)
+             : PackedTile(kernels, lanes, fma_pipes);
 }
 
 // The packed model's cache blocks for the tile of `c` (its isa, mr and nr) on `problem`

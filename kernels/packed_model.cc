@@ -157,11 +157,8 @@ template <typename T>
 KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
   const CacheBudget cache = CacheBudgetOf(machine.topology);
-  const double fma_pipes = VectorFmasPerCycle(machine, isa);
-  const int lanes = VectorLanes(isa, sizeof(T));
-  const Tile best = TwoZmmPipes(machine)
-                        ? FewestLoadsPackedTile(MicroKernels<T>(isa), lanes, fma_pipes)
-                        : PackedTile(MicroKernels<T>(isa), lanes, fma_pipes);
+  const Tile best =
+      PackedVectorTile(MicroKernels<T>(isa), machine, isa, VectorLanes(isa, sizeof(T)));
   const bool share_llc = ThreadsShareLlc(cache, problem.threads);
   return PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, share_llc));
 }

@@ -461,9 +461,10 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
 
 // The packed tile is two vectors wide with the most rows the FMA pipes take without crowding:
 // 8x32 f32, bf16 and s8 and 8x16 f64 on Zen 4 (one zmm FMA or dot product per cycle; the
-// 28-accumulator 14-row tiles run slower), 14 rows for bf16 on a core with two 512-bit FMA
-// pipes, 6x16 with AVX2's 16 registers. There f32 and f64 take the tile with the fewest loads
-// per FMA, four vectors wide (6x64, 6x32), with the k block of a two-vector panel (512). The A
+// 28-accumulator 14-row tiles run slower), 6x16 with AVX2's 16 registers. On a core with two
+// 512-bit FMA pipes every GEMM takes the tile with the fewest loads per FMA or dot product, four
+// vectors wide (6x64 f32, bf16 and s8, 6x32 f64), f32 and f64 with the k block of a two-vector
+// panel (512). The A
 // block follows the tile (mc a multiple of mr). Measurements: docs/analytical-model.md, step 2.
 TEST(DefaultConfigTest, PackedTileFillsTheFmaPipesWithoutCrowdingThem) {
   CpuFeatures zen4_cpu = testing::SyntheticZen4Machine().cpu;
@@ -487,7 +488,8 @@ TEST(DefaultConfigTest, PackedTileFillsTheFmaPipesWithoutCrowdingThem) {
                         Case{&zen4, DType::kBF16, 8, 32, 0}, Case{&zen4, DType::kS8, 8, 32, 0},
                         Case{&two_pipes, DType::kF32, 6, 64, 512},
                         Case{&two_pipes, DType::kF64, 6, 32, 512},
-                        Case{&two_pipes, DType::kBF16, 14, 32, 0},
+                        Case{&two_pipes, DType::kBF16, 6, 64, 0},
+                        Case{&two_pipes, DType::kS8, 6, 64, 0},
                         Case{&zen3, DType::kF32, 6, 16, 0}, Case{&zen3, DType::kF64, 6, 8, 0}}) {
     const Problem problem{c.dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, 2048, 2048, 2048, 1};
     const KernelConfig packed = DefaultConfig(problem, *c.machine);
