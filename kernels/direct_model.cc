@@ -311,7 +311,7 @@ double DirectARoom(const Machine& machine, const CacheBudget& cache, std::int64_
   const double l2 = static_cast<double>(cache.l2);
   if (!TwoZmmPipes(machine)) return l2;
   const Tile packed = FewestLoadsPackedTile(MicroKernels<T>(isa), VectorLanes(isa, sizeof(T)),
-                                            fma_pipes);
+                                            fma_pipes, AmpleAccumulators(fma_pipes));
   if (packed.nr == 0) return l2;
   const double computed = static_cast<double>((n + packed.nr - 1) / packed.nr * packed.nr);
   return computed <= kMaxPackedColumnWaste * static_cast<double>(std::max<std::int64_t>(n, 1))

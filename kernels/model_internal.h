@@ -80,22 +80,23 @@ Tile PackedTile(const KernelTable& kernels, int lanes, double fma_pipes) {
   return best;
 }
 
-// The f32/f64 packed tile on a core with two 512-bit FMA pipes: of the tiles with the
-// accumulators the FMA latency needs and no more than AmpleAccumulators, the one with the fewest
-// loads per FMA, (mr broadcasts of A + nv vectors of B) / (mr * nv FMAs): 6x64 f32 and 6x32 f64.
-// Two FMAs a cycle need twice the loads of one, and the wider B panel also halves PackB's
-// per-panel work: these tiles run ahead of the 14-row two-vector ones, most where N is wide,
-// and the three-vector tiles (8x48, 8x24) about level with them (docs/analytical-model.md,
-// step 2).
+// The packed tile on a core with two 512-bit FMA pipes: of the tiles with the accumulators the
+// FMA latency needs and no more than `most_accumulators`, the one with the fewest loads per FMA,
+// (mr broadcasts of A + nv vectors of B) / (mr * nv FMAs). Two FMAs a cycle need twice the
+// loads of one, and the wider B panel also halves PackB's per-panel work. f32 and f64 allow
+// AmpleAccumulators, which gives 6x64 f32 and 6x32 f64: these run ahead of the 14-row
+// two-vector tiles, most where N is wide, and the three-vector tiles (8x48, 8x24) about level
+// with them (docs/analytical-model.md, step 2).
 template <typename KernelTable>
-Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pipes) {
+Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pipes,
+                           double most_accumulators) {
   Tile best;
   double best_loads_per_fma = 0.0;
   for (const auto& entry : kernels) {
     const int nv = entry.nr / lanes;
     const int accumulators = entry.mr * nv;
     if (entry.k_unroll != 1 || IsTileKernel(entry) || accumulators < kFmaLatency * fma_pipes ||
-        accumulators > AmpleAccumulators(fma_pipes)) {
+        accumulators > most_accumulators) {
       continue;
     }
     const double loads_per_fma = static_cast<double>(entry.mr + nv) / accumulators;
@@ -109,15 +110,19 @@ Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pip
 
 // The packed vector tile of `kernels` (a registry table at `isa`, accumulators of `lanes`
 // lanes): FewestLoadsPackedTile's where `isa` is the machine's AVX-512 on two zmm FMA pipes,
-// PackedTile's elsewhere. The same rule for every GEMM: on two pipes the fewest loads per dot
-// product win for bf16 and s8 as for f32 (docs/low-precision.md).
+// PackedTile's elsewhere. The dot products of bf16 and s8 (`dot_products`) take at most twice
+// the accumulators their latency needs there, 4x64: on Zen 5 the 24-accumulator 6x64 ran
+// 0.75-0.95 of it from 64^3 to 256^3 (docs/low-precision.md).
 template <typename KernelTable>
-Tile PackedVectorTile(const KernelTable& kernels, const Machine& machine, IsaLevel isa,
-                      int lanes) {
+Tile PackedVectorTile(const KernelTable& kernels, const Machine& machine, IsaLevel isa, int lanes,
+                      bool dot_products) {
   const double fma_pipes = VectorFmasPerCycle(machine, isa);
-  return isa == machine.kernel_isa && TwoZmmPipes(machine)
-             ? FewestLoadsPackedTile(kernels, lanes, fma_pipes)
-             : PackedTile(kernels, lanes, fma_pipes);
+  if (isa != machine.kernel_isa || !TwoZmmPipes(machine)) {
+    return PackedTile(kernels, lanes, fma_pipes);
+  }
+  return FewestLoadsPackedTile(
+      kernels, lanes, fma_pipes,
+      dot_products ? 2 * kFmaLatency * fma_pipes : AmpleAccumulators(fma_pipes));
 }
 
 // The packed model's cache blocks for the tile of `c` (its isa, mr and nr) on `problem`

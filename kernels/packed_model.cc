@@ -158,7 +158,7 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
   const CacheBudget cache = CacheBudgetOf(machine.topology);
   const Tile best =
-      PackedVectorTile(MicroKernels<T>(isa), machine, isa, VectorLanes(isa, sizeof(T)));
+      PackedVectorTile(MicroKernels<T>(isa), machine, isa, VectorLanes(isa, sizeof(T)), false);
   const bool share_llc = ThreadsShareLlc(cache, problem.threads);
   return PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, share_llc));
 }
