@@ -50,8 +50,12 @@ struct Avx512Int8 {
   using Acc = __m512i;
   static constexpr double kOpsPerStep = 2.0 * 64;
   static Acc Init(int chain) { return _mm512_set1_epi32(chain); }
+  // In assembly: around the intrinsic GCC 12 copied every chain through another register and
+  // stored one to the stack each step, which ran the loop at two thirds of the unit's rate.
   static Acc Step(Acc acc) {
-    return _mm512_dpbusd_epi32(acc, _mm512_set1_epi8(1), _mm512_set1_epi8(1));
+    const __m512i ones = _mm512_set1_epi8(1);
+    asm("vpdpbusd %1, %1, %0" : "+v"(acc) : "v"(ones));
+    return acc;
   }
   static double Reduce(Acc acc) {
     alignas(64) std::int32_t lanes[16];

@@ -12,8 +12,12 @@ struct AvxVnniInt8 {
   using Acc = __m256i;
   static constexpr double kOpsPerStep = 2.0 * 32;  // 8 lanes x 4 u8*s8 products, mul + add
   static Acc Init(int chain) { return _mm256_set1_epi32(chain); }
+  // In assembly, as for AVX-512 (peak_kernels_avx512.cc): around the intrinsic GCC 12 copied
+  // the chains through other registers and the stack every step.
   static Acc Step(Acc acc) {
-    return _mm256_dpbusd_avx_epi32(acc, _mm256_set1_epi8(1), _mm256_set1_epi8(1));
+    const __m256i ones = _mm256_set1_epi8(1);
+    asm("%{vex%} vpdpbusd %1, %1, %0" : "+x"(acc) : "x"(ones));
+    return acc;
   }
   static double Reduce(Acc acc) { return _mm256_extract_epi32(acc, 0); }
 };
