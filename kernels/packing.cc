@@ -337,21 +337,17 @@ template <typename T, int G>
 std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth,
                                  std::int64_t col0, std::int64_t cols, int nr,
                                  std::int64_t padded_depth, T* packed) {
-  if constexpr (G == 1) {
-    return 0;
-  } else {
-    const std::int64_t groups = depth / G;
-    for (std::int64_t g = 0; g < groups; ++g) {
-      const T* first = b.data + (row0 + g * G) * b.ld + col0;
-      for (std::int64_t q = 0; q * nr < cols; ++q) {
-        const int valid = static_cast<int>(std::min<std::int64_t>(nr, cols - q * nr));
-        T* out = packed + (q * padded_depth + g * G) * nr;
-        out = InterleaveGroup<T, G>(valid, first + q * nr, b.ld, out);
-        std::fill(out, out + (nr - valid) * G, T{});
-      }
+  const std::int64_t groups = depth / G;
+  for (std::int64_t g = 0; g < groups; ++g) {
+    const T* first = b.data + (row0 + g * G) * b.ld + col0;
+    for (std::int64_t q = 0; q * nr < cols; ++q) {
+      const int valid = static_cast<int>(std::min<std::int64_t>(nr, cols - q * nr));
+      T* out = packed + (q * padded_depth + g * G) * nr;
+      out = InterleaveGroup<T, G>(valid, first + q * nr, b.ld, out);
+      std::fill(out, out + (nr - valid) * G, T{});
     }
-    return groups * G;
   }
+  return groups * G;
 }
 
 // op(B)'s columns are the rows of op(B)^T, which is B's view with the other transpose flag, so
