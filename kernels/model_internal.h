@@ -112,7 +112,7 @@ Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pip
 // lanes): FewestLoadsPackedTile's where `isa` is the machine's AVX-512 on two zmm FMA pipes,
 // PackedTile's elsewhere. The dot products of bf16 and s8 (`dot_products`) take at most twice
 // the accumulators their latency needs there, 4x64: on Zen 5 the 24-accumulator 6x64 ran
-// 0.75-0.95 of it from 64^3 to 256^3 (docs/low-precision.md).
+// behind it from 64^3 to 256^3 (docs/low-precision.md).
 template <typename KernelTable>
 Tile PackedVectorTile(const KernelTable& kernels, const Machine& machine, IsaLevel isa, int lanes,
                       bool dot_products) {
