@@ -71,6 +71,11 @@ void PackRowPair(const T* r0, const T* r1, const T* next0, const T* next1, std::
 }
 
 
+// Whether a group of G values of T is one 4-byte word of more than one value (bf16 pairs, byte
+// quads): the groups the vector paths below move.
+template <typename T, int G>
+constexpr bool kWordGroups = G > 1 && G * sizeof(T) == 4;
+
 using Bytes16 = std::uint8_t __attribute__((vector_size(kVectorBytes)));
 using Halves8 = std::uint16_t __attribute__((vector_size(kVectorBytes)));
 
@@ -85,7 +90,7 @@ inline void ZipHalves(Halves8 x, Halves8 y, Halves8& lo, Halves8& hi) {
 // vectors (unpack instructions on SSE2, zips on NEON) instead of one value at a time.
 template <typename T, int G>
 void InterleaveColumns(const T* const* rows, std::int64_t l, T* out) {
-  static_assert(G > 1 && G * sizeof(T) == 4);
+  static_assert(kWordGroups<T, G>);
   auto load = [&](int t) {
     Bytes16 v;
     __builtin_memcpy(&v, rows[t] + l, sizeof(v));
@@ -156,7 +161,7 @@ T* InterleaveGroup(int width, const T* first, std::int64_t k_stride, T* out) {
   const T* rows[G];
   for (int t = 0; t < G; ++t) rows[t] = first + t * k_stride;
   int l = 0;
-  if constexpr (G > 1 && G * sizeof(T) == 4) {
+  if constexpr (kWordGroups<T, G>) {
     constexpr int kColumns = kVectorBytes / sizeof(T);
     for (; l + kColumns <= width; l += kColumns, out += kColumns * G) {
       InterleaveColumns<T, G>(rows, l, out);
@@ -181,7 +186,7 @@ T* PackPanel(int width, int valid, std::int64_t depth, std::int64_t padded_depth
   const std::int64_t fast_groups = valid == width ? depth / G : 0;
   std::int64_t g = 0;
   if (k_stride == 1) {
-    if constexpr (G > 1 && G * sizeof(T) == 4) {
+    if constexpr (kWordGroups<T, G>) {
       const std::int64_t quads = fast_groups / 4 * 4;
       TransposeGroupQuads(width, quads, base, line_stride, out);
       g = quads;
