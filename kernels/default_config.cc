@@ -139,15 +139,13 @@ KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
   const CacheBudget cache = CacheBudgetOf(machine.topology);
   if (isa == IsaLevel::kAvx512 && CpuRunsLowpTiles<Kind>(machine.cpu)) {
     const Tile tile = AmxTile(MicroKernels<Kind>(isa), problem.m);
-    return PackedConfig(problem, cache, isa, tile, PackedParallelLoop(problem, tile.mr, true));
+    return PackedConfig(problem, cache, isa, tile, PackedParallelLoop(problem, tile.mr, cache));
   }
   // 32-bit accumulator lanes. The dot-product instructions take the FMA pipes, so f32's tile
   // rule holds, with fewer accumulators on two zmm pipes (docs/low-precision.md).
   const Tile best =
       PackedVectorTile(MicroKernels<Kind>(isa), machine, isa, VectorLanes(isa, 4), true);
-  // As if the cores shared their last-level cache: the low-precision split was not measured
-  // on cores that do not (PackedParallelLoop).
-  return PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, true));
+  return PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, cache));
 }
 
 template <typename T>

@@ -129,9 +129,9 @@ Tile PackedVectorTile(const KernelTable& kernels, const Machine& machine, IsaLev
 // (row-major view), by element type.
 void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelConfig& c);
 
-// Which loop threads split in the packed family (packed_model.cc has the measurements).
-// `share_llc`: whether the threads' cores share a last-level cache (or may).
-ParallelLoop PackedParallelLoop(const Problem& problem, int mr, bool share_llc);
+// Which loop threads split in the packed family (packed_model.cc has the measurements), for
+// every GEMM type; `cache` says whether the threads' cores share a last-level cache.
+ParallelLoop PackedParallelLoop(const Problem& problem, int mr, const CacheBudget& cache);
 
 // The packed config of `tile` at `isa` on `problem` (row-major view): no k unroll, C
 // prefetched, the model's cache blocks (SetPackedBlocks), threads splitting `loop`.

@@ -114,6 +114,15 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
   }
 }
 
+namespace {
+
+// Whether `threads` threads, on as many cores, share a last-level cache (or may: unknown).
+bool ThreadsShareLlc(const CacheBudget& cache, int threads) {
+  return cache.llc_cores == 0 || cache.llc_cores >= threads;
+}
+
+}  // namespace
+
 // Threads share the B block (split ic) where A is at least as tall as B is wide and there are
 // enough row panels for everyone; otherwise each packs and reads its own columns of B (split jc)
 // and packs all of A. Under ic every thread's tiles read the whole packed B block, under jc only
@@ -121,7 +130,8 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
 // N > M. Where the threads' cores share no cache (`share_llc` false, as where a guest reports a
 // private L3 per core), the shared block crosses between them, and only clearly tall problems
 // (M >= 2N) keep ic. Measurements: docs/analytical-model.md, step 7.
-ParallelLoop PackedParallelLoop(const Problem& problem, int mr, bool share_llc) {
+ParallelLoop PackedParallelLoop(const Problem& problem, int mr, const CacheBudget& cache) {
+  const bool share_llc = ThreadsShareLlc(cache, problem.threads);
   const bool tall = problem.m >= 2 * problem.n;
   return problem.threads > 1 && (tall || (share_llc && problem.m >= problem.n)) &&
                  problem.m >= static_cast<std::int64_t>(problem.threads) * mr * 4
@@ -144,23 +154,13 @@ KernelConfig PackedConfig(const Problem& problem, const CacheBudget& cache, IsaL
   return c;
 }
 
-namespace {
-
-// Whether `threads` threads, on as many cores, share a last-level cache (or may: unknown).
-bool ThreadsShareLlc(const CacheBudget& cache, int threads) {
-  return cache.llc_cores == 0 || cache.llc_cores >= threads;
-}
-
-}  // namespace
-
 template <typename T>
 KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
   const CacheBudget cache = CacheBudgetOf(machine.topology);
   const Tile best =
       PackedVectorTile(MicroKernels<T>(isa), machine, isa, VectorLanes(isa, sizeof(T)), false);
-  const bool share_llc = ThreadsShareLlc(cache, problem.threads);
-  return PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, share_llc));
+  return PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, cache));
 }
 
 template KernelConfig PackedModel<float>(const Problem&, const Machine&);

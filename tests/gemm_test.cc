@@ -599,23 +599,27 @@ TEST(DefaultConfigTest, ThreadsSplitTheLongerSideOfAPackedProblem) {
 
 // Two threads split the columns of a square packed problem where their cores share no cache
 // (the synthetic Zen 5: a private L3 each), the rows where they share one (the synthetic Xeon)
-// or where the problem is clearly tall (M >= 2N); docs/analytical-model.md, step 7.
+// or where the problem is clearly tall (M >= 2N), for every GEMM type; docs/analytical-model.md,
+// step 7.
 TEST(DefaultConfigTest, SquareProblemsSplitColumnsWhereCoresShareNoCache) {
-  auto loop = [](const Machine& machine, std::int64_t m, std::int64_t n, std::int64_t k) {
-    const KernelConfig c = DefaultConfig(
-        Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 2}, machine);
-    EXPECT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
-    return c.parallel_loop;
-  };
-  const Machine zen5 = testing::SyntheticZen5Machine();
-  const Machine xeon = testing::SyntheticXeonMachine();
-  EXPECT_EQ(loop(zen5, 512, 512, 512), ParallelLoop::kJc);
-  EXPECT_EQ(loop(zen5, 1024, 1024, 1024), ParallelLoop::kJc);
-  EXPECT_EQ(loop(zen5, 1536, 1024, 1024), ParallelLoop::kJc);
-  EXPECT_EQ(loop(zen5, 2048, 1024, 1024), ParallelLoop::kIc);
-  EXPECT_EQ(loop(zen5, 3072, 128, 768), ParallelLoop::kIc);
-  EXPECT_EQ(loop(xeon, 1024, 1024, 1024), ParallelLoop::kIc);
-  EXPECT_EQ(loop(xeon, 1536, 1024, 1024), ParallelLoop::kIc);
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kS8}) {
+    SCOPED_TRACE(ToString(dtype));
+    auto loop = [dtype](const Machine& machine, std::int64_t m, std::int64_t n, std::int64_t k) {
+      const KernelConfig c = DefaultConfig(
+          Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 2}, machine);
+      EXPECT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
+      return c.parallel_loop;
+    };
+    const Machine zen5 = testing::SyntheticZen5Machine();
+    const Machine xeon = testing::SyntheticXeonMachine();
+    EXPECT_EQ(loop(zen5, 512, 512, 512), ParallelLoop::kJc);
+    EXPECT_EQ(loop(zen5, 1024, 1024, 1024), ParallelLoop::kJc);
+    EXPECT_EQ(loop(zen5, 1536, 1024, 1024), ParallelLoop::kJc);
+    EXPECT_EQ(loop(zen5, 2048, 1024, 1024), ParallelLoop::kIc);
+    EXPECT_EQ(loop(zen5, 3072, 128, 768), ParallelLoop::kIc);
+    EXPECT_EQ(loop(xeon, 1024, 1024, 1024), ParallelLoop::kIc);
+    EXPECT_EQ(loop(xeon, 1536, 1024, 1024), ParallelLoop::kIc);
+  }
 }
 
 // With two 512-bit FMA pipes the four-vector packed tile beats direct where A reaches a fifth
