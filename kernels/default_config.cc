@@ -145,7 +145,14 @@ KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
   // rule holds, with fewer accumulators on two zmm pipes (docs/low-precision.md).
   const Tile best =
       PackedVectorTile(MicroKernels<Kind>(isa), machine, isa, VectorLanes(isa, 4), true);
-  return PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, cache));
+  KernelConfig c =
+      PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, cache));
+  // A row-major A read in place saves its packing where all of it stays in L2 across the B
+  // panels; a larger one reads faster as the packed, contiguous block (docs/low-precision.md).
+  const double a_bytes = static_cast<double>(problem.m) * static_cast<double>(problem.k) *
+                         sizeof(typename Kind::A);
+  c.a_in_place = problem.trans_a == Trans::kNo && a_bytes < static_cast<double>(cache.l2);
+  return c;
 }
 
 template <typename T>

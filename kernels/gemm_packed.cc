@@ -72,6 +72,8 @@ class TileCall<X, true> {
     args_.beta = beta;
   }
   void SetColumns(int n) { args_.n = n; }
+  // 0: the next tiles read A's packed panels; else A in place, rows `stride` apart.
+  void SetARowStride(std::int64_t stride) { args_.a_row_stride = stride; }
   void Run(const typename Types::A* a, const typename Types::B* b, typename Types::C* c, int m) {
     args_.a = a;
     args_.b = b;
@@ -123,6 +125,14 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   const bool packs_a = prepacked.a == nullptr;
   const bool packs_b = prepacked.b == nullptr;
   const std::int64_t prepacked_a_rows = RoundUp(g.m, mr);
+  // A config's vector dot-product kernel may read a row-major A's whole groups in place (every
+  // tile row's group is one 4-byte word, as in a panel); edge tiles and a k block ending in a
+  // partial group are still packed. Not where threads share the packed A block (jr).
+  bool a_in_place = false;
+  if constexpr (GemmTypes<X>::kLowPrecision) {
+    a_in_place = config.a_in_place && packs_a && !share_a && !kernel.tiles &&
+                 g.a.trans == Trans::kNo;
+  }
   const std::int64_t prepacked_b_columns = RoundUp(g.n, nr);
 
   const std::size_t a_elements = packs_a ? static_cast<std::size_t>(mc * kc) : 0;
@@ -192,14 +202,21 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
           row_begin = first * mr;
           row_end = std::min<std::int64_t>(last * mr, g.m);
         }
+        const bool in_place = a_in_place && kb % G == 0;
         for (std::int64_t ic = row_begin; ic < row_end; ic += mc) {
           const std::int64_t mb = std::min(mc, row_end - ic);
           const std::int64_t a_panels = CeilDiv(mb, mr);
+          const std::int64_t whole_rows = in_place ? mb / mr * mr : 0;
           std::int64_t jr_first = 0;
           std::int64_t jr_last = b_panels;
           const A* packed_a = a_scratch;
           if (!packs_a) {
             packed_a = prepacked.a + prepacked_a_rows * pc + ic * depth;
+          } else if (in_place) {
+            if (whole_rows < mb) {  // the edge tile's rows, packed where its panel would lie
+              PackA(g.a, ic + whole_rows, mb - whole_rows, pc, kb, mr, ag,
+                    a_scratch + whole_rows * depth, depth);
+            }
           } else if (share_a) {
             Partition(a_panels, members, member, &first, &last);
             for (std::int64_t q = first; q < last; ++q) {
@@ -215,7 +232,18 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
             const B* b_panel = packed_b + q * nr * depth;
             tile.SetColumns(static_cast<int>(std::min<std::int64_t>(nr, nb - q * nr)));
             C* c_column = g.c + (jc + q * nr) * g.c_col_stride;
-            for (std::int64_t ir = 0; ir < mb; ir += mr) {
+            std::int64_t ir = 0;
+            if constexpr (GemmTypes<X>::kLowPrecision) {
+              if (whole_rows > 0) {
+                tile.SetARowStride(g.a.ld);
+                for (; ir < whole_rows; ir += mr) {
+                  tile.Run(g.a.data + (ic + ir) * g.a.ld + pc, b_panel,
+                           c_column + (ic + ir) * g.ldc, mr);
+                }
+                tile.SetARowStride(0);
+              }
+            }
+            for (; ir < mb; ir += mr) {
               tile.Run(packed_a + ir * depth, b_panel, c_column + (ic + ir) * g.ldc,
                        static_cast<int>(std::min<std::int64_t>(mr, mb - ir)));
             }

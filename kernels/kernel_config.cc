@@ -97,6 +97,18 @@ int AGroupOf(DType dtype, const KernelConfig& c) {
   });
 }
 
+// Whether the config's kernel is an AMX tile kernel.
+bool IsTileKernel(DType dtype, const KernelConfig& c) {
+  return WithGemmOf(dtype, [&]<typename X>() {
+    if constexpr (GemmTypes<X>::kLowPrecision) {
+      const auto* kernel = FindMicroKernel<X>(c.isa, c.mr, c.nr, c.k_unroll);
+      return kernel != nullptr && kernel->tiles;
+    } else {
+      return false;
+    }
+  });
+}
+
 // Whether the config's kernel is an AMX tile kernel that this CPU cannot run.
 bool LacksTiles(DType dtype, const KernelConfig& c, const CpuFeatures& cpu) {
   return WithGemmOf(dtype, [&]<typename X>() {
@@ -173,6 +185,14 @@ Status KernelConfig::ValidateFor(DType dtype) const {
                      " k group)");
     }
   }
+  if (a_in_place && (!IsLowPrecision(dtype) || family != KernelFamily::kPacked ||
+                     IsTileKernel(dtype, *this))) {
+    return Invalid("reading A in place (ainplace) applies to the packed bf16 and s8 vector "
+                   "kernels only");
+  }
+  if (a_in_place && parallel_loop == ParallelLoop::kJr) {
+    return Invalid("threads splitting jr share the packed A block: no ainplace with jr");
+  }
   if (family == KernelFamily::kGemv) {
     if (!GemvExists(dtype, isa, mr, nr)) {
       return Invalid("no " + std::string(mmtune::ToString(isa)) + " " + mmtune::ToString(dtype) +
@@ -229,6 +249,7 @@ std::string KernelConfig::ToString() const {
   if (tile_order != TileOrder::kColumnPanels) {
     text += std::string(" ") + mmtune::ToString(tile_order);
   }
+  if (a_in_place) text += " ainplace";
   text += std::string(" ") + mmtune::ToString(parallel_loop) + " t" + std::to_string(threads);
   return text;
 }
@@ -288,6 +309,8 @@ Result<KernelConfig> ParseKernelConfig(std::string_view text) {
     } else if (auto order = ParseTileOrder(word)) {
       key = "order";
       c.tile_order = *order;
+    } else if (word == "ainplace") {
+      c.a_in_place = true;
     } else if (key == "pf") {
       const std::string_view rest = word.substr(2);
       const std::size_t slash = rest.find('/');
@@ -339,6 +362,7 @@ void to_json(nlohmann::json& json, const KernelConfig& c) {
   // Only where it is not the default: the stored JSON of every config from before the field
   // existed, and its hash (the DB's config identity), stay as they were.
   if (c.tile_order != TileOrder::kColumnPanels) json["tile_order"] = ToString(c.tile_order);
+  if (c.a_in_place) json["a_in_place"] = true;
 }
 
 Result<KernelConfig> KernelConfigFromJson(const nlohmann::json& json) {
@@ -406,6 +430,13 @@ Result<KernelConfig> KernelConfigFromJson(const nlohmann::json& json) {
     auto parsed_order = ParseTileOrder(*order);
     if (!parsed_order) return parsed_order.error();
     c.tile_order = *parsed_order;
+  }
+  // Likewise A: configs stored before the field existed pack it.
+  if (auto in_place = json.find("a_in_place"); in_place != json.end()) {
+    if (!in_place->is_boolean()) {
+      return MakeError(ErrorCode::kCorrupt, "kernel config field 'a_in_place' is not a bool");
+    }
+    c.a_in_place = in_place->get<bool>();
   }
   return c;
 }

@@ -65,6 +65,10 @@ struct KernelConfig {
   ParallelLoop parallel_loop = ParallelLoop::kJc;
   // Direct only: which panel stays in L1 while the other streams (L1 sets vs L2 bandwidth).
   TileOrder tile_order = TileOrder::kColumnPanels;
+  // Packed bf16 / s8 vector kernels only: read a k-contiguous A in place instead of packing its
+  // blocks (a group of one row is already one 4-byte word); edge tiles and a k block ending in a
+  // partial group are still packed, as is A where threads share its block (jr).
+  bool a_in_place = false;
   int threads = 1;
 
   // Whether this config can compute `problem` on `machine`: the kernel exists for the dtype and
@@ -78,7 +82,8 @@ struct KernelConfig {
   // Whether the family fits the shape (gemv needs M = 1 or N = 1).
   Status ValidateShape(std::int64_t m, std::int64_t n) const;
   // e.g. "packed avx2 6x16 ku4 mc120 kc256 nc4080 pf0/0/c jc t1"; a direct config visiting row
-  // panels first says "rowpanels" before its loop: "direct avx512 6x64 ku1 pf0/0 rowpanels jc t1"
+  // panels first says "rowpanels" before its loop: "direct avx512 6x64 ku1 pf0/0 rowpanels jc t1",
+  // a packed one reading A in place "ainplace": "packed avx512 4x64 ku1 ... pf0/0/c ainplace jc t1"
   std::string ToString() const;
 
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
@@ -91,7 +96,7 @@ Result<KernelConfig> KernelConfigFromJson(const nlohmann::json& json);
 
 // The inverse of KernelConfig::ToString, for configs named on a command line: "family isa MRxNR"
 // first, then in any order `kuN`, `mcN`, `kcN`, `ncN`, `pfA/B` or `pfA/B/c`, `rowpanels` or
-// `columnpanels` (the tile order), `jc|ic|jr` and `tN`;
+// `columnpanels` (the tile order), `ainplace`, `jc|ic|jr` and `tN`;
 // a field left out keeps KernelConfig's default. Unknown or repeated words are an error that
 // names the word. The result is not validated (KernelConfig::Validate does that per problem).
 Result<KernelConfig> ParseKernelConfig(std::string_view text);

@@ -74,41 +74,58 @@ template <class Vec, int MR, int NV, int KU>
     }
   }
 
-  auto step = [&](const typename Kind::A* a, const typename Kind::B* b)
+  // Tile row i's group at a + i * row, the next group `next` further on: (G, MR * G) in a packed
+  // panel, (a_row_stride, G) in place.
+  auto step = [&](const typename Kind::A* a, std::int64_t row, const typename Kind::B* b)
                   __attribute__((always_inline)) {
     typename Vec::BOperand bv[NV];
-    simd::Unroll<NV>([&](auto v) { bv[v] = Vec::LoadB(b + v * L * G); });
-    simd::Unroll<MR>([&](auto i) {
-      const typename Vec::AOperand av = Vec::LoadA(a + i * G);
-      simd::Unroll<NV>([&](auto v) { acc[i][v] = Vec::Dot(acc[i][v], av, bv[v]); });
+    simd::Unroll<NV>(
+        [&](auto v) __attribute__((always_inline)) { bv[v] = Vec::LoadB(b + v * L * G); });
+    simd::Unroll<MR>([&](auto i) __attribute__((always_inline)) {
+      const typename Vec::AOperand av = Vec::LoadA(a + i * row);
+      simd::Unroll<NV>([&](auto v) __attribute__((always_inline)) {
+        acc[i][v] = Vec::Dot(acc[i][v], av, bv[v]);
+      });
     });
   };
-  const std::int64_t a_ahead = std::int64_t{args.prefetch_a} * MR * G;
   const std::int64_t b_ahead = std::int64_t{args.prefetch_b} * NR * G;
   // As in the f32 kernel: a copy of the loop without prefetches for configs that turn them off.
-  auto k_loop = [&]<bool kPrefetch>() __attribute__((always_inline)) {
+  // A read in place is left to the hardware prefetchers (MR streams, each sequential).
+  auto k_loop = [&]<bool kPrefetch, bool kInPlace>() __attribute__((always_inline)) {
+    const std::int64_t row = kInPlace ? args.a_row_stride : G;
+    constexpr std::int64_t kNext = kInPlace ? G : MR * G;
+    const std::int64_t a_ahead = kInPlace ? 0 : std::int64_t{args.prefetch_a} * MR * G;
     const typename Kind::A* a = args.a;
     const typename Kind::B* b = args.b;
     std::int64_t g = 0;
     for (; g + KU <= args.groups; g += KU) {
       if constexpr (kPrefetch) {
-        __builtin_prefetch(a + a_ahead, 0, 3);
+        if (!kInPlace) __builtin_prefetch(a + a_ahead, 0, 3);
         __builtin_prefetch(b + b_ahead, 0, 3);
       }
-      simd::Unroll<KU>([&](auto u) { step(a + u * MR * G, b + u * NR * G); });
-      a += KU * MR * G;
+      simd::Unroll<KU>([&](auto u) __attribute__((always_inline)) {
+        step(a + u * kNext, row, b + u * NR * G);
+      });
+      a += KU * kNext;
       b += KU * NR * G;
     }
     for (; g < args.groups; ++g) {
-      step(a, b);
-      a += MR * G;
+      step(a, row, b);
+      a += kNext;
       b += NR * G;
     }
   };
-  if (a_ahead != 0 || b_ahead != 0) {
-    k_loop.template operator()<true>();
+  const bool prefetch = args.prefetch_b != 0 || (args.prefetch_a != 0 && args.a_row_stride == 0);
+  if (args.a_row_stride != 0) {
+    if (prefetch) {
+      k_loop.template operator()<true, true>();
+    } else {
+      k_loop.template operator()<false, true>();
+    }
+  } else if (prefetch) {
+    k_loop.template operator()<true, false>();
   } else {
-    k_loop.template operator()<false>();
+    k_loop.template operator()<false, false>();
   }
 
   // A whole tile of a row-major C (every tile but the edges) goes from the registers to C; the

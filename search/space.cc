@@ -147,8 +147,9 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
 
 // bf16 and s8: every gemv kernel for M = 1 or N = 1; else the packed family (the dot-product
 // instructions need k-grouped panels), any of the jc, ic or jr loops in parallel, kc a multiple
-// of 16 (every k group, and whole unrolled steps). The fixed kc points hold as many bytes of a
-// B micro-panel row as the f32 ones.
+// of 16 (every k group, and whole unrolled steps), and for the vector kernels A packed or, where
+// it is k-contiguous, read in place. The fixed kc points hold as many bytes of a B micro-panel
+// row as the f32 ones.
 template <class Kind>
 void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
                     const SpaceOptions& options, std::vector<KernelConfig>& out) {
@@ -171,11 +172,21 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
     if (!CpuRunsLowpKernel(machine.cpu, kernel)) continue;
     const KernelConfig base = KernelBase(isa, kernel, problem.threads);
     // A tile kernel's kc holds whole tile rows; it has no software prefetch.
+    const std::size_t first = out.size();
     AddPackedConfigs(problem, cache, base, a_elem, b_elem, std::max(16, kernel.a_group),
                      {128 * scale, 256 * scale, 384 * scale}, loops,
                      kernel.tiles ? std::vector<std::pair<int, int>>{{0, 0}}
                                   : PrefetchVariants(options),
                      out);
+    if (kernel.tiles || problem.trans_a != Trans::kNo) continue;
+    const std::size_t packed_end = out.size();
+    for (std::size_t i = first; i < packed_end; ++i) {
+      // jr shares the packed A block, so it never reads A in place.
+      if (out[i].parallel_loop == ParallelLoop::kJr) continue;
+      KernelConfig in_place = out[i];
+      in_place.a_in_place = true;
+      out.push_back(in_place);
+    }
   }
 }
 

@@ -28,6 +28,8 @@ struct ConfigHasher {
     mix(c.prefetch_b);
     mix(c.prefetch_c ? 1 : 0);
     mix(static_cast<int>(c.parallel_loop));
+    mix(static_cast<int>(c.tile_order));
+    mix(c.a_in_place ? 1 : 0);
     mix(c.threads);
     return static_cast<std::size_t>(h);
   }

@@ -237,6 +237,37 @@ TEST(KernelConfigTest, TileOrderIsWrittenOnlyWhereItIsNotTheDefault) {
   EXPECT_NE(bad.error().message.find("diagonal"), std::string::npos) << bad.error().message;
 }
 
+TEST(KernelConfigTest, AInPlaceIsWrittenOnlyWhereSet) {
+  KernelConfig packed = GenericPacked();
+  const nlohmann::json packs_a = packed;
+  EXPECT_FALSE(packs_a.contains("a_in_place")) << packs_a.dump();
+  packed.a_in_place = true;
+  EXPECT_EQ(packed.ToString(), "packed generic 6x8 ku4 mc60 kc128 nc256 pf0/0 ainplace jc t1");
+  auto text = ParseKernelConfig(packed.ToString());
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  EXPECT_EQ(*text, packed);
+  const nlohmann::json json = packed;
+  EXPECT_EQ(json.at("a_in_place"), true);
+  auto back = KernelConfigFromJson(json);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, packed);
+  // Configs stored before the field existed packed A.
+  nlohmann::json stored_before = json;
+  stored_before.erase("a_in_place");
+  auto old = KernelConfigFromJson(stored_before);
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_FALSE(old->a_in_place);
+  nlohmann::json not_bool = json;
+  not_bool["a_in_place"] = 1;
+  auto bad = KernelConfigFromJson(not_bool);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("a_in_place"), std::string::npos) << bad.error().message;
+  auto twice = ParseKernelConfig("packed avx2 4x16 ainplace ainplace");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().message.find("repeated field 'ainplace'"), std::string::npos)
+      << twice.error().message;
+}
+
 TEST(KernelConfigTest, OnlyTheDirectFamilyTakesARowPanelOrder) {
   const Machine machine = TestMachine(IsaLevel::kGeneric);
   KernelConfig packed = GenericPacked();
