@@ -8,8 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/lowp_microkernel.h"
-#include "kernels/microkernel.h"
+#include "kernels/gemm_types.h"
 
 namespace mmtune {
 
@@ -75,92 +74,14 @@ Status Invalid(const std::string& message) {
   return MakeError(ErrorCode::kInvalidArgument, message);
 }
 
-bool KernelExists(DType dtype, IsaLevel isa, int mr, int nr, int k_unroll) {
-  return WithGemmOf(dtype, [&]<typename X>() {
-    return FindMicroKernel<X>(isa, mr, nr, k_unroll) != nullptr;
-  });
-}
-
-bool GemvExists(DType dtype, IsaLevel isa, int mr, int nr) {
-  return WithGemmOf(dtype, [&]<typename X>() { return FindGemvKernel<X>(isa, mr, nr) != nullptr; });
-}
-
 // k values per group of the packed panels (1 for f32 and f64).
 int KGroupOf(DType dtype) {
   return WithGemmOf(dtype, []<typename X>() { return GemmTypes<X>::kGroup; });
 }
 
-// k values per run of the config kernel's packed A rows: kc must hold whole runs.
-int AGroupOf(DType dtype, const KernelConfig& c) {
-  return WithGemmOf(dtype, [&]<typename X>() {
-    return PackedAGroup<X>(c.isa, c.mr, c.nr, c.k_unroll);
-  });
-}
-
-// Whether the config's kernel is an AMX tile kernel.
-bool IsTileKernel(DType dtype, const KernelConfig& c) {
-  return WithGemmOf(dtype, [&]<typename X>() {
-    if constexpr (GemmTypes<X>::kLowPrecision) {
-      const auto* kernel = FindMicroKernel<X>(c.isa, c.mr, c.nr, c.k_unroll);
-      return kernel != nullptr && kernel->tiles;
-    } else {
-      return false;
-    }
-  });
-}
-
-// Whether the config's kernel is an AMX tile kernel that this CPU cannot run.
-bool LacksTiles(DType dtype, const KernelConfig& c, const CpuFeatures& cpu) {
-  return WithGemmOf(dtype, [&]<typename X>() {
-    if constexpr (GemmTypes<X>::kLowPrecision) {
-      const auto* kernel = FindMicroKernel<X>(c.isa, c.mr, c.nr, c.k_unroll);
-      return c.family != KernelFamily::kGemv && kernel != nullptr && kernel->tiles &&
-             !CpuRunsLowpTiles<X>(cpu);
-    } else {
-      return false;
-    }
-  });
-}
-
 }  // namespace
 
-Status KernelConfig::Validate(const Problem& problem, const Machine& machine) const {
-  if (isa > machine.kernel_isa) {
-    return Invalid(std::string("isa ") + mmtune::ToString(isa) + " exceeds this machine's kernel "
-                   "level " + mmtune::ToString(machine.kernel_isa));
-  }
-  if ((problem.dtype == DType::kBF16 && !CpuRunsLowp<Bf16Gemm>(machine.cpu, isa)) ||
-      (problem.dtype == DType::kS8 && !CpuRunsLowp<S8Gemm>(machine.cpu, isa))) {
-    return Invalid(std::string(mmtune::ToString(isa)) + " " + mmtune::ToString(problem.dtype) +
-                   " kernels need " +
-                   (problem.dtype == DType::kBF16 ? "AVX512_BF16" : "AVX512_VNNI") +
-                   ", which this CPU lacks");
-  }
-  if (LacksTiles(problem.dtype, *this, machine.cpu)) {
-    return Invalid(std::string("the ") + mmtune::ToString(problem.dtype) + " tile kernel " +
-                   std::to_string(mr) + "x" + std::to_string(nr) + " needs " +
-                   (problem.dtype == DType::kBF16 ? "AMX_BF16" : "AMX_INT8") +
-                   " (and the OS's leave to use it), which this machine lacks");
-  }
-  const int max_threads = std::max({1, machine.topology.cores, machine.topology.pus});
-  if (threads > max_threads) {
-    return Invalid("threads = " + std::to_string(threads) + " exceeds this machine's " +
-                   std::to_string(max_threads) + " cores");
-  }
-  if (auto status = problem.Validate(); !status) return status;
-  if (auto status = ValidateFor(problem.dtype); !status) return status;
-  return ValidateShape(problem.m, problem.n);
-}
-
-Status KernelConfig::ValidateShape(std::int64_t m, std::int64_t n) const {
-  if (family == KernelFamily::kGemv && m != 1 && n != 1) {
-    return Invalid("the gemv family needs M = 1 or N = 1, not M = " + std::to_string(m) +
-                   ", N = " + std::to_string(n));
-  }
-  return OkStatus();
-}
-
-Status KernelConfig::ValidateFor(DType dtype) const {
+Status KernelConfig::ValidateFields(DType dtype) const {
   if (threads < 1 || threads > kMaxThreads) {
     return Invalid("threads = " + std::to_string(threads) + " outside [1, " +
                    std::to_string(kMaxThreads) + "]");
@@ -169,7 +90,6 @@ Status KernelConfig::ValidateFor(DType dtype) const {
       prefetch_b > kMaxPrefetch) {
     return Invalid("prefetch distances must be in [0, " + std::to_string(kMaxPrefetch) + "]");
   }
-  const std::string tile = std::to_string(mr) + "x" + std::to_string(nr);
   if (tile_order != TileOrder::kColumnPanels && family != KernelFamily::kDirect) {
     return Invalid(std::string("the tile order (") + mmtune::ToString(tile_order) +
                    ") applies to the direct family only");
@@ -185,27 +105,20 @@ Status KernelConfig::ValidateFor(DType dtype) const {
                      " k group)");
     }
   }
-  if (a_in_place && (!IsLowPrecision(dtype) || family != KernelFamily::kPacked ||
-                     IsTileKernel(dtype, *this))) {
+  if (a_in_place && (!IsLowPrecision(dtype) || family != KernelFamily::kPacked)) {
     return Invalid("reading A in place (ainplace) applies to the packed bf16 and s8 vector "
                    "kernels only");
   }
   if (a_in_place && parallel_loop == ParallelLoop::kJr) {
     return Invalid("threads splitting jr share the packed A block: no ainplace with jr");
   }
+  if (mr < 1 || nr < 1) return Invalid("the tile " + std::to_string(mr) + "x" +
+                                        std::to_string(nr) + " is not a tile");
   if (family == KernelFamily::kGemv) {
-    if (!GemvExists(dtype, isa, mr, nr)) {
-      return Invalid("no " + std::string(mmtune::ToString(isa)) + " " + mmtune::ToString(dtype) +
-                     " gemv kernel " + tile);
-    }
     if (k_unroll != 1 || mc != 0 || kc != 0 || nc != 0) {
       return Invalid("the gemv family takes no k_unroll, mc, kc or nc");
     }
     return OkStatus();
-  }
-  if (!KernelExists(dtype, isa, mr, nr, k_unroll)) {
-    return Invalid("no " + std::string(mmtune::ToString(isa)) + " " + mmtune::ToString(dtype) +
-                   " micro-kernel " + tile + " with k_unroll " + std::to_string(k_unroll));
   }
   if (family == KernelFamily::kDirect) {
     if (mc != 0 || nc != 0) return Invalid("the direct family takes no mc or nc");
@@ -218,10 +131,6 @@ Status KernelConfig::ValidateFor(DType dtype) const {
     return OkStatus();
   }
   if (kc < 1 || kc > kMaxBlock) return Invalid("kc = " + std::to_string(kc) + " out of range");
-  if (const int run = AGroupOf(dtype, *this); run > KGroupOf(dtype) && kc % run != 0) {
-    return Invalid("kc = " + std::to_string(kc) + " must be a multiple of " + std::to_string(run) +
-                   " (the k of one tile row of the " + tile + " tile kernel)");
-  }
   if (mc < mr || mc > kMaxBlock || mc % mr != 0) {
     return Invalid("mc = " + std::to_string(mc) + " must be a positive multiple of mr = " +
                    std::to_string(mr));
@@ -229,6 +138,14 @@ Status KernelConfig::ValidateFor(DType dtype) const {
   if (nc < nr || nc > kMaxBlock || nc % nr != 0) {
     return Invalid("nc = " + std::to_string(nc) + " must be a positive multiple of nr = " +
                    std::to_string(nr));
+  }
+  return OkStatus();
+}
+
+Status KernelConfig::ValidateShape(std::int64_t m, std::int64_t n) const {
+  if (family == KernelFamily::kGemv && m != 1 && n != 1) {
+    return Invalid("the gemv family needs M = 1 or N = 1, not M = " + std::to_string(m) +
+                   ", N = " + std::to_string(n));
   }
   return OkStatus();
 }

@@ -77,8 +77,11 @@ struct KernelConfig {
   Status Validate(const Problem& problem, const Machine& machine) const;
   // The part of `Validate` that depends on neither the shape nor the machine: the kernel exists
   // for `dtype`, fields are in range, the family's fields are consistent. GEMM plans check it
-  // once, when they are made.
+  // once, when they are made. Asks the kernel registry (kernel_config_checks.cc).
   Status ValidateFor(DType dtype) const;
+  // The part of `ValidateFor` that needs no kernel registry: fields in range and consistent
+  // with the family and dtype (what a DB can check of a config it stores).
+  Status ValidateFields(DType dtype) const;
   // Whether the family fits the shape (gemv needs M = 1 or N = 1).
   Status ValidateShape(std::int64_t m, std::int64_t n) const;
   // e.g. "packed avx2 6x16 ku4 mc120 kc256 nc4080 pf0/0/c jc t1"; a direct config visiting row

@@ -237,6 +237,28 @@ TEST(KernelConfigTest, TileOrderIsWrittenOnlyWhereItIsNotTheDefault) {
   EXPECT_NE(bad.error().message.find("diagonal"), std::string::npos) << bad.error().message;
 }
 
+// ValidateFields is ValidateFor without the registry: it passes a kernel no table has (db/ links
+// no kernel) and still refuses every field out of range, a zero tile included.
+TEST(KernelConfigTest, FieldChecksNeedNoRegistry) {
+  KernelConfig unknown_kernel = GenericPacked();
+  unknown_kernel.mr = 7;
+  unknown_kernel.nr = 9;
+  unknown_kernel.mc = 7;
+  unknown_kernel.nc = 9;
+  EXPECT_TRUE(unknown_kernel.ValidateFields(DType::kF32).ok());
+  const Status status = unknown_kernel.ValidateFor(DType::kF32);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("micro-kernel 7x9"), std::string::npos)
+      << status.error().message;
+  KernelConfig zero_tile = GenericPacked();
+  zero_tile.mr = 0;
+  EXPECT_FALSE(zero_tile.ValidateFields(DType::kF32).ok());
+  EXPECT_FALSE(zero_tile.ValidateFor(DType::kF32).ok());
+  KernelConfig bad_mc = GenericPacked();
+  bad_mc.mc = bad_mc.mr + 1;
+  EXPECT_FALSE(bad_mc.ValidateFields(DType::kF32).ok());
+}
+
 TEST(KernelConfigTest, AInPlaceIsWrittenOnlyWhereSet) {
   KernelConfig packed = GenericPacked();
   const nlohmann::json packs_a = packed;
