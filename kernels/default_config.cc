@@ -124,7 +124,8 @@ Tile AmxTile(const Entries& kernels, std::int64_t m) {
 // k of an f32 one), kc a multiple of the k group (of a tile row for AMX), and AVX2 kernels on an
 // AVX-512 CPU without the dot-product extension.
 template <class Kind>
-KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
+KernelConfig LowpDefault(const Problem& original, const Machine& machine) {
+  const Problem problem = RowMajorView(original);
   IsaLevel isa = machine.kernel_isa;
   if (!CpuRunsLowp<Kind>(machine.cpu, isa)) isa = IsaLevel::kAvx2;
   if (problem.m == 1 || problem.n == 1) {
@@ -147,11 +148,15 @@ KernelConfig LowpDefault(const Problem& problem, const Machine& machine) {
       PackedVectorTile(MicroKernels<Kind>(isa), machine, isa, VectorLanes(isa, 4), true);
   KernelConfig c =
       PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, cache));
-  // A row-major A read in place saves its packing where all of it stays in L2 across the B
+  // A k-contiguous A read in place saves its packing where all of it stays in L2 across the B
   // panels; a larger one reads faster as the packed, contiguous block (docs/low-precision.md).
-  const double a_bytes = static_cast<double>(problem.m) * static_cast<double>(problem.k) *
+  // A column-major bf16/s8 problem keeps its operands (they differ in type), so this is the
+  // caller's A, k-contiguous where it is row-major or column-major transposed.
+  const bool k_contiguous =
+      (original.layout == Layout::kRowMajor) == (original.trans_a == Trans::kNo);
+  const double a_bytes = static_cast<double>(original.m) * static_cast<double>(original.k) *
                          sizeof(typename Kind::A);
-  c.a_in_place = problem.trans_a == Trans::kNo && a_bytes < static_cast<double>(cache.l2);
+  c.a_in_place = k_contiguous && a_bytes < static_cast<double>(cache.l2);
   return c;
 }
 
@@ -179,8 +184,8 @@ KernelConfig DefaultConfig(const Problem& original, const Machine& machine) {
   switch (problem.dtype) {
     case DType::kF32: return DefaultFor<float>(problem, machine);
     case DType::kF64: return DefaultFor<double>(problem, machine);
-    case DType::kBF16: return LowpDefault<Bf16Gemm>(problem, machine);
-    case DType::kS8: return LowpDefault<S8Gemm>(problem, machine);
+    case DType::kBF16: return LowpDefault<Bf16Gemm>(original, machine);
+    case DType::kS8: return LowpDefault<S8Gemm>(original, machine);
   }
   return DefaultFor<float>(problem, machine);
 }

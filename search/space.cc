@@ -152,7 +152,8 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
 // row as the f32 ones.
 template <class Kind>
 void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
-                    const SpaceOptions& options, std::vector<KernelConfig>& out) {
+                    const SpaceOptions& options, bool a_k_contiguous,
+                    std::vector<KernelConfig>& out) {
   if (!CpuRunsLowp<Kind>(machine.cpu, isa)) return;
   if (problem.m == 1 || problem.n == 1) {
     for (const LowpGemvKernelEntry<Kind>& kernel : GemvKernels<Kind>(isa)) {
@@ -178,7 +179,7 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
                      kernel.tiles ? std::vector<std::pair<int, int>>{{0, 0}}
                                   : PrefetchVariants(options),
                      out);
-    if (kernel.tiles || problem.trans_a != Trans::kNo) continue;
+    if (kernel.tiles || !a_k_contiguous) continue;
     const std::size_t packed_end = out.size();
     for (std::size_t i = first; i < packed_end; ++i) {
       // jr shares the packed A block, so it never reads A in place.
@@ -246,8 +247,9 @@ std::vector<int> ThreadCounts(const Problem& problem, const SpaceOptions& option
   return counts;
 }
 
+// `a_k_contiguous`: whether a bf16/s8 A can be read in place (AddLowpConfigs).
 std::vector<KernelConfig> Generate(const Problem& problem, const Machine& machine,
-                                   const SpaceOptions& options) {
+                                   const SpaceOptions& options, bool a_k_contiguous) {
   std::vector<KernelConfig> out;
   for (int threads : ThreadCounts(problem, options)) {
     Problem on = problem;
@@ -256,8 +258,12 @@ std::vector<KernelConfig> Generate(const Problem& problem, const Machine& machin
       switch (on.dtype) {
         case DType::kF32: AddConfigs<float>(on, machine, isa, options, out); break;
         case DType::kF64: AddConfigs<double>(on, machine, isa, options, out); break;
-        case DType::kBF16: AddLowpConfigs<Bf16Gemm>(on, machine, isa, options, out); break;
-        case DType::kS8: AddLowpConfigs<S8Gemm>(on, machine, isa, options, out); break;
+        case DType::kBF16:
+          AddLowpConfigs<Bf16Gemm>(on, machine, isa, options, a_k_contiguous, out);
+          break;
+        case DType::kS8:
+          AddLowpConfigs<S8Gemm>(on, machine, isa, options, a_k_contiguous, out);
+          break;
       }
     }
   }
@@ -271,8 +277,11 @@ std::vector<KernelConfig> Generate(const Problem& problem, const Machine& machin
 std::vector<KernelConfig> GenerateSpace(const Problem& problem, const Machine& machine,
                                         const SpaceOptions& options) {
   // Tiles and blocks refer to the problem as the kernels run it (validity is the same for both
-  // views: only gemv constrains the shape, and it takes M = 1 or N = 1 alike).
-  return Generate(RowMajorView(problem), machine, options);
+  // views: only gemv constrains the shape, and it takes M = 1 or N = 1 alike). A column-major
+  // bf16/s8 problem keeps its operands, so its A is k-contiguous where it is transposed.
+  const bool a_k_contiguous =
+      (problem.layout == Layout::kRowMajor) == (problem.trans_a == Trans::kNo);
+  return Generate(RowMajorView(problem), machine, options, a_k_contiguous);
 }
 
 }  // namespace mmtune

@@ -622,6 +622,29 @@ TEST(DefaultConfigTest, SquareProblemsSplitColumnsWhereCoresShareNoCache) {
   }
 }
 
+// The bf16/s8 default reads A in place where it is k-contiguous (row-major, or column-major
+// transposed: these problems keep their operands) and all of it fits one core's L2 (the synthetic
+// Zen 5: 1 MiB).
+TEST(DefaultConfigTest, LowPrecisionReadsAInPlaceWhereAIsKContiguousAndFitsL2) {
+  const Machine zen5 = testing::SyntheticZen5Machine();
+  auto in_place = [&](DType dtype, Layout layout, Trans ta, std::int64_t m, std::int64_t k) {
+    const KernelConfig c =
+        DefaultConfig(Problem{dtype, layout, ta, Trans::kNo, m, 256, k, 1}, zen5);
+    EXPECT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
+    return c.a_in_place;
+  };
+  for (DType dtype : {DType::kBF16, DType::kS8}) {
+    SCOPED_TRACE(ToString(dtype));
+    EXPECT_TRUE(in_place(dtype, Layout::kRowMajor, Trans::kNo, 256, 256));
+    EXPECT_FALSE(in_place(dtype, Layout::kRowMajor, Trans::kYes, 256, 256));
+    EXPECT_FALSE(in_place(dtype, Layout::kColMajor, Trans::kNo, 256, 256));
+    EXPECT_TRUE(in_place(dtype, Layout::kColMajor, Trans::kYes, 256, 256));
+    EXPECT_FALSE(in_place(dtype, Layout::kRowMajor, Trans::kNo, 1024, 1024));  // 1 or 2 MiB
+    // M is A's rows in either layout: 8 x 65536 fits L2 only as bytes (s8), not as bf16.
+    EXPECT_EQ(in_place(dtype, Layout::kColMajor, Trans::kYes, 8, 65536), dtype == DType::kS8);
+  }
+}
+
 // With two 512-bit FMA pipes the four-vector packed tile beats direct where A reaches a fifth
 // of a 2 MiB L2, unless that tile would compute many columns past N (127x257x509 f64: 288 for
 // 257). Zen 4 keeps A up to all of L2. See docs/analytical-model.md, step 1.

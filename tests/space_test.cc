@@ -234,5 +234,31 @@ TEST(SpaceTest, LowPrecisionSpacesArePackedAndGroupedOrGemv) {
   }
 }
 
+// The bf16/s8 vector configs come packed and, where A is k-contiguous (row-major, or
+// column-major transposed: these problems keep their operands), also reading A in place; never
+// with jr, whose threads share the packed A.
+TEST(SpaceTest, LowPrecisionReadsAInPlaceWhereAIsKContiguous) {
+  const Machine machine = Host(std::nullopt);
+  for (DType dtype : {DType::kBF16, DType::kS8}) {
+    for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+      for (Trans ta : {Trans::kNo, Trans::kYes}) {
+        const Problem problem{dtype, layout, ta, Trans::kNo, 96, 80, 64, 2};
+        const std::vector<KernelConfig> space = GenerateSpace(problem, machine);
+        std::size_t in_place = 0;
+        for (const KernelConfig& c : space) {
+          if (!c.a_in_place) continue;
+          ++in_place;
+          EXPECT_NE(c.parallel_loop, ParallelLoop::kJr) << c.ToString();
+          KernelConfig packed = c;
+          packed.a_in_place = false;
+          EXPECT_NE(std::find(space.begin(), space.end(), packed), space.end()) << c.ToString();
+        }
+        const bool k_contiguous = (layout == Layout::kRowMajor) == (ta == Trans::kNo);
+        EXPECT_EQ(in_place > 0, k_contiguous) << problem.ToString();
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mmtune
