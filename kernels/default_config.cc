@@ -150,13 +150,9 @@ KernelConfig LowpDefault(const Problem& original, const Machine& machine) {
       PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, cache));
   // A k-contiguous A read in place saves its packing where all of it stays in L2 across the B
   // panels; a larger one reads faster as the packed, contiguous block (docs/low-precision.md).
-  // A column-major bf16/s8 problem keeps its operands (they differ in type), so this is the
-  // caller's A, k-contiguous where it is row-major or column-major transposed.
-  const bool k_contiguous =
-      (original.layout == Layout::kRowMajor) == (original.trans_a == Trans::kNo);
   const double a_bytes = static_cast<double>(original.m) * static_cast<double>(original.k) *
                          sizeof(typename Kind::A);
-  c.a_in_place = k_contiguous && a_bytes < static_cast<double>(cache.l2);
+  c.a_in_place = LowpAIsKContiguous(original) && a_bytes < static_cast<double>(cache.l2);
   return c;
 }
 

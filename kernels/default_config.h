@@ -68,6 +68,12 @@ bool BatchSpillsL2(const Problem& problem, std::int64_t count, const CacheBudget
 // The problem as the kernels run it: a column-major problem becomes its row-major transpose
 // (M and N trade places, and so do the operands). Configs' tiles and blocks refer to this view.
 Problem RowMajorView(Problem problem);
+// Whether a bf16/s8 problem's A has k contiguous (row-major, or column-major transposed), so that
+// its vector kernels can read it in place (KernelConfig::a_in_place). Asked of the caller's
+// problem, not its RowMajorView: these problems keep their operands in either layout.
+inline bool LowpAIsKContiguous(const Problem& problem) {
+  return (problem.layout == Layout::kRowMajor) == (problem.trans_a == Trans::kNo);
+}
 
 // Whether A, B and C together fit in half of L2: the small problems, which the direct family
 // runs whole (docs/analytical-model.md, step 1) and which may take an AVX2 tile (step 2).

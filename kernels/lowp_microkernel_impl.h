@@ -100,7 +100,7 @@ template <class Vec, int MR, int NV, int KU>
     std::int64_t g = 0;
     for (; g + KU <= args.groups; g += KU) {
       if constexpr (kPrefetch) {
-        if (!kInPlace) __builtin_prefetch(a + a_ahead, 0, 3);
+        if constexpr (!kInPlace) __builtin_prefetch(a + a_ahead, 0, 3);
         __builtin_prefetch(b + b_ahead, 0, 3);
       }
       simd::Unroll<KU>([&](auto u) __attribute__((always_inline)) {

@@ -277,11 +277,8 @@ std::vector<KernelConfig> Generate(const Problem& problem, const Machine& machin
 std::vector<KernelConfig> GenerateSpace(const Problem& problem, const Machine& machine,
                                         const SpaceOptions& options) {
   // Tiles and blocks refer to the problem as the kernels run it (validity is the same for both
-  // views: only gemv constrains the shape, and it takes M = 1 or N = 1 alike). A column-major
-  // bf16/s8 problem keeps its operands, so its A is k-contiguous where it is transposed.
-  const bool a_k_contiguous =
-      (problem.layout == Layout::kRowMajor) == (problem.trans_a == Trans::kNo);
-  return Generate(RowMajorView(problem), machine, options, a_k_contiguous);
+  // views: only gemv constrains the shape, and it takes M = 1 or N = 1 alike).
+  return Generate(RowMajorView(problem), machine, options, LowpAIsKContiguous(problem));
 }
 
 }  // namespace mmtune
