@@ -53,10 +53,26 @@ Status CheckShape(const KernelConfig& config, const GemmArgs<X>& args) {
   return OkStatus();
 }
 
+// Whether this CPU has every instruction that X's kernels of `config` use.
+template <typename X>
+bool CpuRuns(const KernelConfig& config) {
+  const CpuFeatures& cpu = HostCpuFeatures();
+  if (config.isa > cpu.MaxIsaLevel()) return false;
+  if constexpr (GemmTypes<X>::kLowPrecision) {
+    if (!CpuRunsLowp<X>(cpu, config.isa)) return false;
+    if (config.family == KernelFamily::kGemv) return true;
+    const auto* kernel = FindMicroKernel<X>(config.isa, config.mr, config.nr, config.k_unroll);
+    return kernel != nullptr && CpuRunsLowpKernel(cpu, *kernel);
+  }
+  return true;
+}
+
+}  // namespace
+
 // `args` in row-major terms (see RowMajorGemm).
 template <typename X>
-RowMajorGemm<X> RowMajorProblem(const GemmArgs<X>& args) {
-  RowMajorGemm<X> g;
+detail::RowMajorGemm<X> detail::RowMajorProblem(const GemmArgs<X>& args) {
+  detail::RowMajorGemm<X> g;
   g.alpha = args.alpha;
   g.beta = args.beta;
   g.k = args.k;
@@ -83,22 +99,6 @@ RowMajorGemm<X> RowMajorProblem(const GemmArgs<X>& args) {
   }
   return g;
 }
-
-// Whether this CPU has every instruction that X's kernels of `config` use.
-template <typename X>
-bool CpuRuns(const KernelConfig& config) {
-  const CpuFeatures& cpu = HostCpuFeatures();
-  if (config.isa > cpu.MaxIsaLevel()) return false;
-  if constexpr (GemmTypes<X>::kLowPrecision) {
-    if (!CpuRunsLowp<X>(cpu, config.isa)) return false;
-    if (config.family == KernelFamily::kGemv) return true;
-    const auto* kernel = FindMicroKernel<X>(config.isa, config.mr, config.nr, config.k_unroll);
-    return kernel != nullptr && CpuRunsLowpKernel(cpu, *kernel);
-  }
-  return true;
-}
-
-}  // namespace
 
 template <typename X>
 Result<GemmPlan<X>> GemmPlan<X>::Create(const KernelConfig& config) {
@@ -139,7 +139,7 @@ Status OutOfScratch(const KernelConfig& config) {
 template <typename X>
 Status GemmPlan<X>::Run(const GemmArgs<X>& args, ThreadPool& pool) const {
   if (auto status = CheckShape(config_, args); !status) return status;
-  const RowMajorGemm<X> g = RowMajorProblem(args);
+  const RowMajorGemm<X> g = detail::RowMajorProblem(args);
   if (g.m == 0 || g.n == 0) return OkStatus();
   return RunProblem(config_, g, pool) ? OkStatus() : OutOfScratch(config_);
 }
@@ -201,7 +201,7 @@ Status GemmPlan<X>::RunItems(const GemmArgs<X>& shape, std::int64_t count,
   auto problem_of = [&](std::int64_t item) {
     GemmArgs<X> one = shape;
     std::tie(one.a, one.b, one.c) = item_at(item);
-    return RowMajorProblem(one);
+    return detail::RowMajorProblem(one);
   };
   const int team = std::clamp(config_.threads, 1, pool.size());
   if (count < team) {
@@ -334,7 +334,7 @@ Result<PackedB<X>> GemmPlan<X>::PackB(Layout layout, Trans trans_b, std::int64_t
   shape.k = k;
   shape.b = b;
   shape.ldb = ldb;
-  const RowMajorGemm<X> g = RowMajorProblem(shape);
+  const RowMajorGemm<X> g = detail::RowMajorProblem(shape);
   MatrixView<B> view = g.b;
   if constexpr (!GemmTypes<X>::kLowPrecision) {
     if (packed.a_side_) view = g.a;
@@ -380,7 +380,7 @@ Status GemmPlan<X>::Run(const GemmArgs<X>& args, const PackedB<X>& b, ThreadPool
   full.trans_b = b.trans_b();
   full.ldb = MinLeadingDimension(args.layout, b.trans_b(), args.k, args.n);
   if (auto status = CheckShape(config_, full); !status) return status;
-  const RowMajorGemm<X> g = RowMajorProblem(full);
+  const RowMajorGemm<X> g = detail::RowMajorProblem(full);
   if (g.m == 0 || g.n == 0) return OkStatus();
   if (g.k == 0 || g.alpha == 0) {
     ScaleC(g);
@@ -404,7 +404,7 @@ Result<BoundGemm<X>> GemmPlan<X>::Bind(const GemmArgs<X>& shape) const {
   bound.shape_.a = nullptr;
   bound.shape_.b = nullptr;
   bound.shape_.c = nullptr;
-  bound.problem_ = RowMajorProblem(bound.shape_);
+  bound.problem_ = detail::RowMajorProblem(bound.shape_);
   if constexpr (!GemmTypes<X>::kLowPrecision) {
     const RowMajorGemm<X>& g = bound.problem_;
     bound.runs_direct_ = config_.family == KernelFamily::kDirect && g.m > 0 && g.n > 0 &&
@@ -440,6 +440,10 @@ Status BoundGemm<X>::Run(const A* a, const B* b, C* c, ThreadPool& pool) const {
   return plan_.Run(args, pool);
 }
 
+template detail::RowMajorGemm<float> detail::RowMajorProblem(const GemmArgs<float>&);
+template detail::RowMajorGemm<double> detail::RowMajorProblem(const GemmArgs<double>&);
+template detail::RowMajorGemm<Bf16Gemm> detail::RowMajorProblem(const GemmArgs<Bf16Gemm>&);
+template detail::RowMajorGemm<S8Gemm> detail::RowMajorProblem(const GemmArgs<S8Gemm>&);
 template class GemmPlan<float>;
 template class GemmPlan<double>;
 template class GemmPlan<Bf16Gemm>;

@@ -36,6 +36,12 @@ struct GemmArgs {
   std::int64_t ldc = 0;
 };
 
+namespace detail {
+// `args` in row-major terms (gemm_internal.h: RowMajorGemm).
+template <typename X>
+RowMajorGemm<X> RowMajorProblem(const GemmArgs<X>& args);
+}  // namespace detail
+
 template <typename X>
 class BoundGemm;
 

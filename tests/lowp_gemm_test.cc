@@ -53,6 +53,22 @@ std::vector<std::span<const LowpMicroKernelEntry<Kind>>> MicroKernelTables(IsaLe
   return tables;
 }
 
+// The gemv tables of `isa` to check on this CPU, as MicroKernelTables: for s8 at the AVX2 level
+// on a CPU with AVX-VNNI also the VPMADDWD table.
+template <class Kind>
+std::vector<std::span<const LowpGemvKernelEntry<Kind>>> GemvKernelTables(IsaLevel isa) {
+  std::vector<std::span<const LowpGemvKernelEntry<Kind>>> tables = {GemvKernels<Kind>(isa)};
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<Kind, S8Gemm>) {
+    if (isa == IsaLevel::kAvx2 && HostCpuFeatures().avx_vnni) {
+      EXPECT_EQ(tables.front().data(), AvxVnniS8GemvKernels().data());
+      tables.push_back(Avx2S8GemvKernels());
+    }
+  }
+#endif
+  return tables;
+}
+
 BFloat16 RandomElement(BFloat16*, std::mt19937_64& rng) {
   return ToBFloat16(static_cast<float>(std::uniform_real_distribution<double>(-1.0, 1.0)(rng)));
 }
@@ -200,6 +216,22 @@ template <class Kind>
   }
   if (const int bad = CheckResult(lc, config.ToString()); bad > 0) {
     return ::testing::AssertionFailure() << config.ToString() << ": " << bad << " wrong elements";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Runs the gemv kernel `entry` itself through the gemv driver, for a table the registry does not
+// serve on this CPU (a plan would find the registry's kernel of the same shape).
+template <class Kind>
+::testing::AssertionResult GemvEntryRunsCorrectly(LowpCase<Kind>& lc, const KernelConfig& config,
+                                                  const LowpGemvKernelEntry<Kind>& entry) {
+  if (!detail::RunGemv<Kind>(config, entry, detail::RowMajorProblem(lc.Bound()),
+                             DefaultThreadPool())) {
+    return ::testing::AssertionFailure() << config.ToString() << ": no scratch memory";
+  }
+  if (const int bad = CheckResult(lc, config.ToString()); bad > 0) {
+    return ::testing::AssertionFailure() << config.ToString() << " (set-aside table): " << bad
+                                         << " wrong elements";
   }
   return ::testing::AssertionSuccess();
 }
@@ -393,10 +425,11 @@ TYPED_TEST(LowpGemmTest, RandomConfigsMatchTheReference) {
   EXPECT_GT(cases, 0);
 }
 
-// Every gemv kernel of every runnable ISA through the plan, in every orientation (M = 1 or
-// N = 1, both layouts, all transposes: the dot and the axpy form, a strided vector), with k and
-// the output length below, at and past whole vector steps and the kernel's row blocks, padded
-// leading dimensions, alpha/beta variants, NaN in C with beta = 0, one and two threads.
+// Every gemv kernel of every runnable ISA (GemvKernelTables) through the gemv driver, in every
+// orientation (M = 1 or N = 1, both layouts, all transposes: the dot and the axpy form, a
+// strided vector), with k and the output length below, at and past whole vector steps and the
+// kernel's row blocks, padded leading dimensions, alpha/beta variants, NaN in C with beta = 0,
+// one and two threads.
 TYPED_TEST(LowpGemmTest, EveryGemvKernelInEveryOrientation) {
   using Kind = TypeParam;
   constexpr int G = Kind::kGroup;
@@ -406,34 +439,39 @@ TYPED_TEST(LowpGemmTest, EveryGemvKernelInEveryOrientation) {
   int cases = 0;
   for (IsaLevel isa : RunnableLevels()) {
     if (!Runnable<Kind>(isa)) continue;
-    for (const auto& entry : GemvKernels<Kind>(isa)) {
-      const std::int64_t step = entry.nr * G;  // k values of the dot form's unrolled step
-      const std::int64_t lanes = entry.nr;     // outputs of the axpy form's unrolled step
-      const std::vector<std::array<std::int64_t, 2>> lengths_and_depths = {
-          {1, 1},
-          {lanes - 1, step - 1},
-          {lanes, step},
-          {2 * lanes + 3, 2 * step + G + 1},
-          {entry.mr * 3 + 1, 3 * step + 5},
-          {37, 7}};
-      for (std::size_t s = 0; s < lengths_and_depths.size(); ++s) {
-        const auto [len, k] = lengths_and_depths[s];
-        for (int variant = 0; variant < 16; ++variant) {
-          const bool vector_a = variant % 2 == 0;
-          const std::int64_t m = vector_a ? 1 : len;
-          const std::int64_t n = vector_a ? len : 1;
-          const Layout layout = layouts[(variant / 2) % 2];
-          const Trans ta = transes[(variant / 4) % 2];
-          const Trans tb = transes[(variant / 8) % 2];
-          const int ab = (variant + static_cast<int>(s)) % 3;
-          const bool nan_c = ab == 0 && std::is_same_v<Kind, Bf16Gemm>;
-          const double alpha = ab == 1 ? -3 : 1;
-          const double beta = ab == 0 ? 0 : ab == 1 ? 1 : 2;
-          LowpCase<Kind> lc = MakeCase<Kind>(layout, ta, tb, m, n, k, ScalarFrom<Kind>(alpha),
-                                             ScalarFrom<Kind>(beta), variant % 3 == 0 ? 5 : 0,
-                                             nan_c, rng);
-          ASSERT_TRUE(RunsCorrectly(lc, GemvConfig(entry, 1 + variant % 2)));
-          ++cases;
+    for (const auto& table : GemvKernelTables<Kind>(isa)) {
+      const bool served = table.data() == GemvKernels<Kind>(isa).data();
+      for (const auto& entry : table) {
+        const std::int64_t step = entry.nr * G;  // k values of the dot form's unrolled step
+        const std::int64_t lanes = entry.nr;     // outputs of the axpy form's unrolled step
+        const std::vector<std::array<std::int64_t, 2>> lengths_and_depths = {
+            {1, 1},
+            {lanes - 1, step - 1},
+            {lanes, step},
+            {2 * lanes + 3, 2 * step + G + 1},
+            {entry.mr * 3 + 1, 3 * step + 5},
+            {37, 7}};
+        for (std::size_t s = 0; s < lengths_and_depths.size(); ++s) {
+          const auto [len, k] = lengths_and_depths[s];
+          for (int variant = 0; variant < 16; ++variant) {
+            const bool vector_a = variant % 2 == 0;
+            const std::int64_t m = vector_a ? 1 : len;
+            const std::int64_t n = vector_a ? len : 1;
+            const Layout layout = layouts[(variant / 2) % 2];
+            const Trans ta = transes[(variant / 4) % 2];
+            const Trans tb = transes[(variant / 8) % 2];
+            const int ab = (variant + static_cast<int>(s)) % 3;
+            const bool nan_c = ab == 0 && std::is_same_v<Kind, Bf16Gemm>;
+            const double alpha = ab == 1 ? -3 : 1;
+            const double beta = ab == 0 ? 0 : ab == 1 ? 1 : 2;
+            LowpCase<Kind> lc = MakeCase<Kind>(layout, ta, tb, m, n, k, ScalarFrom<Kind>(alpha),
+                                               ScalarFrom<Kind>(beta), variant % 3 == 0 ? 5 : 0,
+                                               nan_c, rng);
+            const KernelConfig config = GemvConfig(entry, 1 + variant % 2);
+            ASSERT_TRUE(served ? RunsCorrectly(lc, config)
+                               : GemvEntryRunsCorrectly(lc, config, entry));
+            ++cases;
+          }
         }
       }
     }
