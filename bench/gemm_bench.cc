@@ -185,7 +185,7 @@ Buffers<T>& BuffersFor(const Shape& s) {
 template <typename T>
 GemmArgs<T> ArgsFor(const Shape& s, Buffers<T>& buf) {
   return GemmArgs<T>{Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, T(1),
-                     buf.a.data(), s.k, buf.b.data(), s.n, T(0), buf.c.data(), s.n};
+                     buf.a.data(), s.k, buf.b.data(), s.n, T(0), buf.c.data(), s.n, {}};
 }
 
 // A fast wrong kernel must never be reported: 64 sampled elements of C against a double-precision

@@ -70,7 +70,7 @@ void BM_Lowp(benchmark::State& state, const Machine* machine, BenchShape s) {
   }
   const GemmArgs<Kind> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 1,
                             buffers.a.data(), s.k, buffers.b.data(), s.n, 0,
-                            buffers.c.data(), s.n};
+                            buffers.c.data(), s.n, {}};
   for (auto _ : state) benchmark::DoNotOptimize(plan->Run(args));
   Finish(state, s, config);
 }
@@ -86,7 +86,7 @@ void BM_F32(benchmark::State& state, const Machine* machine, BenchShape s) {
   }
   const GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 1.0f,
                              buffers.a.data(), s.k, buffers.b.data(), s.n, 0.0f,
-                             buffers.c.data(), s.n};
+                             buffers.c.data(), s.n, {}};
   for (auto _ : state) benchmark::DoNotOptimize(plan->Run(args));
   Finish(state, s, config);
 }

@@ -88,7 +88,7 @@ void BM_Overhead(benchmark::State& state, std::int64_t size, bool control) {
   const std::size_t n = static_cast<std::size_t>(size * size);
   std::vector<float> a(n, 0.5f), b(n, 0.25f), c(n, 0.0f);
   const GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size, size, 1.0f,
-                             a.data(), size, b.data(), size, 0.0f, c.data(), size};
+                             a.data(), size, b.data(), size, 0.0f, c.data(), size, {}};
   // Batches of about 1 ms, many of them: a short batch rarely holds an interrupt or a
   // frequency step, and the median over hundreds of pairs ignores the ones that do.
   int calls = 1;

@@ -57,6 +57,42 @@ Result<std::pair<Trans, Trans>> ParseTransPair(std::string_view text) {
                    "unknown transpose pair '" + std::string(text) + "' (expected NN, NT, TN or TT)");
 }
 
+const char* ToString(Activation activation) {
+  switch (activation) {
+    case Activation::kNone: return "none";
+    case Activation::kRelu: return "relu";
+    case Activation::kGelu: return "gelu";
+    case Activation::kSilu: return "silu";
+  }
+  return "?";
+}
+
+const char* ToString(BiasKind bias) {
+  switch (bias) {
+    case BiasKind::kNone: return "none";
+    case BiasKind::kPerColumn: return "column";
+    case BiasKind::kPerRow: return "row";
+  }
+  return "?";
+}
+
+Result<Activation> ParseActivation(std::string_view text) {
+  for (Activation a :
+       {Activation::kNone, Activation::kRelu, Activation::kGelu, Activation::kSilu}) {
+    if (text == ToString(a)) return a;
+  }
+  return MakeError(ErrorCode::kInvalidArgument, "unknown activation '" + std::string(text) +
+                                                    "' (expected none, relu, gelu or silu)");
+}
+
+Result<BiasKind> ParseBiasKind(std::string_view text) {
+  for (BiasKind b : {BiasKind::kNone, BiasKind::kPerColumn, BiasKind::kPerRow}) {
+    if (text == ToString(b)) return b;
+  }
+  return MakeError(ErrorCode::kInvalidArgument, "unknown bias '" + std::string(text) +
+                                                    "' (expected none, column or row)");
+}
+
 std::size_t DTypeSize(DType dtype) {
   switch (dtype) {
     case DType::kF32: return sizeof(float);

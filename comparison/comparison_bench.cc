@@ -359,7 +359,7 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
       [shared](const Problem& p, const A* a, const B* b, C* c) {
         const GemmArgs<Kind> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k,
                                   Scalar(1),         a,          p.k,        b,   p.n, Scalar(0),
-                                  c,                 p.n};
+                                  c,                 p.n, {}};
         return shared->Run(args).ok();
       },
       config.ToString());

@@ -17,13 +17,12 @@ namespace {
 template <typename X>
 using RowMajorGemm = detail::RowMajorGemm<X>;
 
-// C = beta * C over the m x n window; beta = 0 writes zeros without reading (NaN must not leak);
-// s32 products wrap modulo 2^32.
+// C = beta * C over the m x n window, then the epilogue; beta = 0 writes zeros without reading
+// (NaN must not leak); s32 products wrap modulo 2^32.
 template <typename X>
-void ScaleC(const RowMajorGemm<X>& g) {
+void ScaleC(const RowMajorGemm<X>& g, IsaLevel isa) {
   using C = typename GemmTypes<X>::C;
-  if (g.beta == 1) return;
-  for (std::int64_t i = 0; i < g.m; ++i) {
+  for (std::int64_t i = 0; i < g.m && g.beta != 1; ++i) {
     C* row = g.c + i * g.ldc;
     for (std::int64_t j = 0; j < g.n; ++j) {
       C& out = row[j * g.c_col_stride];
@@ -36,6 +35,8 @@ void ScaleC(const RowMajorGemm<X>& g) {
       }
     }
   }
+  const EpilogueCall<C> epilogue(g.epilogue, isa);
+  if (epilogue.Active()) epilogue.Apply(g.c, g.ldc, g.c_col_stride, 0, 0, g.m, g.n);
 }
 
 // The checks of GemmPlan::Run that do not look at the pointers.
@@ -45,6 +46,9 @@ Status CheckShape(const KernelConfig& config, const GemmArgs<X>& args) {
                                        args.k, args.lda, args.ldb, args.ldc);
       !status) {
     return status;
+  }
+  if (!args.epilogue.Empty()) [[unlikely]] {
+    if (auto status = CheckEpilogue(args.epilogue); !status) return status;
   }
   // Only gemv configs constrain the shape; the common case skips the call.
   if (config.family == KernelFamily::kGemv && args.m != 1 && args.n != 1) [[unlikely]] {
@@ -97,6 +101,11 @@ detail::RowMajorGemm<X> detail::RowMajorProblem(const GemmArgs<X>& args) {
     g.a = {args.b, args.ldb, args.trans_b};
     g.b = {args.a, args.lda, args.trans_a};
   }
+  g.epilogue = args.epilogue;
+  if (!row_major && !GemmTypes<X>::kLowPrecision) {  // C's rows are the transposed C's columns
+    if (args.epilogue.bias_kind == BiasKind::kPerColumn) g.epilogue.bias_kind = BiasKind::kPerRow;
+    if (args.epilogue.bias_kind == BiasKind::kPerRow) g.epilogue.bias_kind = BiasKind::kPerColumn;
+  }
   return g;
 }
 
@@ -148,7 +157,7 @@ template <typename X>
 bool GemmPlan<X>::RunProblem(const KernelConfig& config, const RowMajorGemm<X>& g,
                              ThreadPool& pool) const {
   if (g.k == 0 || g.alpha == 0) {
-    ScaleC(g);
+    ScaleC(g, config.isa);
     return true;
   }
   switch (config.family) {
@@ -383,7 +392,7 @@ Status GemmPlan<X>::Run(const GemmArgs<X>& args, const PackedB<X>& b, ThreadPool
   const RowMajorGemm<X> g = detail::RowMajorProblem(full);
   if (g.m == 0 || g.n == 0) return OkStatus();
   if (g.k == 0 || g.alpha == 0) {
-    ScaleC(g);
+    ScaleC(g, config_.isa);
     return OkStatus();
   }
   detail::PrepackedOperands<X> prepacked;
@@ -407,8 +416,9 @@ Result<BoundGemm<X>> GemmPlan<X>::Bind(const GemmArgs<X>& shape) const {
   bound.problem_ = detail::RowMajorProblem(bound.shape_);
   if constexpr (!GemmTypes<X>::kLowPrecision) {
     const RowMajorGemm<X>& g = bound.problem_;
+    // The planned tiles write C as the kernels leave it: an epilogue takes the plan's Run.
     bound.runs_direct_ = config_.family == KernelFamily::kDirect && g.m > 0 && g.n > 0 &&
-                         g.k > 0 && g.alpha != X(0);
+                         g.k > 0 && g.alpha != X(0) && shape.epilogue.Empty();
     if (bound.runs_direct_) {
       bound.tiles_ = detail::PlanDirectTiles(config_, *micro_kernel_, *snug_tiles_, g);
     }

@@ -34,6 +34,7 @@ struct GemmArgs {
   typename Types::Scalar beta = 0;
   typename Types::C* c = nullptr;
   std::int64_t ldc = 0;
+  Epilogue<typename Types::C> epilogue;  // bias and activation after the product (types.h)
 };
 
 namespace detail {

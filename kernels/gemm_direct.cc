@@ -66,6 +66,7 @@ struct DirectWork {
   bool plain;  // whole tiles by rows run the kernel's rows_plain (see MakeDirectWork)
   bool masks_b;  // the edge kernel reads a partial panel of B in place
   bool may_align;  // a first narrow panel may line B's panels up (see kMinBytesOfBToAlign)
+  EpilogueCall<T> epilogue;  // on each tile after its last k block
 };
 
 // The kernel of a tile of m <= mr rows and n <= nr columns: the full-tile variant where the
@@ -150,6 +151,7 @@ template <typename T>
   for (std::int64_t p = 0; p < k; p += w.k_block) {
     args.k = std::min(w.k_block, k - p);
     if (p > 0) args.beta = T(1);
+    const bool finishes = p + args.k == k && w.epilogue.Active();
     const T* a_block = w.a_by_rows ? w.a + p : w.a + p * g.a.ld;
     // A partial panel runs the edge kernel, which reads it in place where it masks B, else a
     // zero-padded copy (only the tail can need one: a lead is taken only where B is masked).
@@ -183,6 +185,9 @@ template <typename T>
     auto call = [&](MicroKernelFn<T> tile, std::int64_t i, std::int64_t j)
                     __attribute__((always_inline)) {
       tile(w.a_by_rows ? a_block + i * g.a.ld : a_block + i, b_panel, w.c + i * g.ldc + j, args);
+      if (finishes) [[unlikely]] {
+        w.epilogue.Apply(w.c + i * g.ldc + j, g.ldc, 1, i, j, args.m, args.n);
+      }
     };
     if (w.row_panels_first) {
       for (std::int64_t i = row_begin; i < row_end; i += w.mr) {
@@ -268,16 +273,18 @@ DirectWork<T> MakeDirectWork(const KernelConfig& config, const MicroKernelEntry<
   work.prefetch_b = config.prefetch_b;
   work.prefetch_c = config.prefetch_c;
   work.masks_b = kernel.edge_reads_n_columns_of_b;
+  work.epilogue = EpilogueCall<T>(g.epilogue, config.isa);
   const auto element_size = static_cast<std::int64_t>(sizeof(T));
   work.may_align = work.masks_b && k * g.n * element_size >= kMinBytesOfBToAlign &&
                    work.ldb * element_size % kCacheLineBytes == 0;
   return work;
 }
 
-// Whether one thread runs `w` as ForEachSmallTile's tiles.
+// Whether one thread runs `w` as ForEachSmallTile's tiles (which leave C as the kernels write it).
 template <typename T>
 bool RunsSmall(const DirectWork<T>& w) {
-  return w.k_block == w.g->k && !w.may_align && (w.masks_b || w.g->n % w.nr == 0);
+  return w.k_block == w.g->k && !w.may_align && (w.masks_b || w.g->n % w.nr == 0) &&
+         !w.epilogue.Active();
 }
 
 template <typename T>

@@ -74,6 +74,16 @@ bool RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& 
 
   const int team = std::max(1, std::min(config.threads, pool.size()));
   TeamVote vote(team);
+  const EpilogueCall<C> epilogue(g.epilogue, config.isa);
+  // The epilogue of outputs [begin, begin + count): a row of C (M = 1) or a column (N = 1).
+  auto finish = [&](std::int64_t begin, std::int64_t count) {
+    if (!epilogue.Active()) return;
+    if (vector_a) {
+      epilogue.Apply(g.c + begin * incy, g.ldc, incy, 0, begin, 1, count);
+    } else {
+      epilogue.Apply(g.c + begin * incy, incy, g.c_col_stride, begin, 0, count, 1);
+    }
+  };
   auto task = [&](int tid) {
     // Whole row steps (dot) or vector steps (axpy) per thread keep the kernels on their fast path.
     const std::int64_t unit = dot ? config.mr : std::max(1, config.nr);
@@ -109,6 +119,7 @@ bool RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& 
         const auto* mat = vector_a ? g.b.data + begin * ldb : g.a.data + begin * lda;
         kernel.dot(count, k, mat, vector_a ? ldb : lda, vector_a ? xa : xb, y, incy, g.alpha,
                    g.beta);
+        finish(begin, count);
         return;
       } else {
         sums = scratch;
@@ -136,6 +147,7 @@ bool RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& 
       C& out = y[r * incy];
       out = Finish<X>(sums[r], g.alpha, g.beta, out);
     }
+    finish(begin, count);
   };
   pool.Run(team, task);
   return !vote.failed();

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/cache_line.h"
+#include "kernels/epilogue.h"
 #include "kernels/gemm_types.h"
 #include "kernels/kernel_config.h"
 #include "kernels/lowp_microkernel.h"
@@ -32,6 +33,7 @@ struct RowMajorGemm {
   typename Types::C* c = nullptr;
   std::int64_t ldc = 0;           // C's row stride
   std::int64_t c_col_stride = 1;  // 1 except for column-major low-precision problems
+  Epilogue<typename Types::C> epilogue;  // its bias per row or column of this (row-major) C
 };
 
 inline Trans Flip(Trans t) { return t == Trans::kNo ? Trans::kYes : Trans::kNo; }

@@ -28,22 +28,31 @@ class TileCall {
   using Types = GemmTypes<X>;
   TileCall(const KernelConfig& config, const MicroKernelEntry<X>& kernel,
            const RowMajorGemm<X>& g)
-      : fn_(kernel.packed) {
+      : fn_(kernel.packed), epilogue_(g.epilogue, config.isa) {
     args_.alpha = g.alpha;
     args_.ldc = g.ldc;
     args_.prefetch_a = config.prefetch_a;
     args_.prefetch_b = config.prefetch_b;
     args_.prefetch_c = config.prefetch_c;
   }
-  // A k block of `depth` elements (whole groups) per panel line; `beta` for its C tiles.
-  void SetBlock(std::int64_t depth, typename Types::Scalar beta) {
+  // A k block of `depth` elements (whole groups) per panel line; `beta` for its C tiles; the
+  // last one finishes them (the epilogue).
+  void SetBlock(std::int64_t depth, typename Types::Scalar beta, bool last) {
     args_.k = depth;
     args_.beta = beta;
+    finishes_ = last && epilogue_.Active();
   }
-  void SetColumns(int n) { args_.n = n; }
-  void Run(const typename Types::A* a, const typename Types::B* b, typename Types::C* c, int m) {
+  // The next tiles' columns: n of them from C's column `column` on.
+  void SetColumns(int n, std::int64_t column) {
+    args_.n = n;
+    column_ = column;
+  }
+  // The tile of m rows from C's row `row` on, at `c`.
+  void Run(const typename Types::A* a, const typename Types::B* b, typename Types::C* c, int m,
+           std::int64_t row) {
     args_.m = m;
     fn_(a, b, c, args_);
+    if (finishes_) [[unlikely]] epilogue_.Apply(c, args_.ldc, 1, row, column_, m, args_.n);
   }
   void Enter() {}
   void Leave() {}
@@ -51,6 +60,9 @@ class TileCall {
  private:
   MicroKernelArgs<X> args_;
   MicroKernelFn<X> fn_;
+  EpilogueCall<typename Types::C> epilogue_;
+  bool finishes_ = false;
+  std::int64_t column_ = 0;
 };
 
 template <typename X>
@@ -59,7 +71,8 @@ class TileCall<X, true> {
   using Types = GemmTypes<X>;
   TileCall(const KernelConfig& config, const LowpMicroKernelEntry<X>& kernel,
            const RowMajorGemm<X>& g)
-      : fn_(kernel.packed), enter_(kernel.enter), leave_(kernel.leave) {
+      : fn_(kernel.packed), enter_(kernel.enter), leave_(kernel.leave),
+        epilogue_(g.epilogue, config.isa) {
     args_.alpha = g.alpha;
     args_.row_stride = g.ldc;
     args_.col_stride = g.c_col_stride;
@@ -67,19 +80,27 @@ class TileCall<X, true> {
     args_.prefetch_b = config.prefetch_b;
     args_.prefetch_c = config.prefetch_c;
   }
-  void SetBlock(std::int64_t depth, typename Types::Scalar beta) {
+  void SetBlock(std::int64_t depth, typename Types::Scalar beta, bool last) {
     args_.groups = depth / Types::kGroup;
     args_.beta = beta;
+    finishes_ = last && epilogue_.Active();
   }
-  void SetColumns(int n) { args_.n = n; }
+  void SetColumns(int n, std::int64_t column) {
+    args_.n = n;
+    column_ = column;
+  }
   // 0: the next tiles read A's packed panels; else A in place, rows `stride` apart.
   void SetARowStride(std::int64_t stride) { args_.a_row_stride = stride; }
-  void Run(const typename Types::A* a, const typename Types::B* b, typename Types::C* c, int m) {
+  void Run(const typename Types::A* a, const typename Types::B* b, typename Types::C* c, int m,
+           std::int64_t row) {
     args_.a = a;
     args_.b = b;
     args_.c = c;
     args_.m = m;
     fn_(args_);
+    if (finishes_) [[unlikely]] {
+      epilogue_.Apply(c, args_.row_stride, args_.col_stride, row, column_, m, args_.n);
+    }
   }
   // Around a thread's tile calls: AMX kernels configure the tile registers once.
   void Enter() {
@@ -94,6 +115,9 @@ class TileCall<X, true> {
   LowpMicroKernelFn<X> fn_;
   void (*enter_)();
   void (*leave_)();
+  EpilogueCall<typename Types::C> epilogue_;
+  bool finishes_ = false;
+  std::int64_t column_ = 0;
 };
 
 }  // namespace
@@ -179,7 +203,7 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
       for (std::int64_t pc = 0; pc < g.k; pc += kc) {
         const std::int64_t kb = std::min(kc, g.k - pc);
         const std::int64_t depth = RoundUp(kb, ag);  // packed elements per panel line
-        tile.SetBlock(depth, pc == 0 ? g.beta : Scalar(1));
+        tile.SetBlock(depth, pc == 0 ? g.beta : Scalar(1), pc + kb == g.k);
 
         std::int64_t first = 0;
         std::int64_t last = 0;
@@ -230,7 +254,8 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
           if (share_a) Partition(b_panels, members, member, &jr_first, &jr_last);
           for (std::int64_t q = jr_first; q < jr_last; ++q) {
             const B* b_panel = packed_b + q * nr * depth;
-            tile.SetColumns(static_cast<int>(std::min<std::int64_t>(nr, nb - q * nr)));
+            tile.SetColumns(static_cast<int>(std::min<std::int64_t>(nr, nb - q * nr)),
+                            jc + q * nr);
             C* c_column = g.c + (jc + q * nr) * g.c_col_stride;
             std::int64_t ir = 0;
             if constexpr (GemmTypes<X>::kLowPrecision) {
@@ -238,14 +263,14 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
                 tile.SetARowStride(g.a.ld);
                 for (; ir < whole_rows; ir += mr) {
                   tile.Run(g.a.data + (ic + ir) * g.a.ld + pc, b_panel,
-                           c_column + (ic + ir) * g.ldc, mr);
+                           c_column + (ic + ir) * g.ldc, mr, ic + ir);
                 }
                 tile.SetARowStride(0);
               }
             }
             for (; ir < mb; ir += mr) {
               tile.Run(packed_a + ir * depth, b_panel, c_column + (ic + ir) * g.ldc,
-                       static_cast<int>(std::min<std::int64_t>(mr, mb - ir)));
+                       static_cast<int>(std::min<std::int64_t>(mr, mb - ir)), ic + ir);
             }
           }
           if (shares_packed_a) barrier.ArriveAndWait();  // before the A block is packed again

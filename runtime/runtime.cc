@@ -512,21 +512,21 @@ Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m
                      std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
                      std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   return impl_->Gemm<float>(
-      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}});
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, double alpha, const double* a, std::int64_t lda,
                      const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
   return impl_->Gemm<double>(
-      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}});
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, float alpha, const BFloat16* a, std::int64_t lda,
                      const BFloat16* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   return impl_->Gemm<Bf16Gemm>(
-      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}});
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
@@ -534,7 +534,7 @@ Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m
                      const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
                      std::int64_t ldc) {
   return impl_->Gemm<S8Gemm>(
-      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}});
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
@@ -544,7 +544,8 @@ Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m
   return SignedInt8Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, c, ldc,
                         [&](std::int64_t shifted_lda, const std::uint8_t* shifted) {
                           return impl_->Gemm<S8Gemm>({layout, trans_a, trans_b, m, n, k, alpha,
-                                                      shifted, shifted_lda, b, ldb, beta, c, ldc});
+                                                      shifted, shifted_lda, b, ldb, beta, c, ldc,
+                                                      {}});
                         });
 }
 
@@ -553,7 +554,7 @@ Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int6
                           std::int64_t lda, const float* b, std::int64_t ldb, float beta,
                           float* c, std::int64_t ldc, const BatchStrides& batch) {
   return impl_->StridedBatch<float>(
-      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}, batch);
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}}, batch);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
@@ -561,7 +562,7 @@ Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int6
                           std::int64_t lda, const double* b, std::int64_t ldb, double beta,
                           double* c, std::int64_t ldc, const BatchStrides& batch) {
   return impl_->StridedBatch<double>(
-      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}, batch);
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}}, batch);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
@@ -569,7 +570,7 @@ Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int6
                           std::int64_t lda, const BFloat16* b, std::int64_t ldb, float beta,
                           float* c, std::int64_t ldc, const BatchStrides& batch) {
   return impl_->StridedBatch<Bf16Gemm>(
-      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}, batch);
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}}, batch);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
@@ -578,7 +579,7 @@ Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int6
                           std::int64_t ldb, std::int32_t beta, std::int32_t* c, std::int64_t ldc,
                           const BatchStrides& batch) {
   return impl_->StridedBatch<S8Gemm>(
-      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}, batch);
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}}, batch);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
@@ -586,7 +587,8 @@ Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int6
                           std::int64_t lda, const float* const* b, std::int64_t ldb, float beta,
                           float* const* c, std::int64_t ldc, std::int64_t count) {
   return impl_->ListedBatch<float>(
-      {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc},
+      {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc,
+       {}},
       count, a, b, c);
 }
 
@@ -595,7 +597,8 @@ Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int6
                           std::int64_t lda, const double* const* b, std::int64_t ldb,
                           double beta, double* const* c, std::int64_t ldc, std::int64_t count) {
   return impl_->ListedBatch<double>(
-      {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc},
+      {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc,
+       {}},
       count, a, b, c);
 }
 
@@ -604,7 +607,8 @@ Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int6
                           std::int64_t lda, const BFloat16* const* b, std::int64_t ldb,
                           float beta, float* const* c, std::int64_t ldc, std::int64_t count) {
   return impl_->ListedBatch<Bf16Gemm>(
-      {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc},
+      {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc,
+       {}},
       count, a, b, c);
 }
 
@@ -614,7 +618,8 @@ Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int6
                           const std::int8_t* const* b, std::int64_t ldb, std::int32_t beta,
                           std::int32_t* const* c, std::int64_t ldc, std::int64_t count) {
   return impl_->ListedBatch<S8Gemm>(
-      {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc},
+      {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc,
+       {}},
       count, a, b, c);
 }
 
@@ -711,7 +716,7 @@ Result<FixedGemm<T>> Runtime::Bind(Layout layout, Trans trans_a, Trans trans_b, 
   if (!entry) return entry.error();
   const TypedPlans<T>& plans = (*entry)->template Plans<T>();
   const GemmArgs<T> shape{layout,  trans_a, trans_b, m,   n,    k,       alpha,
-                          nullptr, lda,     nullptr, ldb, beta, nullptr, ldc};
+                          nullptr, lda,     nullptr, ldb, beta, nullptr, ldc, {}};
   auto plan = plans->plan.Bind(shape);
   if (!plan) return plan.error();
   auto solo = plans->solo.Bind(shape);
@@ -895,7 +900,7 @@ Status Runtime::Impl::GemmWith(Layout layout, Trans trans_a, std::int64_t m,
   if (b.packed) {
     return b.Execute(
         GemmArgs<X>{layout, trans_a, Trans::kNo, m, b.n, b.k, alpha, a, lda, nullptr, 0, beta, c,
-                    ldc});
+                    ldc, {}});
   }
   if (layout != b.layout) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -903,7 +908,7 @@ Status Runtime::Impl::GemmWith(Layout layout, Trans trans_a, std::int64_t m,
                          "-major GEMM, not a " + ToString(layout) + "-major one");
   }
   return Gemm<X>(GemmArgs<X>{layout, trans_a, b.trans_b, m, b.n, b.k, alpha, a, lda,
-                             b.copy.get(), b.ldb, beta, c, ldc});
+                             b.copy.get(), b.ldb, beta, c, ldc, {}});
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, float alpha, const float* a,

@@ -26,6 +26,7 @@ namespace {
 using testing::FromInt;
 using testing::MakeStored;
 using testing::Stored;
+using testing::TwoMembers;
 
 constexpr std::int64_t kGap = 5;  // canary elements between (and around) consecutive C items
 
@@ -108,7 +109,7 @@ struct BatchCase {
       }
     }
     args = GemmArgs<X>{layout, ta,    tb,       s.m,  s.n,           s.k, alpha, a.data(),
-                       a0.ld,  b.data(), b0.ld, beta, c.data() + kGap, ldc};
+                       a0.ld,  b.data(), b0.ld, beta, c.data() + kGap, ldc, {}};
   }
 
   // Every element of C's storage, canaries included, against the expected one.
@@ -123,12 +124,6 @@ struct BatchCase {
     return bad;
   }
 };
-
-ThreadPool& TwoMembers() {
-  // Two members whatever this process may run on, so that batches split as they would.
-  static ThreadPool pool(2);
-  return pool;
-}
 
 template <typename X>
 GemmPlan<X> PlanFor(const Machine& machine, Layout layout, Trans ta, Trans tb, Shape3 s,

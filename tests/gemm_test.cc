@@ -113,7 +113,7 @@ void RunCases(KernelFamily family, const std::vector<std::array<std::int64_t, 3>
         GemmCase<T> gc = MakeCase<T>(layout, ta, tb, m, n, k, alpha, beta, extra_ld, nan_c, rng);
         const KernelConfig config = RandomConfig<T>(family, isa, m, n, rng);
         GemmArgs<T> args{layout, ta, tb, m, n, k, alpha, gc.a.data(), gc.a.ld,
-                         gc.b.data(), gc.b.ld, beta, gc.c.data(), gc.c.ld};
+                         gc.b.data(), gc.b.ld, beta, gc.c.data(), gc.c.ld, {}};
         const Status status = Gemm(config, args);
         ASSERT_TRUE(status.ok()) << config.ToString() << ": " << status.error().message;
         ++cases;
@@ -226,7 +226,7 @@ TYPED_TEST(GemmTest, DirectPartialTilesMatchTheReferenceWithEveryKernel) {
           const GuardedCopy<T> b(gc.b.data(),
                                  StoredExtent(Layout::kRowMajor, tb, k, n, gc.b.ld));
           GemmArgs<T> args{Layout::kRowMajor, ta, tb, m, n, k, T(1), a.data(), gc.a.ld,
-                           b.data(), gc.b.ld, beta, gc.c.data(), gc.c.ld};
+                           b.data(), gc.b.ld, beta, gc.c.data(), gc.c.ld, {}};
           const Status status = Gemm(config, args);
           ASSERT_TRUE(status.ok()) << config.ToString() << ": " << status.error().message;
           ++cases;
@@ -258,7 +258,7 @@ TYPED_TEST(GemmTest, BlocksLargerThanTheCaches) {
     GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, Trans::kNo, Trans::kYes, 301, 1031, 523,
                                  T(1), T(0), 1, true, rng);
     GemmArgs<T> args{Layout::kRowMajor, Trans::kNo, Trans::kYes, 301, 1031, 523, T(1),
-                     gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld, T(0), gc.c.data(), gc.c.ld};
+                     gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld, T(0), gc.c.data(), gc.c.ld, {}};
     ASSERT_TRUE(Gemm(config, args).ok());
     EXPECT_EQ(CheckResult(gc, config.ToString()), 0);
   }
@@ -297,7 +297,8 @@ TYPED_TEST(GemmTest, DirectPanelsAlignedToAMisalignedB) {
         // The narrow first panel (offsets 1 and up) in both tile orders.
         if (offset != 1) config.tile_order = TileOrder::kRowPanels;
         GemmArgs<T> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, gc.alpha,
-                         gc.a.data(), gc.a.ld, b.data(), gc.b.ld, gc.beta, gc.c.data(), gc.c.ld};
+                         gc.a.data(), gc.a.ld, b.data(), gc.b.ld, gc.beta, gc.c.data(), gc.c.ld,
+                         {}};
         ASSERT_TRUE(Gemm(config, args).ok()) << config.ToString();
         ++cases;
         if (CheckResult(gc, config.ToString() + " B offset " + std::to_string(offset)) > 0) {
@@ -332,7 +333,7 @@ TYPED_TEST(GemmTest, DefaultConfigIsValidAndCorrectForEveryIsaCap) {
                                      T(-1), T(0.5), 2, false, rng);
         GemmArgs<T> args{Layout::kColMajor, Trans::kYes, Trans::kNo, m, n, k, T(-1),
                          gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld, T(0.5), gc.c.data(),
-                         gc.c.ld};
+                         gc.c.ld, {}};
         ASSERT_TRUE(Gemm(config, args).ok());
         if (CheckResult(gc, config.ToString()) > 0) return;
       }
@@ -1108,7 +1109,7 @@ TYPED_TEST(GemmTest, BoundPlansMatchTheirPlan) {
         ASSERT_TRUE(plan.ok()) << config.ToString();
         GemmCase<T> first = MakeCase<T>(layout, ta, tb, m, n, k, alpha, beta, extra_ld, nan_c, rng);
         const GemmArgs<T> shape{layout, ta, tb, m, n, k, alpha, nullptr, first.a.ld,
-                                nullptr, first.b.ld, beta, nullptr, first.c.ld};
+                                nullptr, first.b.ld, beta, nullptr, first.c.ld, {}};
         auto bound = plan->Bind(shape);
         ASSERT_TRUE(bound.ok()) << config.ToString() << ": " << bound.error().message;
         // Two different operand sets through the one bound plan.
@@ -1155,7 +1156,7 @@ TYPED_TEST(GemmTest, BoundSmallDirectProblemsRunTheirPlannedTiles) {
           GemmCase<T> gc = MakeCase<T>(layout, ta, tb, m, n, k, T(0.75), beta,
                                        static_cast<std::int64_t>(rng() % 2) * 3, beta == T(0), rng);
           const GemmArgs<T> shape{layout, ta, tb, m, n, k, T(0.75), nullptr, gc.a.ld,
-                                  nullptr, gc.b.ld, beta, nullptr, gc.c.ld};
+                                  nullptr, gc.b.ld, beta, nullptr, gc.c.ld, {}};
           auto bound = plan->Bind(shape);
           ASSERT_TRUE(bound.ok()) << bound.error().message;
           const std::string name = config.ToString() + " " + gc.name;
@@ -1180,7 +1181,7 @@ TEST(GemmEdgeTest, BindRejectsWhatRunWouldReject) {
   auto plan = GemmPlan<float>::Create(DefaultConfig(problem, *machine));
   ASSERT_TRUE(plan.ok());
   const GemmArgs<float> shape{Layout::kRowMajor, Trans::kNo, Trans::kNo, 40, 40, 40, 1.f,
-                              nullptr, 40, nullptr, 40, 0.f, nullptr, 40};
+                              nullptr, 40, nullptr, 40, 0.f, nullptr, 40, {}};
   EXPECT_TRUE(plan->Bind(shape).ok());
 
   GemmArgs<float> bad_ld = shape;
@@ -1227,7 +1228,7 @@ TEST(GemmEdgeTest, EmptyAndScaleOnlyProblems) {
                                          alpha, beta, 1, beta == 0.f, rng);
     GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, alpha,
                          gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld, beta, gc.c.data(),
-                         gc.c.ld};
+                         gc.c.ld, {}};
     ASSERT_TRUE(Gemm(config, args).ok());
     EXPECT_EQ(CheckResult(gc, "edge"), 0);
   }
@@ -1243,7 +1244,7 @@ TEST(GemmEdgeTest, RejectsBadArgumentsAndConfigsWithoutWriting) {
                                        1.f, 0.f, 0, false, rng);
   const std::vector<float> before = gc.c.storage;
   GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, 40, 40, 40, 1.f,
-                       gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld, 0.f, gc.c.data(), gc.c.ld};
+                       gc.a.data(), gc.a.ld, gc.b.data(), gc.b.ld, 0.f, gc.c.data(), gc.c.ld, {}};
 
   GemmArgs<float> bad_ld = args;
   bad_ld.lda = 39;

@@ -114,7 +114,7 @@ LowpCase<Kind> MakeCase(Layout layout, Trans ta, Trans tb, std::int64_t m, std::
   using C = typename Kind::C;
   LowpCase<Kind> lc;
   GemmArgs<Kind>& args = lc.args;
-  args = {layout, ta, tb, m, n, k, alpha, nullptr, 0, nullptr, 0, beta, nullptr, 0};
+  args = {layout, ta, tb, m, n, k, alpha, nullptr, 0, nullptr, 0, beta, nullptr, 0, {}};
   args.lda = MinLeadingDimension(layout, ta, m, k) + extra_ld;
   args.ldb = MinLeadingDimension(layout, tb, k, n) + extra_ld;
   args.ldc = MinLeadingDimension(layout, Trans::kNo, m, n) + extra_ld;

@@ -80,10 +80,8 @@ void ExpectPackedRunExact(const GemmPlan<X>& packer, const GemmPlan<X>& runner,
   for (auto& v : b.values) v = FromInt<typename GemmTypes<X>::B>(99);  // a read of B shows
   const GemmArgs<X> args{p.layout, p.ta,    p.tb,   p.m, p.n,    p.k,
                          p.alpha,  a.values.data(), a.ld, nullptr, 0, p.beta, c.data() + kPad,
-                         ldc};
-  // Two members whatever this process may run on, so that the ic and jr splits run as such.
-  static ThreadPool pool(2);
-  const Status status = runner.Run(args, *packed, pool);
+                         ldc, {}};
+  const Status status = runner.Run(args, *packed, testing::TwoMembers());
   ASSERT_TRUE(status.ok()) << status.error().message;
   int bad = 0;
   for (std::size_t i = 0; i < c.size(); ++i) {
@@ -287,7 +285,7 @@ TEST(PackedBTest, MismatchesAreRefusedAndCIsUntouched) {
     EXPECT_EQ(c, before);
   };
   GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, 8, 30, 40, 1, a.data(), 40,
-                       nullptr, 0, 0, c.data(), 30};
+                       nullptr, 0, 0, c.data(), 30, {}};
   GemmArgs<float> wrong = args;
   wrong.k = 39;
   wrong.lda = 39;
@@ -327,7 +325,7 @@ TEST(PackedBTest, GemvPlansAndMovedFromPanelsAreRefused) {
   auto gemv_plan = GemmPlan<float>::Create(gemv);
   ASSERT_TRUE(gemv_plan.ok()) << gemv_plan.error().message;
   const GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, 1, 30, 40, 1, a.data(),
-                             40, nullptr, 0, 0, c.data(), 30};
+                             40, nullptr, 0, 0, c.data(), 30, {}};
   const Status on_gemv = gemv_plan->Run(args, *packed);
   ASSERT_FALSE(on_gemv.ok());
   EXPECT_NE(on_gemv.error().message.find("packed-family"), std::string::npos);
@@ -381,7 +379,7 @@ TEST(PackedBTest, EmptyDimensionsComputeWhatBlasSays) {
   std::vector<float> c(3 * 5, std::numeric_limits<float>::quiet_NaN());
   std::vector<float> a(3, 1.0f);
   GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, 3, 5, 0, 1, a.data(), 1,
-                       nullptr, 0, 0, c.data(), 5};
+                       nullptr, 0, 0, c.data(), 5, {}};
   ASSERT_TRUE(plan->Run(args, *empty_k).ok());
   for (float v : c) EXPECT_EQ(v, 0.0f);
   // N = 0: nothing to do.
@@ -389,7 +387,7 @@ TEST(PackedBTest, EmptyDimensionsComputeWhatBlasSays) {
   ASSERT_TRUE(empty_n.ok()) << empty_n.error().message;
   std::vector<float> a4(3 * 4, 1.0f);
   GemmArgs<float> none{Layout::kRowMajor, Trans::kNo, Trans::kNo, 3, 0, 4, 1, a4.data(), 4,
-                       nullptr, 0, 0, c.data(), 1};
+                       nullptr, 0, 0, c.data(), 1, {}};
   EXPECT_TRUE(plan->Run(none, *empty_n).ok());
 }
 

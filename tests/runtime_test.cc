@@ -651,7 +651,7 @@ void ExpectLowpMatchesReference(Runtime& runtime, const Problem& p, typename Kin
   std::vector<C> expected = c;
   ASSERT_TRUE(ReferenceLowpGemm<Kind>(GemmArgs<Kind>{p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k,
                                                      alpha, a.data(), lda, b.data(), ldb, beta,
-                                                     expected.data(), ldc}));
+                                                     expected.data(), ldc, {}}));
   const Status status = runtime.Gemm(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, alpha, a.data(),
                                      lda, b.data(), ldb, beta, c.data(), ldc);
   ASSERT_TRUE(status) << status.error().message;

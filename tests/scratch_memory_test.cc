@@ -61,7 +61,7 @@ Operands<X> MakeOperands(std::int64_t m, std::int64_t n, std::int64_t k, Trans t
   }
   for (auto& x : o.c) x = static_cast<typename GemmTypes<X>::C>(small(rng));
   o.args = {Layout::kRowMajor, Trans::kNo, trans_b, m, n, k, 1, o.a.data(), k,
-            o.b.data(), trans_b == Trans::kNo ? n : k, 1, o.c.data(), n};
+            o.b.data(), trans_b == Trans::kNo ? n : k, 1, o.c.data(), n, {}};
   return o;
 }
 

@@ -9,9 +9,17 @@
 #include <vector>
 
 #include "kernels/gemm_args.h"
+#include "kernels/thread_pool.h"
 #include "mmtune/bf16.h"
 
 namespace mmtune::testing {
+
+// A pool of two members whatever this process may run on, so that work splits as it would
+// between two threads (jc, ic, jr, batch items).
+inline ThreadPool& TwoMembers() {
+  static ThreadPool pool(2);
+  return pool;
+}
 
 template <typename T>
 T FromInt(int value) {

@@ -64,6 +64,31 @@ struct BatchStrides {
   std::int64_t c = 0;
 };
 
+// What a GEMM applies to C after the product, in the same pass (a fused epilogue, as in a
+// linear layer): C = act(alpha * op(A) op(B) + beta * C + bias).
+//  - bias: one value per column of C (N of them) or per row (M), of C's element type; in C's
+//    logical rows and columns whatever its layout.
+//  - act: relu (NaN stays NaN), gelu in its tanh form
+//    0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), or silu x / (1 + exp(-x)); gelu and silu
+//    give NaN for NaN, +inf for +inf and 0 for -inf, within a few units in the last place
+//    (results of magnitude below 1e-30 for f32, 1e-300 for f64, may come out as zero). For s8
+//    (C s32) only relu, and the bias adds modulo 2^32 like the accumulation.
+enum class Activation : std::uint8_t { kNone, kRelu, kGelu, kSilu };
+enum class BiasKind : std::uint8_t { kNone, kPerColumn, kPerRow };
+const char* ToString(Activation activation);
+const char* ToString(BiasKind bias);
+// "none", "relu", "gelu", "silu"; "none", "column", "row".
+Result<Activation> ParseActivation(std::string_view text);
+Result<BiasKind> ParseBiasKind(std::string_view text);
+
+template <typename C>
+struct Epilogue {
+  BiasKind bias_kind = BiasKind::kNone;
+  const C* bias = nullptr;  // N (per column) or M (per row) elements, contiguous
+  Activation activation = Activation::kNone;
+  bool Empty() const { return bias_kind == BiasKind::kNone && activation == Activation::kNone; }
+};
+
 // Parses "MxNxK" (also "MXNXK"): three integers in [0, 2^31), nothing else.
 struct Shape {
   std::int64_t m = 0;

@@ -1,0 +1,56 @@
+#include "kernels/epilogue.h"
+
+#include <string>
+#include <type_traits>
+
+namespace mmtune {
+
+const EpilogueEntry& GenericEpilogues();
+#if MMTUNE_X86_KERNELS
+const EpilogueEntry& Avx2Epilogues();
+const EpilogueEntry& Avx512Epilogues();
+#endif
+
+const EpilogueEntry& EpilogueKernels(IsaLevel isa) {
+#if MMTUNE_X86_KERNELS
+  if (isa == IsaLevel::kAvx512) return Avx512Epilogues();
+  if (isa == IsaLevel::kAvx2) return Avx2Epilogues();
+#endif
+  (void)isa;
+  return GenericEpilogues();
+}
+
+template <typename C>
+Status CheckEpilogue(const Epilogue<C>& epilogue) {
+  if (epilogue.bias_kind != BiasKind::kNone && epilogue.bias == nullptr) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     std::string("the epilogue's ") + ToString(epilogue.bias_kind) +
+                         " bias is a null pointer");
+  }
+  if constexpr (std::is_integral_v<C>) {
+    if (epilogue.activation != Activation::kNone && epilogue.activation != Activation::kRelu) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       std::string("activation ") + ToString(epilogue.activation) +
+                           " needs a floating-point C; s32 C takes none or relu");
+    }
+  }
+  return OkStatus();
+}
+
+template <typename C>
+EpilogueCall<C>::EpilogueCall(const Epilogue<C>& epilogue, IsaLevel isa) : epilogue_(epilogue) {
+  if (epilogue.Empty()) return;
+  const EpilogueEntry& entry = EpilogueKernels(isa);
+  if constexpr (std::is_same_v<C, float>) fn_ = entry.f32;
+  if constexpr (std::is_same_v<C, double>) fn_ = entry.f64;
+  if constexpr (std::is_same_v<C, std::int32_t>) fn_ = entry.s32;
+}
+
+template Status CheckEpilogue(const Epilogue<float>&);
+template Status CheckEpilogue(const Epilogue<double>&);
+template Status CheckEpilogue(const Epilogue<std::int32_t>&);
+template class EpilogueCall<float>;
+template class EpilogueCall<double>;
+template class EpilogueCall<std::int32_t>;
+
+}  // namespace mmtune

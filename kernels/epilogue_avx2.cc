@@ -1,0 +1,8 @@
+// The epilogue functions compiled for the avx2 level (see epilogue_impl.h and kernels/CMakeLists.txt).
+#include "kernels/epilogue_impl.h"
+
+namespace mmtune {
+
+MMTUNE_DEFINE_EPILOGUE_TABLE(Avx2)
+
+}  // namespace mmtune
