@@ -8,71 +8,89 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/epilogue.h"
 
 namespace mmtune::epilogue {
+// Internal linkage: each ISA's translation unit keeps its own copies. Shared template instances
+// (the same names in every unit) would let the linker keep one level's code for all of them.
+namespace {
 
 template <typename T>
 struct ExpTraits;
-// e^x = 2^n e^r with n = round(x / ln 2), r = x - n ln 2 (ln 2 in two parts, the first exact
+// e^z = 2^n e^r with n = round(z / ln 2), r = z - n ln 2 (ln 2 in two parts, the first exact
 // times any n of the range) and e^r by its Taylor polynomial: |r| <= 0.35 leaves a truncation
-// error far below half an ulp. kLow and kHigh keep 2^n a normal number.
+// error far below half an ulp. kClamp turns infinities into finite values far outside the range.
 template <>
 struct ExpTraits<float> {
   using Bits = std::uint32_t;
-  static constexpr float kLow = -87.0f;
-  static constexpr float kHigh = 88.0f;
+  using SignedBits = std::int32_t;
+  static constexpr float kClamp = 200.0f;
   static constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   static constexpr float kLn2High = 0.693359375f;
   static constexpr float kLn2Low = -2.12194440e-4f;
   static constexpr int kMantissaBits = 23;
-  static constexpr Bits kExponentBias = 127;
+  static constexpr SignedBits kExponentBias = 127;
   static constexpr int kDegree = 8;
 };
 template <>
 struct ExpTraits<double> {
   using Bits = std::uint64_t;
-  static constexpr double kLow = -708.0;
-  static constexpr double kHigh = 708.0;
+  using SignedBits = std::int64_t;
+  static constexpr double kClamp = 1500.0;
   static constexpr double kShifter = 6755399441055744.0;  // 1.5 * 2^52
   static constexpr double kLn2High = 6.93147180369123816490e-01;
   static constexpr double kLn2Low = 1.90821492927058770002e-10;
   static constexpr int kMantissaBits = 52;
-  static constexpr Bits kExponentBias = 1023;
+  static constexpr SignedBits kExponentBias = 1023;
   static constexpr int kDegree = 13;
 };
 
-// e^x for x in [kLow, kHigh]; NaN for NaN.
+// e^z, but 0 where 2^n falls below the second binade of the normal numbers and +inf above the
+// largest; NaN for NaN. Never a subnormal number: GCC computes this for the vector lanes whose
+// result a select discards too, and a subnormal result costs a microcode assist many times the
+// price of the whole computation.
 template <typename T>
-[[gnu::always_inline]] inline T ExpInRange(T x) {
+[[gnu::always_inline]] inline T ExpNormal(T z) {
   using E = ExpTraits<T>;
   using Bits = typename E::Bits;
-  const T shifted = x * T(1.44269504088896340736) + E::kShifter;
+  using SignedBits = typename E::SignedBits;
+  z = std::min(std::max(z, -E::kClamp), E::kClamp);
+  const T shifted = z * T(1.44269504088896340736) + E::kShifter;
   const T n = shifted - E::kShifter;
-  const T r = (x - n * E::kLn2High) - n * E::kLn2Low;
+  const T r = (z - n * E::kLn2High) - n * E::kLn2Low;
   static constexpr std::array<T, E::kDegree + 1> kInverseFactorials = [] {
     std::array<T, E::kDegree + 1> c{};
     c[0] = T(1);
     for (int d = 1; d <= E::kDegree; ++d) c[d] = c[d - 1] / T(d);
     return c;
   }();
-  T p = kInverseFactorials[E::kDegree];  // Horner from the highest power down
-  for (int d = E::kDegree - 1; d >= 0; --d) p = p * r + kInverseFactorials[d];
+  // Horner from the highest power down, unrolled here: an inner loop keeps GCC from
+  // vectorizing the loops over C that call this.
+  T p = kInverseFactorials[E::kDegree];
+  [&]<std::size_t... kStep>(std::index_sequence<kStep...>) __attribute__((always_inline)) {
+    ((p = p * r + kInverseFactorials[E::kDegree - 1 - kStep]), ...);
+  }(std::make_index_sequence<E::kDegree>());
   // n sits in the low bits of `shifted` (two's complement against the shifter's bits).
-  const Bits n_bits = std::bit_cast<Bits>(shifted) - std::bit_cast<Bits>(E::kShifter);
-  const T scale = std::bit_cast<T>((n_bits + E::kExponentBias) << E::kMantissaBits);
-  return p * scale;
+  const SignedBits biased = std::bit_cast<SignedBits>(shifted) -
+                            std::bit_cast<SignedBits>(E::kShifter) + E::kExponentBias;
+  constexpr Bits kInfinity = Bits{(Bits{1} << (sizeof(T) * 8 - 1 - E::kMantissaBits)) - 1}
+                             << E::kMantissaBits;
+  const Bits scale = biased < 2                       ? Bits{0}
+                     : biased > 2 * E::kExponentBias ? kInfinity
+                                                      : static_cast<Bits>(biased) << E::kMantissaBits;
+  return p * std::bit_cast<T>(scale);
 }
 
-// x / (1 + e^z): -0 where e^z passes the range (x is then far below zero; the true value rounds
-// to zero), x where z is far below it, NaN for NaN.
+// x / (1 + e^z): -0 where e^z overflows (there x is far below zero and the true value below
+// 1e-30), NaN for NaN.
 template <typename T>
 [[gnu::always_inline]] inline T OverOnePlusExp(T x, T z) {
-  using E = ExpTraits<T>;
-  const T value = x / (T(1) + ExpInRange(std::min(std::max(z, E::kLow), E::kHigh)));
-  return z > E::kHigh ? T(-0.0) : value;
+  const T e = ExpNormal(z);
+  return e == std::numeric_limits<T>::infinity() ? T(-0.0) : x / (T(1) + e);
 }
 
 template <Activation kAct, typename T>
@@ -100,11 +118,15 @@ template <typename C>
   }
 }
 
+// Rows of a tile are short (a few vectors): the unit-stride ones go in fixed runs of 16
+// elements, which GCC turns into whole vectors without the peeling and the alias checks of a
+// loop of unknown length (C and the bias do not overlap).
 template <typename C, BiasKind kBias, Activation kAct>
-void ApplyRegion(C* c, std::int64_t row_stride, std::int64_t col_stride, std::int64_t m,
-                 std::int64_t n, const C* bias) {
+void ApplyRegion(C* __restrict c, std::int64_t row_stride, std::int64_t col_stride,
+                 std::int64_t m, std::int64_t n, const C* __restrict bias) {
+  constexpr std::int64_t kRun = 16;
   for (std::int64_t i = 0; i < m; ++i) {
-    C* row = c + i * row_stride;
+    C* __restrict row = c + i * row_stride;
     auto one = [&](std::int64_t j, C& out) __attribute__((always_inline)) {
       C x = out;
       if constexpr (kBias == BiasKind::kPerColumn) x = AddBias(x, bias[j]);
@@ -112,7 +134,11 @@ void ApplyRegion(C* c, std::int64_t row_stride, std::int64_t col_stride, std::in
       out = Activate<kAct>(x);
     };
     if (col_stride == 1) {
-      for (std::int64_t j = 0; j < n; ++j) one(j, row[j]);
+      std::int64_t j = 0;
+      for (; j + kRun <= n; j += kRun) {
+        for (std::int64_t u = 0; u < kRun; ++u) one(j + u, row[j + u]);
+      }
+      for (; j < n; ++j) one(j, row[j]);
     } else {
       for (std::int64_t j = 0; j < n; ++j) one(j, row[j * col_stride]);
     }
@@ -155,6 +181,7 @@ void Apply(C* c, std::int64_t row_stride, std::int64_t col_stride, std::int64_t 
   }
 }
 
+}  // namespace
 }  // namespace mmtune::epilogue
 
 // Defines `PREFIX##Epilogues()`, this translation unit's row of the epilogue table.
