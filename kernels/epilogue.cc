@@ -40,10 +40,7 @@ Status CheckEpilogue(const Epilogue<C>& epilogue) {
 template <typename C>
 EpilogueCall<C>::EpilogueCall(const Epilogue<C>& epilogue, IsaLevel isa) : epilogue_(epilogue) {
   if (epilogue.Empty()) return;
-  const EpilogueEntry& entry = EpilogueKernels(isa);
-  if constexpr (std::is_same_v<C, float>) fn_ = entry.f32;
-  if constexpr (std::is_same_v<C, double>) fn_ = entry.f64;
-  if constexpr (std::is_same_v<C, std::int32_t>) fn_ = entry.s32;
+  fn_ = FindEpilogue<C>(EpilogueKernels(isa), epilogue.bias_kind, epilogue.activation);
 }
 
 template Status CheckEpilogue(const Epilogue<float>&);

@@ -4,7 +4,9 @@
 // with that level's flags in epilogue_<isa>.cc), so that the activations run in its vectors.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <type_traits>
 
 #include "machine/cpu_features.h"
 #include "mmtune/types.h"
@@ -12,19 +14,32 @@
 namespace mmtune {
 
 // The m x n region of C at `c` (element (i, j) at c[i * row_stride + j * col_stride]) =
-// act(C + bias), bias[j] for kPerColumn and bias[i] for kPerRow (already at the region's first
-// column or row). s32 adds modulo 2^32 and knows only relu.
+// act(C + bias) for one bias kind and activation: bias[j] for kPerColumn and bias[i] for
+// kPerRow (already at the region's first column or row), none for kNone. s32 adds modulo 2^32.
 template <typename C>
 using EpilogueFn = void (*)(C* c, std::int64_t row_stride, std::int64_t col_stride,
-                            std::int64_t m, std::int64_t n, const C* bias, BiasKind bias_kind,
-                            Activation activation);
+                            std::int64_t m, std::int64_t n, const C* bias);
 
-// One ISA level's epilogue functions, one per C element type.
+// For each bias kind and activation, by their enum values; null for an s32 gelu or silu.
+template <typename C>
+using EpilogueTable = std::array<std::array<EpilogueFn<C>, 4>, 3>;
+
+// One ISA level's epilogue functions, a table per C element type. A tile's call goes straight
+// to its function: tiles are small, and a dispatch inside each call costs more than relu.
 struct EpilogueEntry {
-  EpilogueFn<float> f32;
-  EpilogueFn<double> f64;
-  EpilogueFn<std::int32_t> s32;
+  EpilogueTable<float> f32;
+  EpilogueTable<double> f64;
+  EpilogueTable<std::int32_t> s32;
 };
+
+template <typename C>
+EpilogueFn<C> FindEpilogue(const EpilogueEntry& entry, BiasKind bias, Activation activation) {
+  const auto row = static_cast<std::size_t>(bias);
+  const auto column = static_cast<std::size_t>(activation);
+  if constexpr (std::is_same_v<C, float>) return entry.f32[row][column];
+  if constexpr (std::is_same_v<C, double>) return entry.f64[row][column];
+  if constexpr (std::is_same_v<C, std::int32_t>) return entry.s32[row][column];
+}
 
 // Where an epilogue runs: whether `activation` exists for C elements of type C (s32: none and
 // relu), and a problem's epilogue is well formed (a bias where one is asked for).
@@ -48,7 +63,7 @@ class EpilogueCall {
     const C* bias = epilogue_.bias_kind == BiasKind::kPerColumn ? epilogue_.bias + column
                     : epilogue_.bias_kind == BiasKind::kPerRow  ? epilogue_.bias + row
                                                                 : nullptr;
-    fn_(c, row_stride, col_stride, m, n, bias, epilogue_.bias_kind, epilogue_.activation);
+    fn_(c, row_stride, col_stride, m, n, bias);
   }
 
  private:

@@ -145,40 +145,26 @@ void ApplyRegion(C* __restrict c, std::int64_t row_stride, std::int64_t col_stri
   }
 }
 
-template <typename C, BiasKind kBias>
-void ApplyWithBias(C* c, std::int64_t row_stride, std::int64_t col_stride, std::int64_t m,
-                   std::int64_t n, const C* bias, Activation activation) {
-  switch (activation) {
-    case Activation::kNone:
-      return ApplyRegion<C, kBias, Activation::kNone>(c, row_stride, col_stride, m, n, bias);
-    case Activation::kRelu:
-      return ApplyRegion<C, kBias, Activation::kRelu>(c, row_stride, col_stride, m, n, bias);
-    case Activation::kGelu:
-      if constexpr (!std::is_integral_v<C>) {
-        return ApplyRegion<C, kBias, Activation::kGelu>(c, row_stride, col_stride, m, n, bias);
-      }
-      return;  // CheckEpilogue refused it for s32
-    case Activation::kSilu:
-      if constexpr (!std::is_integral_v<C>) {
-        return ApplyRegion<C, kBias, Activation::kSilu>(c, row_stride, col_stride, m, n, bias);
-      }
-      return;
+template <typename C, BiasKind kBias, Activation kAct>
+constexpr EpilogueFn<C> RegionFn() {
+  if constexpr (std::is_integral_v<C> && kAct != Activation::kNone &&
+                kAct != Activation::kRelu) {
+    return nullptr;  // CheckEpilogue refuses these
+  } else {
+    return &ApplyRegion<C, kBias, kAct>;
   }
 }
 
+template <typename C, BiasKind kBias>
+constexpr std::array<EpilogueFn<C>, 4> RegionFns() {
+  return {RegionFn<C, kBias, Activation::kNone>(), RegionFn<C, kBias, Activation::kRelu>(),
+          RegionFn<C, kBias, Activation::kGelu>(), RegionFn<C, kBias, Activation::kSilu>()};
+}
+
 template <typename C>
-void Apply(C* c, std::int64_t row_stride, std::int64_t col_stride, std::int64_t m,
-           std::int64_t n, const C* bias, BiasKind bias_kind, Activation activation) {
-  switch (bias_kind) {
-    case BiasKind::kNone:
-      return ApplyWithBias<C, BiasKind::kNone>(c, row_stride, col_stride, m, n, bias, activation);
-    case BiasKind::kPerColumn:
-      return ApplyWithBias<C, BiasKind::kPerColumn>(c, row_stride, col_stride, m, n, bias,
-                                                    activation);
-    case BiasKind::kPerRow:
-      return ApplyWithBias<C, BiasKind::kPerRow>(c, row_stride, col_stride, m, n, bias,
-                                                 activation);
-  }
+constexpr EpilogueTable<C> Table() {
+  return {RegionFns<C, BiasKind::kNone>(), RegionFns<C, BiasKind::kPerColumn>(),
+          RegionFns<C, BiasKind::kPerRow>()};
 }
 
 }  // namespace
@@ -188,7 +174,7 @@ void Apply(C* c, std::int64_t row_stride, std::int64_t col_stride, std::int64_t 
 #define MMTUNE_DEFINE_EPILOGUE_TABLE(PREFIX)                                            \
   const ::mmtune::EpilogueEntry& PREFIX##Epilogues() {                                 \
     static constexpr ::mmtune::EpilogueEntry kEntry = {                                \
-        &::mmtune::epilogue::Apply<float>, &::mmtune::epilogue::Apply<double>,         \
-        &::mmtune::epilogue::Apply<std::int32_t>};                                     \
+        ::mmtune::epilogue::Table<float>(), ::mmtune::epilogue::Table<double>(),       \
+        ::mmtune::epilogue::Table<std::int32_t>()};                                    \
     return kEntry;                                                                     \
   }

@@ -68,12 +68,6 @@ bool Close(Activation activation, C got, double want) {
   return std::abs(static_cast<double>(got) - want) <= relative * std::abs(want) + tiny;
 }
 
-template <typename C>
-EpilogueFn<C> EpilogueOf(IsaLevel isa) {
-  if constexpr (std::is_same_v<C, float>) return EpilogueKernels(isa).f32;
-  if constexpr (std::is_same_v<C, double>) return EpilogueKernels(isa).f64;
-  if constexpr (std::is_same_v<C, std::int32_t>) return EpilogueKernels(isa).s32;
-}
 
 template <typename C>
 class ActivationTest : public ::testing::Test {};
@@ -98,15 +92,15 @@ TYPED_TEST(ActivationTest, EveryLevelMatchesTheReference) {
                                Limits::denorm_min(), Limits::min()});
   const auto n = static_cast<std::int64_t>(inputs.size());
   for (IsaLevel isa : RunnableLevels()) {
-    const EpilogueFn<C> fn = EpilogueOf<C>(isa);
     for (Activation activation : kActivations) {
       SCOPED_TRACE(std::string(ToString(isa)) + " " + ToString(activation));
+      const EpilogueFn<C> fn = FindEpilogue<C>(EpilogueKernels(isa), BiasKind::kNone, activation);
       std::vector<C> row = inputs;
-      fn(row.data(), 0, 1, 1, n, nullptr, BiasKind::kNone, activation);
+      fn(row.data(), 0, 1, 1, n, nullptr);
       constexpr C kCanaryValue = C(-98765.25);
       std::vector<C> column(static_cast<std::size_t>(2 * n), kCanaryValue);
       for (std::int64_t i = 0; i < n; ++i) column[static_cast<std::size_t>(2 * i)] = inputs[i];
-      fn(column.data(), 2, 1, n, 1, nullptr, BiasKind::kNone, activation);
+      fn(column.data(), 2, 1, n, 1, nullptr);
       for (std::int64_t i = 0; i < n; ++i) {
         const double x = static_cast<double>(inputs[static_cast<std::size_t>(i)]);
         const double want = Reference(activation, x);
@@ -119,7 +113,7 @@ TYPED_TEST(ActivationTest, EveryLevelMatchesTheReference) {
       // The documented special values.
       auto at = [&](C x) {
         std::vector<C> one = {x};
-        fn(one.data(), 0, 1, 1, 1, nullptr, BiasKind::kNone, activation);
+        fn(one.data(), 0, 1, 1, 1, nullptr);
         return one[0];
       };
       EXPECT_TRUE(std::isnan(at(Limits::quiet_NaN())));
@@ -136,7 +130,7 @@ TEST(ActivationTest, S32AddsItsBiasModulo2To32AndKnowsRelu) {
   constexpr std::int32_t kMax = std::numeric_limits<std::int32_t>::max();
   constexpr std::int32_t kMin = std::numeric_limits<std::int32_t>::min();
   for (IsaLevel isa : RunnableLevels()) {
-    const EpilogueFn<std::int32_t> fn = EpilogueKernels(isa).s32;
+    const EpilogueEntry& entry = EpilogueKernels(isa);
     std::vector<std::int32_t> c(40);
     std::vector<std::int32_t> bias(40);
     for (int j = 0; j < 40; ++j) {
@@ -144,8 +138,10 @@ TEST(ActivationTest, S32AddsItsBiasModulo2To32AndKnowsRelu) {
       bias[static_cast<std::size_t>(j)] = j % 2 == 0 ? 1 : 3;
     }
     std::vector<std::int32_t> relu = c;
-    fn(c.data(), 0, 1, 1, 40, bias.data(), BiasKind::kPerColumn, Activation::kNone);
-    fn(relu.data(), 0, 1, 1, 40, bias.data(), BiasKind::kPerColumn, Activation::kRelu);
+    FindEpilogue<std::int32_t>(entry, BiasKind::kPerColumn, Activation::kNone)(
+        c.data(), 0, 1, 1, 40, bias.data());
+    FindEpilogue<std::int32_t>(entry, BiasKind::kPerColumn, Activation::kRelu)(
+        relu.data(), 0, 1, 1, 40, bias.data());
     for (int j = 0; j < 40; ++j) {
       const std::int32_t want = j % 2 == 0 ? kMin : j - 17;
       EXPECT_EQ(c[static_cast<std::size_t>(j)], want) << ToString(isa) << " column " << j;
