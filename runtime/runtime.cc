@@ -22,6 +22,7 @@
 #include "machine/cpu_binding.h"
 #include "runtime/machine_match.h"
 #include "runtime/record_file.h"
+#include "kernels/epilogue.h"
 #include "runtime/signed_int8.h"
 #include "runtime/team_or_alone.h"
 #include "runtime/winner_index.h"
@@ -399,6 +400,7 @@ Status Runtime::Impl::Gemm(const GemmArgs<Kind>& args) const {
   // dimensions itself (one full check per call is enough, small GEMMs feel every nanosecond).
   if (args.m <= 0 || args.n <= 0 || args.k < 0) [[unlikely]] {
     // Negative dimensions are an error; M or N = 0 is a valid call that computes nothing.
+    if (auto status = CheckEpilogue(args.epilogue); !status) return status;
     return CheckGemmArguments(args.layout, args.trans_a, args.trans_b, args.m, args.n, args.k,
                               args.lda, args.ldb, args.ldc);
   }
@@ -538,14 +540,47 @@ Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
+                     std::int64_t ldb, float beta, float* c, std::int64_t ldc,
+                     const Epilogue<float>& epilogue) {
+  return impl_->Gemm<float>(
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue});
+}
+
+Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, double alpha, const double* a, std::int64_t lda,
+                     const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc,
+                     const Epilogue<double>& epilogue) {
+  return impl_->Gemm<double>(
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue});
+}
+
+Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, float alpha, const BFloat16* a, std::int64_t lda,
+                     const BFloat16* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
+                     const Epilogue<float>& epilogue) {
+  return impl_->Gemm<Bf16Gemm>(
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue});
+}
+
+Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, std::int32_t alpha, const std::uint8_t* a, std::int64_t lda,
+                     const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
+                     std::int64_t ldc, const Epilogue<std::int32_t>& epilogue) {
+  return impl_->Gemm<S8Gemm>(
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue});
+}
+
+Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, std::int32_t alpha, const std::int8_t* a, std::int64_t lda,
                      const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
                      std::int64_t ldc) {
-  return SignedInt8Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, c, ldc,
-                        [&](std::int64_t shifted_lda, const std::uint8_t* shifted) {
+  return SignedInt8Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, ldc,
+                        [&](std::int64_t shifted_lda, const std::uint8_t* shifted,
+                            const Epilogue<std::int32_t>& compensation) {
                           return impl_->Gemm<S8Gemm>({layout, trans_a, trans_b, m, n, k, alpha,
                                                       shifted, shifted_lda, b, ldb, beta, c, ldc,
-                                                      {}});
+                                                      compensation});
                         });
 }
 

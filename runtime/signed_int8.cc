@@ -17,14 +17,14 @@ thread_local std::vector<std::uint32_t> tls_column_sums;
 Status SignedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                       std::int64_t n, std::int64_t k, std::int32_t alpha, const std::int8_t* a,
                       std::int64_t lda, const std::int8_t* b, std::int64_t ldb,
-                      std::int32_t* c, std::int64_t ldc, const U8S8S32Gemm& u8s8s32) {
+                      std::int64_t ldc, const U8S8S32Gemm& u8s8s32) {
   if (auto status = CheckGemmArguments(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
       !status) {
     return status;
   }
   if (m == 0 || n == 0 || k == 0 || alpha == 0) {
     // Nothing of A is read: the u8s8s32 GEMM only scales C by beta.
-    return u8s8s32(lda, reinterpret_cast<const std::uint8_t*>(a));
+    return u8s8s32(lda, reinterpret_cast<const std::uint8_t*>(a), {});
   }
   // A as stored (rows x cols, leading dimension lda), compacted and shifted by +128.
   const bool a_rows_are_m = (layout == Layout::kRowMajor) == (trans_a == Trans::kNo);
@@ -63,18 +63,13 @@ Status SignedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t 
     }
   }
 
-  if (auto status = u8s8s32(line_length, shifted); !status) return status;
-
-  // Minus alpha * 128 * colsum on every row, modulo 2^32.
+  // The bias: minus alpha * 128 * colsum, modulo 2^32.
   const auto scale = static_cast<std::uint32_t>(alpha) * 128u;
-  for (std::int64_t j = 0; j < n; ++j) sums[j] *= scale;
-  for (std::int64_t i = 0; i < m; ++i) {
-    for (std::int64_t j = 0; j < n; ++j) {
-      std::int32_t& out = c[StoredOffset(layout, i, j, ldc)];
-      out = static_cast<std::int32_t>(static_cast<std::uint32_t>(out) - sums[j]);
-    }
-  }
-  return OkStatus();
+  for (std::int64_t j = 0; j < n; ++j) sums[j] = 0u - sums[j] * scale;
+  Epilogue<std::int32_t> compensation;
+  compensation.bias_kind = BiasKind::kPerColumn;
+  compensation.bias = reinterpret_cast<const std::int32_t*>(sums);
+  return u8s8s32(line_length, shifted, compensation);
 }
 
 }  // namespace mmtune

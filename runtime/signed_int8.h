@@ -1,8 +1,9 @@
 // s8s8s32 (both operands signed 8-bit, as symmetric quantization makes them) through the u8s8s32
 // GEMM that the VNNI dot products compute: A + 128 is unsigned (its sign bit flipped), and
 //   A op(B) = (A + 128) op(B) - 128 * (column sums of op(B)),
-// so C = alpha * (A + 128) op(B) + beta * C, then minus alpha * 128 * colsum(op(B)) on every
-// row, all modulo 2^32: exact like u8s8s32, with the same wrap-around.
+// so C = alpha * (A + 128) op(B) + beta * C - alpha * 128 * colsum(op(B)) on every row, all
+// modulo 2^32: exact like u8s8s32, with the same wrap-around. The last term is the GEMM's
+// epilogue, a bias per column, applied to each tile as it is finished.
 #pragma once
 
 #include <cstdint>
@@ -13,13 +14,15 @@
 
 namespace mmtune {
 
-// Runs the s8s8s32 GEMM with `u8s8s32`, which computes the u8s8s32 GEMM of its arguments (the
-// runtime's, with its tuned winners). Checks the arguments first: an error means nothing was
-// written. Costs a pass over A (copied, shifted) and one over op(B) and C beside the GEMM.
-using U8S8S32Gemm = std::function<Status(std::int64_t lda, const std::uint8_t* a)>;
+// Runs the s8s8s32 GEMM with `u8s8s32`, which computes the u8s8s32 GEMM of its arguments with
+// that epilogue (the runtime's, with its tuned winners). Checks the arguments first: an error
+// means nothing was written. Costs a pass over A (copied, shifted) and one over op(B) beside
+// the GEMM.
+using U8S8S32Gemm = std::function<Status(std::int64_t lda, const std::uint8_t* a,
+                                         const Epilogue<std::int32_t>& compensation)>;
 Status SignedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                       std::int64_t n, std::int64_t k, std::int32_t alpha, const std::int8_t* a,
                       std::int64_t lda, const std::int8_t* b, std::int64_t ldb,
-                      std::int32_t* c, std::int64_t ldc, const U8S8S32Gemm& u8s8s32);
+                      std::int64_t ldc, const U8S8S32Gemm& u8s8s32);
 
 }  // namespace mmtune

@@ -1442,6 +1442,81 @@ TEST_F(RuntimeTest, SignedInt8GemmIsExactModulo2To32) {
   EXPECT_EQ(c, std::vector<std::int32_t>(16, 5));
 }
 
+// The epilogue overloads pass the bias and the activation to the plan that runs the call: every
+// dtype, both layouts, a gemv shape and a packed-sized one on two threads, against a reference
+// on small integers (f32/f64/bf16: relu is exact; s8: bias modulo 2^32). A bias kind without
+// a bias, and an s8 gelu, are refused with nothing written.
+template <typename A, typename B, typename C, typename Scalar>
+void ExpectEpilogueRuns(Runtime& runtime, DType dtype) {
+  std::mt19937 rng(11);
+  for (const auto [m, n, k] : {std::array<std::int64_t, 3>{1, 33, 17}, {70, 45, 64}}) {
+    for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+      for (BiasKind kind : {BiasKind::kPerColumn, BiasKind::kPerRow}) {
+        SCOPED_TRACE(std::string(ToString(dtype)) + " " + ToString(layout) + " " +
+                     std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                     " bias " + ToString(kind));
+        const auto a = testing::MakeStored<A>(layout, Trans::kNo, m, k, rng);
+        const auto b = testing::MakeStored<B>(layout, Trans::kNo, k, n, rng);
+        const std::int64_t ldc = MinLeadingDimension(layout, Trans::kNo, m, n);
+        std::vector<C> c(static_cast<std::size_t>(m * n), C(3));
+        std::vector<C> bias(static_cast<std::size_t>(kind == BiasKind::kPerRow ? m : n));
+        for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = C(static_cast<int>(i % 7) - 3);
+        std::vector<C> expected = c;
+        for (std::int64_t i = 0; i < m; ++i) {
+          for (std::int64_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (std::int64_t q = 0; q < k; ++q) sum += a.At(i, q) * b.At(q, j);
+            const double value =
+                -sum + 3.0 + static_cast<double>(bias[static_cast<std::size_t>(
+                                 kind == BiasKind::kPerRow ? i : j)]);
+            expected[static_cast<std::size_t>(StoredOffset(layout, i, j, ldc))] =
+                C(value < 0 ? 0 : value);
+          }
+        }
+        Epilogue<C> epilogue;
+        epilogue.bias_kind = kind;
+        epilogue.bias = bias.data();
+        epilogue.activation = Activation::kRelu;
+        const Status status =
+            runtime.Gemm(layout, Trans::kNo, Trans::kNo, m, n, k, Scalar(-1), a.values.data(),
+                         a.ld, b.values.data(), b.ld, Scalar(1), c.data(), ldc, epilogue);
+        ASSERT_TRUE(status) << status.error().message;
+        EXPECT_EQ(c, expected);
+      }
+    }
+  }
+  std::vector<A> a(16, A{});
+  std::vector<B> b(16, B{});
+  std::vector<C> c(16, C(5));
+  Epilogue<C> no_bias;
+  no_bias.bias_kind = BiasKind::kPerColumn;
+  const Status status = runtime.Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, 4, 4, 4,
+                                     Scalar(1), a.data(), 4, b.data(), 4, Scalar(0), c.data(), 4,
+                                     no_bias);
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(status.error().message.find("column bias is a null pointer"), std::string::npos);
+  if constexpr (std::is_integral_v<C>) {
+    Epilogue<C> gelu;
+    gelu.activation = Activation::kGelu;
+    EXPECT_FALSE(runtime.Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, 4, 4, 4, Scalar(1),
+                              a.data(), 4, b.data(), 4, Scalar(0), c.data(), 4, gelu));
+    // M = 0 computes nothing, but a malformed epilogue is still refused.
+    EXPECT_FALSE(runtime.Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, 0, 4, 4, Scalar(1),
+                              a.data(), 4, b.data(), 4, Scalar(0), c.data(), 4, gelu));
+  }
+  EXPECT_EQ(c, std::vector<C>(16, C(5)));
+}
+
+TEST_F(RuntimeTest, EpilogueOverloadsRunEveryDtype) {
+  auto runtime = Open("", 2);
+  ASSERT_NE(runtime, nullptr);
+  ExpectEpilogueRuns<float, float, float, float>(*runtime, DType::kF32);
+  ExpectEpilogueRuns<double, double, double, double>(*runtime, DType::kF64);
+  ExpectEpilogueRuns<BFloat16, BFloat16, float, float>(*runtime, DType::kBF16);
+  ExpectEpilogueRuns<std::uint8_t, std::int8_t, std::int32_t, std::int32_t>(*runtime, DType::kS8);
+}
+
 TEST_F(RuntimeTest, CApiLowPrecisionGemmsAndConversions) {
   mmtune_runtime* runtime = nullptr;
   ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK) << mmtune_last_error();

@@ -163,10 +163,32 @@ class Runtime {
               std::int64_t k, std::int32_t alpha, const std::uint8_t* a, std::int64_t lda,
               const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
               std::int64_t ldc);
+  // The GEMMs above followed by a fused epilogue (mmtune/types.h): C = act(alpha * op(A) op(B)
+  // + beta * C + bias), applied to each tile of C as it is finished, not in a pass of its own.
+  // A bias kind without a bias pointer, or an s8 activation other than relu, is an error
+  // (kInvalidArgument, nothing written). The tuned winners of the plain GEMM run it.
+  Status Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
+              std::int64_t ldb, float beta, float* c, std::int64_t ldc,
+              const Epilogue<float>& epilogue);
+  Status Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, double alpha, const double* a, std::int64_t lda, const double* b,
+              std::int64_t ldb, double beta, double* c, std::int64_t ldc,
+              const Epilogue<double>& epilogue);
+  Status Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, float alpha, const BFloat16* a, std::int64_t lda, const BFloat16* b,
+              std::int64_t ldb, float beta, float* c, std::int64_t ldc,
+              const Epilogue<float>& epilogue);
+  Status Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, std::int32_t alpha, const std::uint8_t* a, std::int64_t lda,
+              const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
+              std::int64_t ldc, const Epilogue<std::int32_t>& epilogue);
+
   // s8s8s32: A and B signed 8-bit (symmetric quantization), C, alpha and beta s32; exact,
-  // modulo 2^32. Runs the u8s8s32 GEMM above on A + 128 (the s8 winners serve it) and subtracts
-  // the +128's share, alpha x 128 x the column sums of op(B), from every row of C; costs a pass
-  // over A, op(B) and C beside it (docs/low-precision.md).
+  // modulo 2^32. Runs the u8s8s32 GEMM above on A + 128 (the s8 winners serve it) with the
+  // +128's share, alpha x 128 x the column sums of op(B), subtracted from every row of C as a
+  // column bias of its epilogue; costs a pass over A and one over op(B) beside it
+  // (docs/low-precision.md).
   Status Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
               std::int64_t k, std::int32_t alpha, const std::int8_t* a, std::int64_t lda,
               const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
