@@ -140,7 +140,8 @@ mmtune_status CallFromC(const char* routine, Call&& call) {
 template <typename Scalar, typename TA, typename TB, typename TC>
 mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout, int trans_a,
                         int trans_b, int64_t m, int64_t n, int64_t k, Scalar alpha, const TA* a,
-                        int64_t lda, const TB* b, int64_t ldb, Scalar beta, TC* c, int64_t ldc) {
+                        int64_t lda, const TB* b, int64_t ldb, Scalar beta, TC* c, int64_t ldc,
+                        const mmtune_epilogue* epilogue = nullptr) {
   KindFromC kind;
   if (auto code = CheckKind(routine, handle, layout, trans_a, trans_b, &kind); code != MMTUNE_OK) {
     return code;
@@ -149,10 +150,33 @@ mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout,
       code != MMTUNE_OK) {
     return code;
   }
-  return CallFromC(routine, [&] {
-    return handle->runtime->Gemm(kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha, a, lda,
-                                 b, ldb, beta, c, ldc);
-  });
+  if (epilogue == nullptr) {
+    return CallFromC(routine, [&] {
+      return handle->runtime->Gemm(kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha, a,
+                                   lda, b, ldb, beta, c, ldc);
+    });
+  }
+  if constexpr (!std::is_same_v<TA, int8_t>) {  // s8s8s32 has no epilogue form
+    if (epilogue->bias_kind < MMTUNE_BIAS_NONE || epilogue->bias_kind > MMTUNE_BIAS_PER_ROW) {
+      return FailIn(routine, MMTUNE_INVALID_ARGUMENT,
+                    "unknown bias kind " + std::to_string(epilogue->bias_kind) +
+                        " (expected MMTUNE_BIAS_NONE, _PER_COLUMN or _PER_ROW)");
+    }
+    if (epilogue->activation < MMTUNE_ACT_NONE || epilogue->activation > MMTUNE_ACT_SILU) {
+      return FailIn(routine, MMTUNE_INVALID_ARGUMENT,
+                    "unknown activation " + std::to_string(epilogue->activation) +
+                        " (expected MMTUNE_ACT_NONE, _RELU, _GELU or _SILU)");
+    }
+    mmtune::Epilogue<TC> fused;
+    fused.bias_kind = static_cast<mmtune::BiasKind>(epilogue->bias_kind);
+    fused.bias = static_cast<const TC*>(epilogue->bias);
+    fused.activation = static_cast<mmtune::Activation>(epilogue->activation);
+    return CallFromC(routine, [&] {
+      return handle->runtime->Gemm(kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha, a,
+                                   lda, b, ldb, beta, c, ldc, fused);
+    });
+  }
+  return MMTUNE_OK;
 }
 
 template <typename Scalar, typename TA, typename TB, typename TC>
@@ -467,6 +491,44 @@ mmtune_status mmtune_gemm_u8s8s32(mmtune_runtime* runtime, int layout, int trans
                                   int32_t beta, int32_t* c, int64_t ldc) {
   return GemmFromC("mmtune_gemm_u8s8s32", runtime, layout, trans_a, trans_b, m, n, k, alpha, a,
                    lda, b, ldb, beta, c, ldc);
+}
+
+mmtune_status mmtune_sgemm_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                    int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                                    const float* a, int64_t lda, const float* b, int64_t ldb,
+                                    float beta, float* c, int64_t ldc,
+                                    const mmtune_epilogue* epilogue) {
+  return GemmFromC("mmtune_sgemm_epilogue", runtime, layout, trans_a, trans_b, m, n, k, alpha, a,
+                   lda, b, ldb, beta, c, ldc, epilogue);
+}
+
+mmtune_status mmtune_dgemm_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                    int trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                                    const double* a, int64_t lda, const double* b, int64_t ldb,
+                                    double beta, double* c, int64_t ldc,
+                                    const mmtune_epilogue* epilogue) {
+  return GemmFromC("mmtune_dgemm_epilogue", runtime, layout, trans_a, trans_b, m, n, k, alpha, a,
+                   lda, b, ldb, beta, c, ldc, epilogue);
+}
+
+mmtune_status mmtune_gemm_bf16_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                        int trans_b, int64_t m, int64_t n, int64_t k,
+                                        float alpha, const mmtune_bf16* a, int64_t lda,
+                                        const mmtune_bf16* b, int64_t ldb, float beta, float* c,
+                                        int64_t ldc, const mmtune_epilogue* epilogue) {
+  return GemmFromC("mmtune_gemm_bf16_epilogue", runtime, layout, trans_a, trans_b, m, n, k, alpha,
+                   reinterpret_cast<const mmtune::BFloat16*>(a), lda,
+                   reinterpret_cast<const mmtune::BFloat16*>(b), ldb, beta, c, ldc, epilogue);
+}
+
+mmtune_status mmtune_gemm_u8s8s32_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                           int trans_b, int64_t m, int64_t n, int64_t k,
+                                           int32_t alpha, const uint8_t* a, int64_t lda,
+                                           const int8_t* b, int64_t ldb, int32_t beta,
+                                           int32_t* c, int64_t ldc,
+                                           const mmtune_epilogue* epilogue) {
+  return GemmFromC("mmtune_gemm_u8s8s32_epilogue", runtime, layout, trans_a, trans_b, m, n, k,
+                   alpha, a, lda, b, ldb, beta, c, ldc, epilogue);
 }
 
 mmtune_status mmtune_gemm_s8s8s32(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,

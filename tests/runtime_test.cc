@@ -1517,6 +1517,70 @@ TEST_F(RuntimeTest, EpilogueOverloadsRunEveryDtype) {
   ExpectEpilogueRuns<std::uint8_t, std::int8_t, std::int32_t, std::int32_t>(*runtime, DType::kS8);
 }
 
+// The C epilogue forms: a bias per column and gelu on f32 (against the formula in double), a
+// bias per row and relu on s8, NULL for no epilogue; unknown kinds, a NULL bias and an s32 gelu
+// are refused with nothing written and the routine named.
+TEST_F(RuntimeTest, CApiEpilogueForms) {
+  mmtune_runtime* runtime = nullptr;
+  ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK) << mmtune_last_error();
+  const float a[4] = {1, 2, 3, 4};  // 2x2
+  const float b[4] = {1, -1, 2, 0.5f};
+  const float bias[2] = {-3, 0.25f};
+  float c[4] = {NAN, NAN, NAN, NAN};
+  mmtune_epilogue gelu = {MMTUNE_BIAS_PER_COLUMN, bias, MMTUNE_ACT_GELU};
+  ASSERT_EQ(mmtune_sgemm_epilogue(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2,
+                                  2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2, &gelu),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  const double sums[4] = {5 - 3, 0 + 0.25, 11 - 3, -1 + 0.25};
+  for (int i = 0; i < 4; ++i) {
+    const double x = sums[i];
+    const double want = 0.5 * x * (1 + std::tanh(std::sqrt(2 / std::acos(-1.0)) *
+                                                  (x + 0.044715 * x * x * x)));
+    EXPECT_NEAR(c[i], want, 1e-6) << i;
+  }
+  float plain[4] = {0, 0, 0, 0};
+  ASSERT_EQ(mmtune_sgemm_epilogue(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2,
+                                  2, 2, 1.0f, a, 2, b, 2, 0.0f, plain, 2, nullptr),
+            MMTUNE_OK);
+  EXPECT_EQ(plain[1], 0.0f);
+  EXPECT_EQ(plain[3], -1.0f);
+
+  const std::uint8_t ua[2] = {1, 2};  // 1x2
+  const std::int8_t sb[4] = {-3, 1, 1, -4};
+  const std::int32_t row_bias[1] = {2};
+  std::int32_t ic[2] = {7, 7};
+  mmtune_epilogue relu = {MMTUNE_BIAS_PER_ROW, row_bias, MMTUNE_ACT_RELU};
+  ASSERT_EQ(mmtune_gemm_u8s8s32_epilogue(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS,
+                                         MMTUNE_NO_TRANS, 1, 2, 2, 1, ua, 2, sb, 2, 0, ic, 2,
+                                         &relu),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  EXPECT_EQ(ic[0], 1);  // -3 + 2 + 2
+  EXPECT_EQ(ic[1], 0);  // 1 - 8 + 2, relu
+
+  auto refused = [&](mmtune_epilogue e, const char* words) {
+    float out[4] = {9, 9, 9, 9};
+    EXPECT_EQ(mmtune_sgemm_epilogue(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS,
+                                    2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, out, 2, &e),
+              MMTUNE_INVALID_ARGUMENT);
+    const std::string error = mmtune_last_error();
+    EXPECT_NE(error.find("mmtune_sgemm_epilogue"), std::string::npos) << error;
+    EXPECT_NE(error.find(words), std::string::npos) << error;
+    EXPECT_EQ(out[0], 9.0f);
+  };
+  refused({7, bias, MMTUNE_ACT_NONE}, "unknown bias kind 7");
+  refused({MMTUNE_BIAS_NONE, nullptr, -1}, "unknown activation -1");
+  refused({MMTUNE_BIAS_PER_ROW, nullptr, MMTUNE_ACT_NONE}, "row bias is a null pointer");
+  mmtune_epilogue s32_gelu = {MMTUNE_BIAS_NONE, nullptr, MMTUNE_ACT_GELU};
+  EXPECT_EQ(mmtune_gemm_u8s8s32_epilogue(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS,
+                                         MMTUNE_NO_TRANS, 1, 2, 2, 1, ua, 2, sb, 2, 0, ic, 2,
+                                         &s32_gelu),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_EQ(ic[0], 1);
+  mmtune_close(runtime);
+}
+
 TEST_F(RuntimeTest, CApiLowPrecisionGemmsAndConversions) {
   mmtune_runtime* runtime = nullptr;
   ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK) << mmtune_last_error();

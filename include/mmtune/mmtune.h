@@ -101,12 +101,49 @@ mmtune_status mmtune_gemm_u8s8s32(mmtune_runtime* runtime, int layout, int trans
                                   const uint8_t* a, int64_t lda, const int8_t* b, int64_t ldb,
                                   int32_t beta, int32_t* c, int64_t ldc);
 /* Integer GEMM with both operands signed 8-bit (symmetric quantization), C 32-bit signed;
- * exact modulo 2^32 like mmtune_gemm_u8s8s32, which it runs on A + 128 before subtracting
- * alpha x 128 x the column sums of op(B) from each row of C (docs/low-precision.md). */
+ * exact modulo 2^32 like mmtune_gemm_u8s8s32, which it runs on A + 128 with alpha x 128 x the
+ * column sums of op(B) subtracted from each row of C as it is written (docs/low-precision.md). */
 mmtune_status mmtune_gemm_s8s8s32(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
                                   int64_t m, int64_t n, int64_t k, int32_t alpha,
                                   const int8_t* a, int64_t lda, const int8_t* b, int64_t ldb,
                                   int32_t beta, int32_t* c, int64_t ldc);
+
+/* Fused epilogues (mmtune/types.h, Epilogue): C = act(alpha * op(A) op(B) + beta * C + bias),
+ * applied to each tile of C as it is finished. The bias has N elements (per column of C) or M
+ * (per row) of C's type; gelu is the tanh form. s32 C takes no activation but relu, and adds
+ * its bias modulo 2^32. */
+enum { MMTUNE_BIAS_NONE = 0, MMTUNE_BIAS_PER_COLUMN = 1, MMTUNE_BIAS_PER_ROW = 2 };
+enum { MMTUNE_ACT_NONE = 0, MMTUNE_ACT_RELU = 1, MMTUNE_ACT_GELU = 2, MMTUNE_ACT_SILU = 3 };
+typedef struct mmtune_epilogue {
+  int bias_kind;    /* MMTUNE_BIAS_* */
+  const void* bias; /* float for sgemm and bf16, double for dgemm, int32_t for u8s8s32 */
+  int activation;   /* MMTUNE_ACT_* */
+} mmtune_epilogue;
+
+/* The GEMMs above with an epilogue (NULL: none). Their semantics and errors, and
+ * MMTUNE_INVALID_ARGUMENT (nothing written) for an unknown bias kind or activation, a bias kind
+ * with a NULL bias, or an s32 activation other than relu. */
+mmtune_status mmtune_sgemm_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                    int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                                    const float* a, int64_t lda, const float* b, int64_t ldb,
+                                    float beta, float* c, int64_t ldc,
+                                    const mmtune_epilogue* epilogue);
+mmtune_status mmtune_dgemm_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                    int trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                                    const double* a, int64_t lda, const double* b, int64_t ldb,
+                                    double beta, double* c, int64_t ldc,
+                                    const mmtune_epilogue* epilogue);
+mmtune_status mmtune_gemm_bf16_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                        int trans_b, int64_t m, int64_t n, int64_t k,
+                                        float alpha, const mmtune_bf16* a, int64_t lda,
+                                        const mmtune_bf16* b, int64_t ldb, float beta, float* c,
+                                        int64_t ldc, const mmtune_epilogue* epilogue);
+mmtune_status mmtune_gemm_u8s8s32_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                           int trans_b, int64_t m, int64_t n, int64_t k,
+                                           int32_t alpha, const uint8_t* a, int64_t lda,
+                                           const int8_t* b, int64_t ldb, int32_t beta,
+                                           int32_t* c, int64_t ldc,
+                                           const mmtune_epilogue* epilogue);
 
 /* Batches of GEMMs of one shape (mmtune/runtime.h, Runtime::GemmBatch): item i is the GEMM of
  * the same name without _batch, its A, B and C moved by i times stride_a, stride_b and stride_c
