@@ -31,6 +31,7 @@ struct BenchOptions {
   bool keep_openblas_core = false;
   bool packed_b = false;
   std::int64_t batch = 0;
+  std::string epilogue;
   bool db_given = false;
 };
 
@@ -92,6 +93,11 @@ void RunBench(const BenchOptions& options, Context& context) {
   request.json_path = options.json;
   request.packed_b = options.packed_b;
   request.batch = options.batch;
+  if (!options.epilogue.empty()) {
+    if (auto status = ParseEpilogue(options.epilogue, &request); !status) {
+      return context.Fail(kExitUsage, status.error().message);
+    }
+  }
 
   if (auto status = CheckComparisonRequest(request); !status) {
     return context.Fail(kExitUsage, status.error().message);
@@ -184,6 +190,11 @@ void SetupBenchCommand(CLI::App& app, Context& context) {
                     "Time batches of this many GEMMs of each shape: mmtune's batched call "
                     "against oneDNN's batched matmul ('loop' is one mmtune call per item; other "
                     "peers loop too)");
+  bench->add_option("--epilogue", options->epilogue,
+                    "Follow each GEMM with a bias per column and/or an activation (bias, relu, "
+                    "gelu, silu; e.g. bias+gelu): mmtune's fused epilogue against oneDNN's "
+                    "matmul with a bias and a post-op ('plain' is the GEMM alone, 'separate' "
+                    "the GEMM then a pass over C; other peers run that pass too)");
   bench->add_flag("--keep-openblas-core", options->keep_openblas_core,
                   "Keep an OPENBLAS_CORETYPE from the environment (default: re-run without it so "
                   "OpenBLAS uses this CPU's own kernels)");

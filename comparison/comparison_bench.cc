@@ -16,7 +16,9 @@
 #include "comparison/peer_libraries.h"
 #include "comparison/summary_reporter.h"
 #include "kernels/default_config.h"
+#include "kernels/epilogue.h"
 #include "kernels/gemm.h"
+#include "kernels/reference_gemm.h"
 #include "machine/roofline.h"
 #include "mmtune/runtime.h"
 
@@ -47,19 +49,33 @@ double ToDouble(T value) {
 
 // The operands of one problem, shared by every implementation of it: row-major NN, tight leading
 // dimensions; `items` of each, one after another, for a batch.
+// With an epilogue, its bias (N values: floating ones in [-1, 1), integers in [-1000, 1000]).
 template <class Kind>
 struct Operands {
+  using C = typename GemmTypes<Kind>::C;
   std::vector<typename GemmTypes<Kind>::A> a;
   std::vector<typename GemmTypes<Kind>::B> b;
-  std::vector<typename GemmTypes<Kind>::C> c;
+  std::vector<C> c;
+  std::vector<C> bias;
+  Epilogue<C> epilogue;
   std::int64_t items = 1;
-  explicit Operands(const Problem& p, std::int64_t batch_items = 1) : items(batch_items) {
+  Operands(const Problem& p, std::int64_t batch_items, bool with_bias, Activation activation)
+      : items(batch_items) {
     std::mt19937 rng(static_cast<unsigned>(p.m * 7919 + p.n * 131 + p.k));
     a.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, items * p.m * p.k)));
     b.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, items * p.k * p.n)));
     c.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, items * p.m * p.n)), 0);
     for (auto& x : a) x = RandomElement<typename GemmTypes<Kind>::A>(rng);
     for (auto& x : b) x = RandomElement<typename GemmTypes<Kind>::B>(rng);
+    if (with_bias) {
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        bias.push_back(std::is_integral_v<C> ? static_cast<C>(static_cast<int>(rng() % 2001) - 1000)
+                                             : static_cast<C>(RandomElement<float>(rng)));
+      }
+      epilogue.bias_kind = BiasKind::kPerColumn;
+      epilogue.bias = bias.data();
+    }
+    epilogue.activation = activation;
   }
 };
 
@@ -73,11 +89,16 @@ using GemmCall =
 // dot product in double (exact for the integer GEMM, which must match bit for bit), with a
 // tolerance for floating C that grows with K (accumulation order differs between
 // implementations).
+// `with_epilogue`: the implementation applies the operands' epilogue, whose bias and activation
+// the reference then applies too (gelu and silu with their own rounding allowed for).
 template <class Kind>
-bool ResultLooksRight(const Problem& p, const Operands<Kind>& x) {
+bool ResultLooksRight(const Problem& p, const Operands<Kind>& x, bool with_epilogue) {
   using C = typename GemmTypes<Kind>::C;
   std::mt19937 rng(17);
   const double epsilon = std::is_integral_v<C> ? 0.0 : sizeof(C) == 4 ? 1e-6 : 1e-14;
+  const Epilogue<C>& epilogue = x.epilogue;
+  const bool exponential = with_epilogue && (epilogue.activation == Activation::kGelu ||
+                                             epilogue.activation == Activation::kSilu);
   for (int sample = 0; sample < 32; ++sample) {
     const std::int64_t item = sample == 0 ? x.items - 1
                                           : static_cast<std::int64_t>(
@@ -92,8 +113,13 @@ bool ResultLooksRight(const Problem& p, const Operands<Kind>& x) {
       want += term;
       magnitude += std::abs(term);
     }
+    if (with_epilogue) {
+      if (epilogue.bias != nullptr) want += ToDouble(epilogue.bias[static_cast<std::size_t>(j)]);
+      want = ReferenceActivation(epilogue.activation, want);
+    }
     const double got = ToDouble(x.c[static_cast<std::size_t>(c0 + i * p.n + j)]);
-    const double tolerance = 8.0 * epsilon * static_cast<double>(p.k + 1) * (1.0 + magnitude);
+    const double tolerance = 8.0 * epsilon * static_cast<double>(p.k + 1) * (1.0 + magnitude) +
+                             (exponential ? 2e-5 * std::abs(want) : 0.0);
     if (!(std::abs(got - want) <= tolerance)) {
       return false;
     }
@@ -103,13 +129,13 @@ bool ResultLooksRight(const Problem& p, const Operands<Kind>& x) {
 
 template <class Kind>
 void TimeOne(benchmark::State& state, const Problem& problem, Operands<Kind>* operands,
-             const GemmCall<Kind>& call, double peak_gflops) {
+             const GemmCall<Kind>& call, double peak_gflops, bool with_epilogue) {
   std::fill(operands->c.begin(), operands->c.end(), 0);
   if (!call(problem, operands->a.data(), operands->b.data(), operands->c.data())) {
     state.SkipWithError("this implementation cannot run the problem");
     return;
   }
-  if (!ResultLooksRight(problem, *operands)) {
+  if (!ResultLooksRight(problem, *operands, with_epilogue)) {
     state.SkipWithError("wrong result: differs from the reference on sampled elements");
     return;
   }
@@ -306,23 +332,101 @@ void RegisterBatch(const Problem& problem, std::int64_t items, Runtime& runtime,
   }
 }
 
+// The peer's call with a fused bias and activation (Peer::sgemm_epilogue ...); null where it
+// has none.
+template <class Kind>
+auto PeerEpilogueCall(const Peer& peer) {
+  if constexpr (std::is_same_v<Kind, float>) {
+    return peer.sgemm_epilogue;
+  } else if constexpr (std::is_same_v<Kind, double>) {
+    using Call = bool (*)(int, std::int64_t, std::int64_t, std::int64_t, const double*,
+                          const double*, double*, const double*, Activation);
+    return Call(nullptr);
+  } else if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
+    return peer.bf16_gemm_epilogue;
+  } else {
+    return peer.u8s8s32_gemm_epilogue;
+  }
+}
+
+// The --epilogue rows of one problem (ComparisonRequest::bias, activation): `plain` is the
+// runtime's GEMM without the epilogue, `plan` the default's. `add` registers one row.
+template <class Kind, class Add>
+void RegisterEpilogue(const Machine& machine, Runtime& runtime,
+                      std::shared_ptr<const GemmPlan<Kind>> plan,
+                      const Epilogue<typename GemmTypes<Kind>::C>& epilogue,
+                      const std::vector<Peer>& peers, Add& add, const GemmCall<Kind>& plain,
+                      const std::string& plain_label) {
+  using A = typename GemmTypes<Kind>::A;
+  using B = typename GemmTypes<Kind>::B;
+  using C = typename GemmTypes<Kind>::C;
+  using Scalar = typename GemmTypes<Kind>::Scalar;
+  Runtime* rt = &runtime;
+  add("tuned",
+      [rt, epilogue](const Problem& p, const A* a, const B* b, C* c) {
+        return rt->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, Scalar(1), a,
+                        p.k, b, p.n, Scalar(0), c, p.n, epilogue)
+            .ok();
+      },
+      "fused; " + plain_label);
+  add("default",
+      [plan, epilogue](const Problem& p, const A* a, const B* b, C* c) {
+        const GemmArgs<Kind> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k,
+                                  Scalar(1), a, p.k, b, p.n, Scalar(0), c, p.n, epilogue};
+        return plan->Run(args).ok();
+      },
+      "fused; " + plan->config().ToString());
+  add("plain", plain, "no epilogue; " + plain_label, false);
+  // What an application without a fused epilogue does: the GEMM, then one pass over C (mmtune's
+  // vectorized one, on the calling thread).
+  const EpilogueCall<C> pass(epilogue, machine.kernel_isa);
+  auto then_pass = [pass](auto&& call) {
+    return [pass, call](const Problem& p, const A* a, const B* b, C* c) {
+      if (!call(p, a, b, c)) return false;
+      pass.Apply(c, p.n, 1, 0, 0, p.m, p.n);
+      return true;
+    };
+  };
+  add("separate", then_pass(plain), "GEMM, then a pass over C; " + plain_label);
+  for (const Peer& peer : peers) {
+    if (const auto fused = PeerEpilogueCall<Kind>(peer); fused != nullptr) {
+      add(peer.name,
+          [fused, epilogue](const Problem& p, const A* a, const B* b, C* c) {
+            return fused(p.threads, p.m, p.n, p.k, a, b, c, epilogue.bias, epilogue.activation);
+          },
+          "bias and post-op fused; " + peer.version);
+    } else if (const auto call = PeerCall<Kind>(peer); call != nullptr) {
+      add(peer.name,
+          then_pass([call](const Problem& p, const A* a, const B* b, C* c) {
+            return call(p.threads, p.m, p.n, p.k, a, b, c);
+          }),
+          "GEMM, then mmtune's pass over C (no fused API); " + peer.version);
+    }
+  }
+}
+
 // `untuned`: a runtime without a DB, for the default rows of packed weights and batches (null
 // without them); `batch`: the GEMMs of a batch (0: none; a batch of 1 is still a batch).
 template <class Kind>
 Status RegisterProblem(Session& session, const Problem& problem, const Machine& machine,
                        Runtime& runtime, Runtime* untuned, const std::vector<Peer>& peers,
-                       double peak_gflops, std::int64_t batch) {
+                       double peak_gflops, const ComparisonRequest& request) {
   using A = typename GemmTypes<Kind>::A;
   using B = typename GemmTypes<Kind>::B;
   using C = typename GemmTypes<Kind>::C;
   using Scalar = typename GemmTypes<Kind>::Scalar;
-  auto operands_owner = std::make_shared<Operands<Kind>>(problem, std::max<std::int64_t>(1, batch));
+  const std::int64_t batch = request.batch;
+  auto operands_owner = std::make_shared<Operands<Kind>>(
+      problem, std::max<std::int64_t>(1, batch), request.bias, request.activation);
   Operands<Kind>* operands = operands_owner.get();
   session.keep_alive.push_back(operands_owner);
-  auto add = [&](const std::string& impl, GemmCall<Kind> call, const std::string& label) {
+  // `with_epilogue`: the row applies the request's epilogue (false for "plain").
+  auto add = [&](const std::string& impl, GemmCall<Kind> call, const std::string& label,
+                 bool with_epilogue = true) {
     benchmark::RegisterBenchmark(BenchName(problem, impl).c_str(),
                                  [=](benchmark::State& state) {
-                                   TimeOne<Kind>(state, problem, operands, call, peak_gflops);
+                                   TimeOne<Kind>(state, problem, operands, call, peak_gflops,
+                                                 with_epilogue);
                                    if (!label.empty()) state.SetLabel(label);
                                  })
         ->UseRealTime()
@@ -346,8 +450,6 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
     return RegisterPackedB<Kind>(session, problem, *operands, runtime, *untuned, peers, add,
                                  unpacked, unpacked_label);
   }
-  add("tuned", unpacked, unpacked_label);
-
   // The analytical default as the runtime runs an untuned shape: on as many of the problem's
   // threads as the work pays for (DefaultThreadCount), so a 16^3 stays on one thread.
   const KernelConfig config = UntunedConfig(problem, machine);
@@ -355,6 +457,12 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
   if (!plan) return plan.error();
   auto shared = std::make_shared<const GemmPlan<Kind>>(std::move(*plan));
   session.keep_alive.push_back(shared);
+  if (!operands->epilogue.Empty()) {
+    RegisterEpilogue<Kind>(machine, runtime, shared, operands->epilogue, peers, add, unpacked,
+                           unpacked_label);
+    return OkStatus();
+  }
+  add("tuned", unpacked, unpacked_label);
   add("default",
       [shared](const Problem& p, const A* a, const B* b, C* c) {
         const GemmArgs<Kind> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k,
@@ -384,6 +492,39 @@ std::vector<std::pair<std::string, std::string>> PeerVersions() {
   return versions;
 }
 
+std::string ComparisonRequest::EpilogueText() const {
+  if (!HasEpilogue()) return "none";
+  if (activation == Activation::kNone) return "bias";
+  return (bias ? std::string("bias+") : std::string()) + ToString(activation);
+}
+
+Status ParseEpilogue(const std::string& text, ComparisonRequest* request) {
+  request->bias = false;
+  request->activation = Activation::kNone;
+  int activations = 0;
+  for (std::size_t begin = 0; begin <= text.size();) {
+    std::size_t end = text.find('+', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string part = text.substr(begin, end - begin);
+    begin = end + 1;
+    auto activation = ParseActivation(part);
+    if (part == "bias" && !request->bias) {
+      request->bias = true;
+    } else if (activation && *activation != Activation::kNone && activations++ == 0) {
+      request->activation = *activation;
+    } else {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "--epilogue: cannot use '" + part + "' in '" + text +
+                           "' (expected bias, relu, gelu or silu, each once, joined by '+')");
+    }
+  }
+  if (!request->HasEpilogue()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "--epilogue: nothing in '" + text + "' (e.g. bias+gelu)");
+  }
+  return OkStatus();
+}
+
 Status CheckComparisonRequest(const ComparisonRequest& request) {
   const std::vector<Peer> available = AvailablePeers();
   for (const std::string& name : request.peers) {
@@ -406,6 +547,10 @@ Status CheckComparisonRequest(const ComparisonRequest& request) {
   }
   if (request.batch > 0 && request.packed_b) {
     return MakeError(ErrorCode::kUnsupported, "--batch and --packed-b do not combine");
+  }
+  if (request.HasEpilogue() && (request.batch > 0 || request.packed_b)) {
+    return MakeError(ErrorCode::kUnsupported,
+                     "--epilogue does not combine with --batch or --packed-b");
   }
   for (const Problem& problem : request.problems) {
     if (auto status = problem.Validate(); !status) return status;
@@ -463,19 +608,19 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
     switch (problem.dtype) {
       case DType::kF32:
         status = RegisterProblem<float>(session, problem, machine, **runtime, untuned, peers,
-                                             peak, request.batch);
+                                        peak, request);
         break;
       case DType::kF64:
         status = RegisterProblem<double>(session, problem, machine, **runtime, untuned, peers,
-                                              peak, request.batch);
+                                         peak, request);
         break;
       case DType::kBF16:
         status = RegisterProblem<Bf16Gemm>(session, problem, machine, **runtime, untuned, peers,
-                                                peak, request.batch);
+                                           peak, request);
         break;
       case DType::kS8:
         status = RegisterProblem<S8Gemm>(session, problem, machine, **runtime, untuned, peers,
-                                              peak, request.batch);
+                                         peak, request);
         break;
     }
     if (!status) return status;
@@ -486,6 +631,7 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
   benchmark::AddCustomContext("mmtune_db", request.db_path);
   benchmark::AddCustomContext("mmtune_packed_b", request.packed_b ? "true" : "false");
   benchmark::AddCustomContext("mmtune_batch", std::to_string(request.batch));
+  benchmark::AddCustomContext("mmtune_epilogue", request.EpilogueText());
   for (const Peer& peer : available) {
     benchmark::AddCustomContext("peer_" + peer.name, peer.version);
   }

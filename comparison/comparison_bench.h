@@ -5,7 +5,8 @@
 // and `mmtune report --bench` reads it.
 //
 // Benchmark names: "<dtype>/<layout>/<trans>/<M>x<N>x<K>/t<threads>/<impl>", impl one of tuned,
-// default, unpacked (with packed_b), loop (with batch), openblas, onednn, libxsmm. Counters:
+// default, unpacked (with packed_b), loop (with batch), plain and separate (with an epilogue),
+// openblas, onednn, libxsmm. Counters:
 // gflops, pct_peak (of the FMA peak for the dtype and thread count). The label of a `tuned` row
 // says the lookup tier (exact, nearest, default); with a batch, the batch and how it is split.
 // Before it is timed, every implementation's result is compared with the reference on sampled
@@ -40,7 +41,21 @@ struct ComparisonRequest {
   // one runtime call per item, oneDNN its batched matmul, peers without a batch API one call
   // per item. GFLOP/s count the whole batch.
   std::int64_t batch = 0;
+  // Each GEMM followed by an epilogue: a bias per column of C where `bias`, then `activation`.
+  // "tuned" and "default" fuse it (the runtime's and the default plan's Gemm with an Epilogue),
+  // "plain" is the runtime's GEMM without it, "separate" that GEMM followed by a pass over C
+  // that applies it (mmtune's own vectorized pass); oneDNN runs its matmul with a bias and an
+  // eltwise post-op, other peers their GEMM followed by the same pass. GFLOP/s count the GEMM.
+  bool bias = false;
+  Activation activation = Activation::kNone;
+  bool HasEpilogue() const { return bias || activation != Activation::kNone; }
+  // "bias+gelu", "relu", ...; "none" without an epilogue.
+  std::string EpilogueText() const;
 };
+
+// Parses --epilogue: "bias", an activation (relu, gelu, silu), or both joined by '+'
+// ("bias+gelu"), into `request`.
+Status ParseEpilogue(const std::string& text, ComparisonRequest* request);
 
 // Names of the peers compiled into this build, and their versions ("OpenBLAS 0.3.21 ..., core
 // Zen" for OpenBLAS).

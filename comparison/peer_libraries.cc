@@ -21,6 +21,7 @@ extern "C" void omp_set_num_threads(int);
 #include <mutex>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
 
 namespace mmtune {
 namespace {
@@ -76,9 +77,26 @@ constexpr dnnl::memory::data_type OneDnnType() {
 // that do not change. With `batch` > 1 it is the batched matmul of that many items, each
 // operand's items one after another (3-D tensors). False when this CPU has no such matmul
 // (e.g. bf16 without AVX-512).
+// The eltwise post-op of an activation (silu is swish with alpha 1).
+void AppendActivation(dnnl::post_ops& ops, Activation activation) {
+  using dnnl::algorithm;
+  const algorithm kind = activation == Activation::kRelu   ? algorithm::eltwise_relu
+                         : activation == Activation::kGelu ? algorithm::eltwise_gelu_tanh
+                                                           : algorithm::eltwise_swish;
+  const float alpha = activation == Activation::kSilu ? 1.0f : 0.0f;
+#if DNNL_VERSION_MAJOR >= 3
+  ops.append_eltwise(kind, alpha, 0.0f);
+#else
+  ops.append_eltwise(1.0f, kind, alpha, 0.0f);
+#endif
+}
+
+// With a `bias` (N values, one per column of C) and an `activation`, oneDNN adds the bias and
+// applies the activation as a post-op inside the matmul: its fused epilogue.
 template <typename TA, typename TB, typename TC>
 bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, const TA* a,
-                  const TB* b, TC* c, bool packed_weights, std::int64_t batch = 1) {
+                  const TB* b, TC* c, bool packed_weights, std::int64_t batch = 1,
+                  const TC* bias = nullptr, Activation activation = Activation::kNone) {
   using dnnl::memory;
   struct Prepared {
     std::unique_ptr<dnnl::matmul> primitive;
@@ -86,7 +104,8 @@ bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, c
     const TB* packed_from = nullptr;  // the B it holds
   };
   static std::mutex mutex;
-  static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t>,
+  static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool,
+                             Activation>,
                   Prepared>
       cache;
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -109,15 +128,24 @@ bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, c
     Prepared* prepared = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      Prepared& slot = cache[std::make_tuple(m, n, k, packed_weights, batch)];
+      Prepared& slot =
+          cache[std::make_tuple(m, n, k, packed_weights, batch, bias != nullptr, activation)];
       if (!slot.primitive) {
         const memory::desc weights_md =
             packed_weights ? desc(k, n, OneDnnType<TB>(), true) : b_md;
+        dnnl::primitive_attr attr;
+        if (activation != Activation::kNone) {
+          dnnl::post_ops ops;
+          AppendActivation(ops, activation);
+          attr.set_post_ops(ops);
+        }
+        const memory::desc bias_md =
+            bias != nullptr ? desc(1, n, OneDnnType<TC>()) : memory::desc();
 #if DNNL_VERSION_MAJOR >= 3
-        const dnnl::matmul::primitive_desc pd(engine, a_md, weights_md, c_md);
+        const dnnl::matmul::primitive_desc pd(engine, a_md, weights_md, bias_md, c_md, attr);
 #else
-        const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, weights_md, c_md),
-                                              engine);
+        const dnnl::matmul::primitive_desc pd(
+            dnnl::matmul::desc(a_md, weights_md, bias_md, c_md), attr, engine);
 #endif
         slot.primitive = std::make_unique<dnnl::matmul>(pd);
         if (packed_weights) slot.weights = std::make_unique<memory>(pd.weights_desc(), engine);
@@ -131,10 +159,15 @@ bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, c
     }
     memory a_mem(a_md, engine, const_cast<TA*>(a));
     memory c_mem(c_md, engine, c);
-    prepared->primitive->execute(
-        stream, {{DNNL_ARG_SRC, a_mem},
-                 {DNNL_ARG_WEIGHTS, packed_weights ? *prepared->weights : b_mem},
-                 {DNNL_ARG_DST, c_mem}});
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, a_mem},
+        {DNNL_ARG_WEIGHTS, packed_weights ? *prepared->weights : b_mem},
+        {DNNL_ARG_DST, c_mem}};
+    if (bias != nullptr) {
+      args.emplace(DNNL_ARG_BIAS, memory(desc(1, n, OneDnnType<TC>()), engine,
+                                         const_cast<TC*>(bias)));
+    }
+    prepared->primitive->execute(stream, args);
     stream.wait();
     return true;
   } catch (const dnnl::error&) {
@@ -159,6 +192,22 @@ bool OneDnnBf16PackedB(int threads, std::int64_t m, std::int64_t n, std::int64_t
 bool OneDnnU8s8s32PackedB(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                           const std::uint8_t* a, const std::int8_t* b, std::int32_t* c) {
   return OneDnnMatmul(threads, m, n, k, a, b, c, true);
+}
+
+bool OneDnnSgemmEpilogue(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                         const float* a, const float* b, float* c, const float* bias,
+                         Activation activation) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, false, 1, bias, activation);
+}
+bool OneDnnBf16Epilogue(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                        const BFloat16* a, const BFloat16* b, float* c, const float* bias,
+                        Activation activation) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, false, 1, bias, activation);
+}
+bool OneDnnU8s8s32Epilogue(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                           const std::uint8_t* a, const std::int8_t* b, std::int32_t* c,
+                           const std::int32_t* bias, Activation activation) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, false, 1, bias, activation);
 }
 
 bool OneDnnSgemmBatch(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
@@ -237,7 +286,8 @@ std::vector<Peer> AvailablePeers() {
                        (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : ""),
                    &OneDnnSgemm, nullptr, &OneDnnBf16, &OneDnnU8s8s32, &OneDnnSgemmPackedB,
                    &OneDnnBf16PackedB, &OneDnnU8s8s32PackedB, &OneDnnSgemmBatch,
-                   &OneDnnBf16Batch, &OneDnnU8s8s32Batch});
+                   &OneDnnBf16Batch, &OneDnnU8s8s32Batch, &OneDnnSgemmEpilogue,
+                   &OneDnnBf16Epilogue, &OneDnnU8s8s32Epilogue});
 #endif
 #if MMTUNE_HAVE_LIBXSMM
   libxsmm_init();

@@ -1,5 +1,6 @@
 // The peer libraries mmtune is compared with, each behind the same call: OpenBLAS (cblas), oneDNN
-// (dnnl_sgemm, dnnl_gemm_u8s8s32, its matmul primitive for bf16, prepacked weights and batches) and
+// (dnnl_sgemm, dnnl_gemm_u8s8s32, its matmul primitive for bf16, prepacked weights, batches and
+// fused epilogues) and
 // libxsmm (JIT kernel for its sizes, its BLAS fallback otherwise). Each is optional: compiled in
 // when CMake found it (MMTUNE_HAVE_<PEER>), absent otherwise.
 #pragma once
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "mmtune/bf16.h"
+#include "mmtune/types.h"
 
 namespace mmtune {
 
@@ -45,6 +47,18 @@ struct Peer {
   bool (*u8s8s32_gemm_batch)(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
                              std::int64_t k, const std::uint8_t* a, const std::int8_t* b,
                              std::int32_t* c) = nullptr;
+  // The GEMM followed by a bias per column of C (N values; null: none) and an activation, fused
+  // into the call (`mmtune bench --epilogue`). Null where the peer has no such API (only
+  // oneDNN's matmul, with its bias and an eltwise post-op, has).
+  bool (*sgemm_epilogue)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                         const float* a, const float* b, float* c, const float* bias,
+                         Activation activation) = nullptr;
+  bool (*bf16_gemm_epilogue)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                             const BFloat16* a, const BFloat16* b, float* c, const float* bias,
+                             Activation activation) = nullptr;
+  bool (*u8s8s32_gemm_epilogue)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                                const std::uint8_t* a, const std::int8_t* b, std::int32_t* c,
+                                const std::int32_t* bias, Activation activation) = nullptr;
 };
 
 // The peers this build found, in a fixed order.

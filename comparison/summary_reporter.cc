@@ -8,7 +8,8 @@ namespace {
 
 // mmtune's own rows (comparison_bench.h): never the best peer.
 bool IsOwnImpl(const std::string& impl) {
-  return impl == "tuned" || impl == "default" || impl == "unpacked" || impl == "loop";
+  return impl == "tuned" || impl == "default" || impl == "unpacked" || impl == "loop" ||
+         impl == "plain" || impl == "separate";
 }
 
 std::optional<double> MedianOf(std::vector<double> values) {

@@ -1,5 +1,8 @@
 #include "kernels/reference_gemm.h"
 
+#include <cmath>
+#include <limits>
+
 #include "kernels/gemm_args.h"
 
 namespace mmtune {
@@ -45,5 +48,21 @@ template Status ReferenceGemm<double>(Layout, Trans, Trans, std::int64_t, std::i
                                       std::int64_t, double, const double*, std::int64_t,
                                       const double*, std::int64_t, double, double*,
                                       std::int64_t);
+
+double ReferenceActivation(Activation activation, double x) {
+  if (x == -std::numeric_limits<double>::infinity() && activation != Activation::kNone) {
+    return 0;  // the limit (the formulas give inf / inf)
+  }
+  switch (activation) {
+    case Activation::kNone: return x;
+    case Activation::kRelu: return x < 0 ? 0.0 : x;
+    case Activation::kGelu: {
+      const double u = std::sqrt(2.0 / std::acos(-1.0)) * (x + 0.044715 * x * x * x);
+      return x / (1.0 + std::exp(-2.0 * u));
+    }
+    case Activation::kSilu: return x / (1.0 + std::exp(-x));
+  }
+  return x;
+}
 
 }  // namespace mmtune

@@ -27,4 +27,9 @@ extern template Status ReferenceGemm<double>(Layout, Trans, Trans, std::int64_t,
                                              const double*, std::int64_t, double, double*,
                                              std::int64_t);
 
+// An epilogue's activation (mmtune/types.h) in double: relu, and gelu and silu as x / (1 + e^z),
+// gelu's tanh form 0.5 x (1 + tanh(u)) written x / (1 + e^(-2u)), the same function without the
+// cancellation of 1 + tanh(u) for negative x; 0 for -inf.
+double ReferenceActivation(Activation activation, double x);
+
 }  // namespace mmtune

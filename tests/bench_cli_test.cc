@@ -170,6 +170,34 @@ TEST(BenchCliTest, BatchesAreVerifiedAndTimedInEveryDtype) {
   EXPECT_EQ(timed, (std::map<std::string, int>{{"default", 1}, {"loop", 1}, {"tuned", 1}}));
 }
 
+// --epilogue: the fused rows (tuned, default), the GEMM alone and the GEMM then a pass, each
+// verified against the reference with the epilogue (plain without) and timed, in every dtype
+// (s8 with relu, the others with gelu or silu), with the peers in this build.
+TEST(BenchCliTest, EpiloguesAreVerifiedAndTimedInEveryDtype) {
+  const std::string dir = FreshTestDir("bench_epilogue");
+  for (const auto& [dtype, epilogue] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"f32", "bias+gelu"}, {"f64", "silu"}, {"bf16", "gelu+bias"}, {"s8", "bias+relu"}}) {
+    SCOPED_TRACE(dtype);
+    std::map<std::string, int> timed;
+    const nlohmann::json context = ForEachTimedRow(
+        "--epilogue " + epilogue + " --dtype " + dtype +
+            " --shapes 1x40x52,33x40x52 --against all --repetitions 1 --min-time 0.01",
+        dir + "/" + dtype + ".json",
+        [&](const std::string& name, const std::string& impl, const std::string& label) {
+          ++timed[impl];
+          if (impl == "tuned" || impl == "default") {
+            EXPECT_EQ(label.rfind("fused; ", 0), 0u) << name << ": " << label;
+          }
+        });
+    EXPECT_EQ(context["mmtune_epilogue"],
+              epilogue == "gelu+bias" ? "bias+gelu" : epilogue);
+    for (const char* impl : {"tuned", "default", "plain", "separate"}) {
+      EXPECT_EQ(timed[impl], 2) << impl;
+    }
+  }
+}
+
 TEST(BenchCliTest, BadInputIsOneLine) {
   const std::string dir = FreshTestDir("bench_bad");
   ExpectOneLineError(RunMmtune("bench --db '" + dir + "/missing.db' --shapes 8x8x8"), 1);
@@ -181,6 +209,12 @@ TEST(BenchCliTest, BadInputIsOneLine) {
   ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --repetitions 0"), 2);
   ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --batch -2"), 2);
   ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --batch 4 --packed-b"), 2);
+  for (const char* epilogue : {"tanh", "bias+bias", "relu+gelu", "none", "bias+"}) {
+    SCOPED_TRACE(epilogue);
+    ExpectOneLineError(
+        RunMmtune("bench --db '" + TunedDb() + "' --epilogue '" + epilogue + "'"), 2);
+  }
+  ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --epilogue gelu --batch 2"), 2);
   ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --preset quick --shapes 8x8x8"),
                      2);
 }

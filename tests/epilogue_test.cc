@@ -20,6 +20,7 @@
 #include "kernels/epilogue.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_args.h"
+#include "kernels/reference_gemm.h"
 #include "machine/machine.h"
 #include "small_integers.h"
 
@@ -33,24 +34,6 @@ using testing::TwoMembers;
 
 constexpr Activation kActivations[] = {Activation::kNone, Activation::kRelu, Activation::kGelu,
                                        Activation::kSilu};
-
-// The activations in double. gelu's tanh form 0.5 x (1 + tanh(u)) is written x / (1 + e^(-2u)),
-// the same function without the cancellation of 1 + tanh(u) for negative x.
-double Reference(Activation activation, double x) {
-  if (x == -std::numeric_limits<double>::infinity() && activation != Activation::kNone) {
-    return 0;  // the limit (the formulas give inf / inf)
-  }
-  switch (activation) {
-    case Activation::kNone: return x;
-    case Activation::kRelu: return x < 0 ? 0.0 : x;
-    case Activation::kGelu: {
-      const double u = std::sqrt(2.0 / std::acos(-1.0)) * (x + 0.044715 * x * x * x);
-      return x / (1.0 + std::exp(-2.0 * u));
-    }
-    case Activation::kSilu: return x / (1.0 + std::exp(-x));
-  }
-  return x;
-}
 
 // The error an activation of C type `C` may make: none for relu and the identity; for those
 // that take an exponential a relative error of a few units in the last place (e^z carries the
@@ -103,7 +86,7 @@ TYPED_TEST(ActivationTest, EveryLevelMatchesTheReference) {
       fn(column.data(), 2, 1, n, 1, nullptr);
       for (std::int64_t i = 0; i < n; ++i) {
         const double x = static_cast<double>(inputs[static_cast<std::size_t>(i)]);
-        const double want = Reference(activation, x);
+        const double want = ReferenceActivation(activation, x);
         EXPECT_TRUE(Close(activation, row[static_cast<std::size_t>(i)], want))
             << "x = " << x << ": got " << row[static_cast<std::size_t>(i)] << ", want " << want;
         EXPECT_TRUE(Close(activation, column[static_cast<std::size_t>(2 * i)], want))
@@ -194,13 +177,14 @@ struct EpilogueCase {
                                 static_cast<std::uint32_t>(static_cast<std::int64_t>(sum));
           if (beta != 0) value += static_cast<std::uint32_t>(beta) * static_cast<std::uint32_t>(old);
           value += static_cast<std::uint32_t>(bias_value);
-          expected[at] = static_cast<C>(Reference(epilogue.activation, static_cast<C>(value)));
+          expected[at] = static_cast<C>(
+              ReferenceActivation(epilogue.activation, static_cast<C>(value)));
         } else {
           // Exact in C's type: small integers, alpha and bias in quarters.
           double value = static_cast<double>(alpha) * sum;
           if (beta != 0) value += static_cast<double>(beta) * static_cast<double>(old);
           value = static_cast<double>(static_cast<C>(value + static_cast<double>(bias_value)));
-          expected[at] = static_cast<C>(Reference(epilogue.activation, value));
+          expected[at] = static_cast<C>(ReferenceActivation(epilogue.activation, value));
         }
       }
     }
