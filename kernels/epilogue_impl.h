@@ -98,9 +98,11 @@ template <Activation kAct, typename T>
   if constexpr (kAct == Activation::kRelu) {
     return x < T(0) ? T(0) : x;  // NaN compares false: it stays
   } else if constexpr (kAct == Activation::kGelu) {
-    // 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)), u = sqrt(2 / pi) (x + 0.044715 x^3).
-    const T u = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
-    return OverOnePlusExp(x, T(-2) * u);
+    // 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)), u = sqrt(2 / pi) (x + 0.044715 x^3), so
+    // -2u = x (c1 + c3 x^2).
+    constexpr T kC1 = T(-2 * 0.79788456080286535588);
+    constexpr T kC3 = T(-2 * 0.79788456080286535588 * 0.044715);
+    return OverOnePlusExp(x, x * (kC1 + kC3 * (x * x)));
   } else if constexpr (kAct == Activation::kSilu) {
     return OverOnePlusExp(x, -x);
   } else {
