@@ -554,6 +554,12 @@ Status CheckComparisonRequest(const ComparisonRequest& request) {
   }
   for (const Problem& problem : request.problems) {
     if (auto status = problem.Validate(); !status) return status;
+    if (problem.dtype == DType::kS8 && (request.activation == Activation::kGelu ||
+                                        request.activation == Activation::kSilu)) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       std::string("--epilogue: ") + ToString(request.activation) +
+                           " needs a floating-point C; s8 (C s32) takes bias and relu");
+    }
     if (problem.layout != Layout::kRowMajor || problem.trans_a != Trans::kNo ||
         problem.trans_b != Trans::kNo) {
       return MakeError(ErrorCode::kUnsupported,

@@ -215,6 +215,9 @@ TEST(BenchCliTest, BadInputIsOneLine) {
         RunMmtune("bench --db '" + TunedDb() + "' --epilogue '" + epilogue + "'"), 2);
   }
   ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --epilogue gelu --batch 2"), 2);
+  ExpectOneLineError(
+      RunMmtune("bench --db '" + TunedDb() + "' --dtype s8 --epilogue bias+silu --against none"),
+      2);
   ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --preset quick --shapes 8x8x8"),
                      2);
 }
