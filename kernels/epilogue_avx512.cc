@@ -1,4 +1,5 @@
-// The epilogue functions compiled for the avx512 level (see epilogue_impl.h and kernels/CMakeLists.txt).
+// The epilogue functions compiled for the avx512 level (epilogue_impl.h; flags in
+// kernels/CMakeLists.txt).
 #include "kernels/epilogue_impl.h"
 
 namespace mmtune {

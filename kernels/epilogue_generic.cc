@@ -1,4 +1,5 @@
-// The epilogue functions compiled for the generic level (see epilogue_impl.h and kernels/CMakeLists.txt).
+// The epilogue functions compiled for the generic level (epilogue_impl.h; flags in
+// kernels/CMakeLists.txt).
 #include "kernels/epilogue_impl.h"
 
 namespace mmtune {

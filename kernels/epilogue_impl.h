@@ -79,9 +79,8 @@ template <typename T>
                             std::bit_cast<SignedBits>(E::kShifter) + E::kExponentBias;
   constexpr Bits kInfinity = Bits{(Bits{1} << (sizeof(T) * 8 - 1 - E::kMantissaBits)) - 1}
                              << E::kMantissaBits;
-  const Bits scale = biased < 2                       ? Bits{0}
-                     : biased > 2 * E::kExponentBias ? kInfinity
-                                                      : static_cast<Bits>(biased) << E::kMantissaBits;
+  const Bits normal = static_cast<Bits>(biased) << E::kMantissaBits;
+  const Bits scale = biased < 2 ? Bits{0} : biased > 2 * E::kExponentBias ? kInfinity : normal;
   return p * std::bit_cast<T>(scale);
 }
 

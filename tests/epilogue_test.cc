@@ -175,7 +175,9 @@ struct EpilogueCase {
         if constexpr (std::is_integral_v<C>) {  // modulo 2^32 throughout
           std::uint32_t value = static_cast<std::uint32_t>(alpha) *
                                 static_cast<std::uint32_t>(static_cast<std::int64_t>(sum));
-          if (beta != 0) value += static_cast<std::uint32_t>(beta) * static_cast<std::uint32_t>(old);
+          if (beta != 0) {
+            value += static_cast<std::uint32_t>(beta) * static_cast<std::uint32_t>(old);
+          }
           value += static_cast<std::uint32_t>(bias_value);
           expected[at] = static_cast<C>(
               ReferenceActivation(epilogue.activation, static_cast<C>(value)));
@@ -226,7 +228,8 @@ struct EpilogueCase {
 template <typename X>
 std::vector<KernelConfig> ConfigsFor(const Machine& machine, const Problem& problem) {
   std::vector<KernelConfig> configs;
-  for (KernelConfig base : {DefaultConfig(problem, machine), ColdOperandsConfig(problem, machine)}) {
+  for (const KernelConfig& base :
+       {DefaultConfig(problem, machine), ColdOperandsConfig(problem, machine)}) {
     for (int variant = 0; variant < 4; ++variant) {
       KernelConfig config = base;
       if (variant == 1 && config.family != KernelFamily::kGemv) config.kc = 64;
