@@ -48,6 +48,11 @@ class Options(ctypes.Structure):
                 ("allow_compatible", _int), ("record_path", ctypes.c_char_p)]
 
 
+class Epilogue(ctypes.Structure):
+    """mmtune_epilogue of mmtune/mmtune.h."""
+    _fields_ = [("bias_kind", _int), ("bias", _p), ("activation", _int)]
+
+
 def load():
     lib = ctypes.CDLL(_library_path())
     lib.mmtune_options_init.argtypes = [ctypes.POINTER(Options)]
@@ -65,6 +70,14 @@ def load():
                          ("mmtune_gemm_s8s8s32", ctypes.c_int32)):
         function = getattr(lib, name)
         function.argtypes = gemm_head + [scalar, _p, _i64, _p, _i64, scalar, _p, _i64]
+        function.restype = _int
+    for name, scalar in (("mmtune_sgemm_epilogue", ctypes.c_float),
+                         ("mmtune_dgemm_epilogue", ctypes.c_double),
+                         ("mmtune_gemm_bf16_epilogue", ctypes.c_float),
+                         ("mmtune_gemm_u8s8s32_epilogue", ctypes.c_int32)):
+        function = getattr(lib, name)
+        function.argtypes = gemm_head + [scalar, _p, _i64, _p, _i64, scalar, _p, _i64,
+                                         ctypes.POINTER(Epilogue)]
         function.restype = _int
     for name, scalar in (("mmtune_sgemm_batch_strided", ctypes.c_float),
                          ("mmtune_dgemm_batch_strided", ctypes.c_double),

@@ -89,6 +89,16 @@ _BATCHED = {
 }
 
 
+# The epilogue form of each GEMM of _GEMMS that has one.
+_WITH_EPILOGUE = {
+    "mmtune_sgemm": "mmtune_sgemm_epilogue",
+    "mmtune_dgemm": "mmtune_dgemm_epilogue",
+    "mmtune_gemm_bf16": "mmtune_gemm_bf16_epilogue",
+    "mmtune_gemm_u8s8s32": "mmtune_gemm_u8s8s32_epilogue",
+}
+_ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "silu": 3}
+
+
 def _batched_operand(x, layout, count):
     """(transpose flag, leading dimension, item stride in elements, array) for the items of x:
     a 3-D array of `count` matrices, or a 2-D one that every item shares (stride 0). In place
@@ -232,7 +242,7 @@ class Runtime:
             scalar(0), out.ctypes.data, ldc))
         return out
 
-    def matmul(self, a, b, out=None):
+    def matmul(self, a, b, out=None, bias=None, activation=None):
         """out = a @ b. a and b: 2-D arrays of float32, float64, bfloat16 bits (uint16, giving
         float32), int8 x int8 or uint8 x int8 (giving int32, exact modulo 2^32), C or Fortran
         order or transposed views, read in place where one stride is the element size (copied
@@ -240,16 +250,29 @@ class Runtime:
         stride. out: None (a new C-ordered array) or an array of the result's shape and dtype
         with one unit stride, overwritten.
 
+        A fused epilogue, 2-D calls only (docs/runtime.md, Fused epilogues): out =
+        activation(a @ b + bias), bias a 1-D array of N values (converted to out's dtype),
+        activation None, "relu", "gelu" (tanh form) or "silu"; int32 results take relu only,
+        and int8 x int8 takes none.
+
         A batch: a and b 3-D stacks of matrices (count x M x K and count x K x N, the same
         count), or one of them 2-D and shared by every item as numpy broadcasts it; one call
         (docs/runtime.md, Batches). Items are read in place where each is laid out like the
         first, a fixed stride apart; out is then count x M x N with items a fixed stride apart
         (not int8 x int8)."""
+        fused = bias is not None or activation is not None
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"unknown activation {activation!r} (expected None, 'relu', "
+                             "'gelu' or 'silu')")
         if isinstance(b, PackedWeights):
+            if fused:
+                raise ValueError("bias and activation apply to 2-D calls with unpacked b only")
             return self._matmul_packed(a, b, out)
         a = np.asarray(a)
         b = np.asarray(b)
         if a.ndim in (2, 3) and b.ndim in (2, 3) and 3 in (a.ndim, b.ndim):
+            if fused:
+                raise ValueError("bias and activation apply to 2-D calls only, not batches")
             return self._matmul_batch(a, b, out)
         if a.ndim != 2 or b.ndim != 2:
             raise ValueError(f"matmul needs 2-D arrays or stacks of them (3-D), got {a.ndim}-D "
@@ -262,6 +285,17 @@ class Runtime:
         (m, k), (k2, n) = a.shape, b.shape
         if k != k2:
             raise ValueError(f"shapes {a.shape} and {b.shape} do not multiply (K {k} != {k2})")
+        epilogue = None
+        if fused:
+            if function not in _WITH_EPILOGUE:
+                raise TypeError(f"no fused epilogue for {a.dtype} x {b.dtype}")
+            epilogue = _library.Epilogue(0, None, _ACTIVATIONS[activation])
+            if bias is not None:
+                bias = np.ascontiguousarray(bias, dtype=c_dtype)
+                if bias.shape != (n,):
+                    raise ValueError(f"bias must be 1-D with {n} values (one per column), got "
+                                     f"shape {bias.shape}")
+                epilogue.bias_kind, epilogue.bias = 1, bias.ctypes.data
         if out is None:
             out = np.empty((m, n), dtype=c_dtype)
         else:
@@ -279,9 +313,12 @@ class Runtime:
         layout, ldc = found
         ta, lda, a = _operand(a, layout)
         tb, ldb, b = _operand(b, layout)
-        _check(getattr(_c(), function)(
-            self._live(), layout, ta, tb, m, n, k, scalar(1), a.ctypes.data, lda, b.ctypes.data,
-            ldb, scalar(0), out.ctypes.data, ldc))
+        args = [self._live(), layout, ta, tb, m, n, k, scalar(1), a.ctypes.data, lda,
+                b.ctypes.data, ldb, scalar(0), out.ctypes.data, ldc]
+        if epilogue is None:
+            _check(getattr(_c(), function)(*args))
+        else:
+            _check(getattr(_c(), _WITH_EPILOGUE[function])(*args, ctypes.byref(epilogue)))
         return out
 
     def _matmul_batch(self, a, b, out):

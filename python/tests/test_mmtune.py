@@ -246,3 +246,69 @@ def test_batched_matmul_out_and_errors(rt):
     with pytest.raises(mmtune.Error, match="overlap"):  # every item of out at one place
         rt.matmul(a, b, out=np.lib.stride_tricks.as_strided(
             np.empty((6, 3), np.float32), (4, 6, 3), (0, 12, 4), writeable=True))
+
+
+def reference_activation(x, activation):
+    """The activations in double; gelu's tanh form written x / (1 + e^(-2u)) (e^z may overflow
+    to inf for very negative x: the quotient is then the right 0)."""
+    with np.errstate(over="ignore"):
+        if activation == "relu":
+            return np.maximum(x, 0)
+        if activation == "gelu":
+            u = np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)
+            return x / (1 + np.exp(-2 * u))
+        if activation == "silu":
+            return x / (1 + np.exp(-x))
+        return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, "bf16"])
+@pytest.mark.parametrize("activation", [None, "relu", "gelu", "silu"])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_matmul_with_bias_and_activation(rt, dtype, activation, order):
+    m, n, k = 37, 45, 29
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    bias = RNG.standard_normal(n)
+    if dtype == "bf16":
+        a, b = bf16_bits(a), bf16_bits(b)
+        product = bf16_value(a).astype(np.float64) @ bf16_value(b).astype(np.float64)
+    else:
+        a, b = a.astype(dtype), b.astype(dtype)
+        product = a.astype(np.float64) @ b.astype(np.float64)
+    c_dtype = np.float64 if dtype == np.float64 else np.float32
+    bias = bias.astype(c_dtype)
+    want = reference_activation(product + bias, activation)
+    out = np.full((m, n), np.nan, dtype=c_dtype, order=order)
+    got = rt.matmul(np.asarray(a, order=order), b, out=out, bias=bias, activation=activation)
+    assert got is out
+    tol = 1e-4 if c_dtype == np.float32 else 1e-11
+    np.testing.assert_allclose(out, want, rtol=tol, atol=tol * np.sqrt(k))
+    if activation is not None:  # an activation alone, without a bias
+        np.testing.assert_allclose(rt.matmul(a, b, activation=activation),
+                                   reference_activation(product, activation),
+                                   rtol=tol, atol=tol * np.sqrt(k))
+
+
+def test_int8_matmul_with_bias_and_relu_is_exact(rt):
+    a = RNG.integers(0, 256, (13, 70)).astype(np.uint8)
+    b = RNG.integers(-128, 128, (70, 9)).astype(np.int8)
+    bias = RNG.integers(-50000, 50000, 9)
+    want = np.maximum(a.astype(np.int64) @ b.astype(np.int64) + bias, 0)
+    np.testing.assert_array_equal(rt.matmul(a, b, bias=bias, activation="relu"), want)
+
+
+def test_epilogue_errors(rt):
+    a = np.ones((4, 3), dtype=np.float32)
+    b = np.ones((3, 5), dtype=np.float32)
+    with pytest.raises(ValueError, match="unknown activation 'tanh'"):
+        rt.matmul(a, b, activation="tanh")
+    with pytest.raises(ValueError, match="bias must be 1-D with 5 values"):
+        rt.matmul(a, b, bias=np.ones(4))
+    with pytest.raises(ValueError, match="2-D calls only"):
+        rt.matmul(np.ones((2, 4, 3), dtype=np.float32), b, activation="relu")
+    with pytest.raises(TypeError, match="no fused epilogue"):
+        rt.matmul(np.ones((4, 3), dtype=np.int8), np.ones((3, 5), dtype=np.int8), bias=np.ones(5))
+    with pytest.raises(mmtune.Error, match="gelu needs a floating-point C"):
+        rt.matmul(np.ones((4, 3), dtype=np.uint8), np.ones((3, 5), dtype=np.int8),
+                  activation="gelu")
