@@ -156,7 +156,9 @@ mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout,
                                    lda, b, ldb, beta, c, ldc);
     });
   }
-  if constexpr (!std::is_same_v<TA, int8_t>) {  // s8s8s32 has no epilogue form
+  if constexpr (std::is_same_v<TA, int8_t>) {
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "the s8s8s32 GEMM has no epilogue form");
+  } else {
     if (epilogue->bias_kind < MMTUNE_BIAS_NONE || epilogue->bias_kind > MMTUNE_BIAS_PER_ROW) {
       return FailIn(routine, MMTUNE_INVALID_ARGUMENT,
                     "unknown bias kind " + std::to_string(epilogue->bias_kind) +
@@ -176,7 +178,6 @@ mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout,
                                    lda, b, ldb, beta, c, ldc, fused);
     });
   }
-  return MMTUNE_OK;
 }
 
 template <typename Scalar, typename TA, typename TB, typename TC>
