@@ -37,8 +37,33 @@ Status CheckEpilogue(const Epilogue<C>& epilogue) {
   return OkStatus();
 }
 
+Status CheckDequantize(const DequantizeToF32& dequantize, const Epilogue<std::int32_t>& s32,
+                       std::int32_t beta) {
+  if (dequantize.column_scales == nullptr || dequantize.column_offsets == nullptr) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "the dequantization's column scales or offsets are a null pointer");
+  }
+  if (!s32.Empty() || beta != 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "a GEMM dequantized to f32 takes beta = 0 and no s32 epilogue");
+  }
+  return CheckEpilogue(dequantize.output);
+}
+
 template <typename C>
-EpilogueCall<C>::EpilogueCall(const Epilogue<C>& epilogue, IsaLevel isa) : epilogue_(epilogue) {
+EpilogueCall<C>::EpilogueCall(const Epilogue<C>& epilogue, const DequantizeToF32* dequantize,
+                              IsaLevel isa)
+    : epilogue_(epilogue) {
+  if constexpr (std::is_same_v<C, std::int32_t>) {
+    if (dequantize != nullptr) {
+      dequantize_ = dequantize;
+      const Epilogue<float>& out = dequantize->output;
+      dequantize_fn_ = EpilogueKernels(isa)
+                           .dequantize[static_cast<std::size_t>(out.bias_kind)]
+                                      [static_cast<std::size_t>(out.activation)];
+      return;
+    }
+  }
   if (epilogue.Empty()) return;
   fn_ = FindEpilogue<C>(EpilogueKernels(isa), epilogue.bias_kind, epilogue.activation);
 }

@@ -24,12 +24,30 @@ using EpilogueFn = void (*)(C* c, std::int64_t row_stride, std::int64_t col_stri
 template <typename C>
 using EpilogueTable = std::array<std::array<EpilogueFn<C>, 4>, 3>;
 
+// s8 products turned into f32 in the storage that held them (4 bytes each, the s32 C of the
+// GEMM): out(i, j) = act(scales[j] * (C(i, j) + offsets[j]) + bias), offsets modulo 2^32 (a
+// zero point's share), then `output`'s bias and activation as for an f32 C. Scales and offsets
+// are already at the region's first column; the bias at its first column or row.
+using DequantizeFn = void (*)(std::int32_t* c, std::int64_t row_stride, std::int64_t col_stride,
+                              std::int64_t m, std::int64_t n, const float* scales,
+                              const std::int32_t* offsets, const float* bias);
+using DequantizeTable = std::array<std::array<DequantizeFn, 4>, 3>;
+
+// A quantized layer's output (the runtime builds it from mmtune/types.h: Dequantization): one
+// scale and one s32 offset per column of C, N of each, and the f32 epilogue that follows.
+struct DequantizeToF32 {
+  const float* column_scales = nullptr;
+  const std::int32_t* column_offsets = nullptr;
+  Epilogue<float> output;
+};
+
 // One ISA level's epilogue functions, a table per C element type. A tile's call goes straight
 // to its function: tiles are small, and a dispatch inside each call costs more than relu.
 struct EpilogueEntry {
   EpilogueTable<float> f32;
   EpilogueTable<double> f64;
   EpilogueTable<std::int32_t> s32;
+  DequantizeTable dequantize;
 };
 
 template <typename C>
@@ -45,30 +63,51 @@ EpilogueFn<C> FindEpilogue(const EpilogueEntry& entry, BiasKind bias, Activation
 // relu), and a problem's epilogue is well formed (a bias where one is asked for).
 template <typename C>
 Status CheckEpilogue(const Epilogue<C>& epilogue);
+// A dequantizing epilogue is well formed: its scales and offsets are there, its output epilogue
+// is (CheckEpilogue), and the s32 GEMM under it has no epilogue of its own and beta = 0 (C holds
+// f32 values before the GEMM, not s32 ones to scale).
+Status CheckDequantize(const DequantizeToF32& dequantize, const Epilogue<std::int32_t>& s32,
+                       std::int32_t beta);
 
 // The epilogue functions of `isa`, the generic ones where this build has none for it.
 const EpilogueEntry& EpilogueKernels(IsaLevel isa);
 
 // A problem's epilogue bound to the functions of one ISA level: what the drivers call on each
 // finished region of C, given that region's first row and column. Inactive (Empty) where the
-// problem has none.
+// problem has none. An s32 C may instead be dequantized to f32 (`dequantize`, not null, in
+// place of `epilogue`); other C types ignore it.
 template <typename C>
 class EpilogueCall {
  public:
   EpilogueCall() = default;
-  EpilogueCall(const Epilogue<C>& epilogue, IsaLevel isa);
-  bool Active() const { return fn_ != nullptr; }
+  EpilogueCall(const Epilogue<C>& epilogue, const DequantizeToF32* dequantize, IsaLevel isa);
+  EpilogueCall(const Epilogue<C>& epilogue, IsaLevel isa) : EpilogueCall(epilogue, nullptr, isa) {}
+  bool Active() const { return fn_ != nullptr || dequantize_fn_ != nullptr; }
   void Apply(C* c, std::int64_t row_stride, std::int64_t col_stride, std::int64_t row,
              std::int64_t column, std::int64_t m, std::int64_t n) const {
-    const C* bias = epilogue_.bias_kind == BiasKind::kPerColumn ? epilogue_.bias + column
-                    : epilogue_.bias_kind == BiasKind::kPerRow  ? epilogue_.bias + row
-                                                                : nullptr;
-    fn_(c, row_stride, col_stride, m, n, bias);
+    if constexpr (std::is_same_v<C, std::int32_t>) {
+      if (dequantize_fn_ != nullptr) {
+        const Epilogue<float>& out = dequantize_->output;
+        dequantize_fn_(c, row_stride, col_stride, m, n, dequantize_->column_scales + column,
+                       dequantize_->column_offsets + column, BiasOf(out, row, column));
+        return;
+      }
+    }
+    fn_(c, row_stride, col_stride, m, n, BiasOf(epilogue_, row, column));
   }
 
  private:
+  template <typename T>
+  static const T* BiasOf(const Epilogue<T>& epilogue, std::int64_t row, std::int64_t column) {
+    return epilogue.bias_kind == BiasKind::kPerColumn ? epilogue.bias + column
+           : epilogue.bias_kind == BiasKind::kPerRow  ? epilogue.bias + row
+                                                      : nullptr;
+  }
+
   Epilogue<C> epilogue_;
   EpilogueFn<C> fn_ = nullptr;
+  const DequantizeToF32* dequantize_ = nullptr;
+  DequantizeFn dequantize_fn_ = nullptr;
 };
 
 }  // namespace mmtune

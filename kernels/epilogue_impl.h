@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -146,6 +147,49 @@ void ApplyRegion(C* __restrict c, std::int64_t row_stride, std::int64_t col_stri
   }
 }
 
+// The s32 accumulator read and the f32 result written at the same address, both by memcpy (one
+// object's bytes seen as two types); each element's store depends on its own load.
+template <BiasKind kBias, Activation kAct>
+void DequantizeRegion(std::int32_t* c, std::int64_t row_stride, std::int64_t col_stride,
+                      std::int64_t m, std::int64_t n, const float* __restrict scales,
+                      const std::int32_t* __restrict offsets, const float* __restrict bias) {
+  constexpr std::int64_t kRun = 16;
+  for (std::int64_t i = 0; i < m; ++i) {
+    std::int32_t* row = c + i * row_stride;
+    auto one = [&](std::int64_t j, std::int32_t* at) __attribute__((always_inline)) {
+      std::uint32_t accumulator;
+      std::memcpy(&accumulator, at, sizeof accumulator);
+      const auto sum =
+          static_cast<std::int32_t>(accumulator + static_cast<std::uint32_t>(offsets[j]));
+      float x = scales[j] * static_cast<float>(sum);
+      if constexpr (kBias == BiasKind::kPerColumn) x += bias[j];
+      if constexpr (kBias == BiasKind::kPerRow) x += bias[i];
+      const float result = Activate<kAct>(x);
+      std::memcpy(at, &result, sizeof result);
+    };
+    if (col_stride == 1) {
+      std::int64_t j = 0;
+      for (; j + kRun <= n; j += kRun) {
+        for (std::int64_t u = 0; u < kRun; ++u) one(j + u, row + j + u);
+      }
+      for (; j < n; ++j) one(j, row + j);
+    } else {
+      for (std::int64_t j = 0; j < n; ++j) one(j, row + j * col_stride);
+    }
+  }
+}
+
+template <BiasKind kBias>
+constexpr std::array<DequantizeFn, 4> DequantizeFns() {
+  return {&DequantizeRegion<kBias, Activation::kNone>, &DequantizeRegion<kBias, Activation::kRelu>,
+          &DequantizeRegion<kBias, Activation::kGelu>, &DequantizeRegion<kBias, Activation::kSilu>};
+}
+
+constexpr DequantizeTable DequantizeFunctions() {
+  return {DequantizeFns<BiasKind::kNone>(), DequantizeFns<BiasKind::kPerColumn>(),
+          DequantizeFns<BiasKind::kPerRow>()};
+}
+
 template <typename C, BiasKind kBias, Activation kAct>
 constexpr EpilogueFn<C> RegionFn() {
   if constexpr (std::is_integral_v<C> && kAct != Activation::kNone &&
@@ -176,6 +220,7 @@ constexpr EpilogueTable<C> Table() {
   const ::mmtune::EpilogueEntry& PREFIX##Epilogues() {                                 \
     static constexpr ::mmtune::EpilogueEntry kEntry = {                                \
         ::mmtune::epilogue::Table<float>(), ::mmtune::epilogue::Table<double>(),       \
-        ::mmtune::epilogue::Table<std::int32_t>()};                                    \
+        ::mmtune::epilogue::Table<std::int32_t>(),                                     \
+        ::mmtune::epilogue::DequantizeFunctions()};                                    \
     return kEntry;                                                                     \
   }

@@ -35,7 +35,7 @@ void ScaleC(const RowMajorGemm<X>& g, IsaLevel isa) {
       }
     }
   }
-  const EpilogueCall<C> epilogue(g.epilogue, isa);
+  const EpilogueCall<C> epilogue(g.epilogue, g.dequantize, isa);
   if (epilogue.Active()) epilogue.Apply(g.c, g.ldc, g.c_col_stride, 0, 0, g.m, g.n);
 }
 
@@ -49,6 +49,15 @@ Status CheckShape(const KernelConfig& config, const GemmArgs<X>& args) {
   }
   if (!args.epilogue.Empty()) [[unlikely]] {
     if (auto status = CheckEpilogue(args.epilogue); !status) return status;
+  }
+  if (args.dequantize != nullptr) [[unlikely]] {
+    if constexpr (std::is_same_v<typename GemmTypes<X>::C, std::int32_t>) {
+      if (auto status = CheckDequantize(*args.dequantize, args.epilogue, args.beta); !status) {
+        return status;
+      }
+    } else {
+      return MakeError(ErrorCode::kInvalidArgument, "only the s8 GEMM dequantizes to f32");
+    }
   }
   // Only gemv configs constrain the shape; the common case skips the call.
   if (config.family == KernelFamily::kGemv && args.m != 1 && args.n != 1) [[unlikely]] {
@@ -102,6 +111,7 @@ detail::RowMajorGemm<X> detail::RowMajorProblem(const GemmArgs<X>& args) {
     g.b = {args.a, args.lda, args.trans_a};
   }
   g.epilogue = args.epilogue;
+  g.dequantize = args.dequantize;
   if (!row_major && !GemmTypes<X>::kLowPrecision) {  // C's rows are the transposed C's columns
     if (args.epilogue.bias_kind == BiasKind::kPerColumn) g.epilogue.bias_kind = BiasKind::kPerRow;
     if (args.epilogue.bias_kind == BiasKind::kPerRow) g.epilogue.bias_kind = BiasKind::kPerColumn;

@@ -35,6 +35,9 @@ struct GemmArgs {
   typename Types::C* c = nullptr;
   std::int64_t ldc = 0;
   Epilogue<typename Types::C> epilogue;  // bias and activation after the product (types.h)
+  // s8 only: the s32 products turned into f32 in C's storage (epilogue.h), which then holds
+  // floats; needs beta = 0 and an empty `epilogue`. Not owned.
+  const DequantizeToF32* dequantize = nullptr;
 };
 
 namespace detail {

@@ -273,7 +273,7 @@ DirectWork<T> MakeDirectWork(const KernelConfig& config, const MicroKernelEntry<
   work.prefetch_b = config.prefetch_b;
   work.prefetch_c = config.prefetch_c;
   work.masks_b = kernel.edge_reads_n_columns_of_b;
-  work.epilogue = EpilogueCall<T>(g.epilogue, config.isa);
+  work.epilogue = EpilogueCall<T>(g.epilogue, g.dequantize, config.isa);
   const auto element_size = static_cast<std::int64_t>(sizeof(T));
   work.may_align = work.masks_b && k * g.n * element_size >= kMinBytesOfBToAlign &&
                    work.ldb * element_size % kCacheLineBytes == 0;

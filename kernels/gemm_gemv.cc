@@ -74,7 +74,7 @@ bool RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& 
 
   const int team = std::max(1, std::min(config.threads, pool.size()));
   TeamVote vote(team);
-  const EpilogueCall<C> epilogue(g.epilogue, config.isa);
+  const EpilogueCall<C> epilogue(g.epilogue, g.dequantize, config.isa);
   // The epilogue of outputs [begin, begin + count): a row of C (M = 1) or a column (N = 1).
   auto finish = [&](std::int64_t begin, std::int64_t count) {
     if (!epilogue.Active()) return;

@@ -34,6 +34,7 @@ struct RowMajorGemm {
   std::int64_t ldc = 0;           // C's row stride
   std::int64_t c_col_stride = 1;  // 1 except for column-major low-precision problems
   Epilogue<typename Types::C> epilogue;  // its bias per row or column of this (row-major) C
+  const DequantizeToF32* dequantize = nullptr;  // s8 only (GemmArgs::dequantize)
 };
 
 inline Trans Flip(Trans t) { return t == Trans::kNo ? Trans::kYes : Trans::kNo; }

@@ -28,7 +28,7 @@ class TileCall {
   using Types = GemmTypes<X>;
   TileCall(const KernelConfig& config, const MicroKernelEntry<X>& kernel,
            const RowMajorGemm<X>& g)
-      : fn_(kernel.packed), epilogue_(g.epilogue, config.isa) {
+      : fn_(kernel.packed), epilogue_(g.epilogue, g.dequantize, config.isa) {
     args_.alpha = g.alpha;
     args_.ldc = g.ldc;
     args_.prefetch_a = config.prefetch_a;
@@ -72,7 +72,7 @@ class TileCall<X, true> {
   TileCall(const KernelConfig& config, const LowpMicroKernelEntry<X>& kernel,
            const RowMajorGemm<X>& g)
       : fn_(kernel.packed), enter_(kernel.enter), leave_(kernel.leave),
-        epilogue_(g.epilogue, config.isa) {
+        epilogue_(g.epilogue, g.dequantize, config.isa) {
     args_.alpha = g.alpha;
     args_.row_stride = g.ldc;
     args_.col_stride = g.c_col_stride;

@@ -137,6 +137,26 @@ mmtune_status CallFromC(const char* routine, Call&& call) {
   }
 }
 
+// `epilogue` (not NULL) as the library's, its values checked; MMTUNE_OK, else the error.
+template <typename TC>
+mmtune_status EpilogueFromC(const char* routine, const mmtune_epilogue& epilogue,
+                            mmtune::Epilogue<TC>* fused) {
+  if (epilogue.bias_kind < MMTUNE_BIAS_NONE || epilogue.bias_kind > MMTUNE_BIAS_PER_ROW) {
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT,
+                  "unknown bias kind " + std::to_string(epilogue.bias_kind) +
+                      " (expected MMTUNE_BIAS_NONE, _PER_COLUMN or _PER_ROW)");
+  }
+  if (epilogue.activation < MMTUNE_ACT_NONE || epilogue.activation > MMTUNE_ACT_SILU) {
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT,
+                  "unknown activation " + std::to_string(epilogue.activation) +
+                      " (expected MMTUNE_ACT_NONE, _RELU, _GELU or _SILU)");
+  }
+  fused->bias_kind = static_cast<mmtune::BiasKind>(epilogue.bias_kind);
+  fused->bias = static_cast<const TC*>(epilogue.bias);
+  fused->activation = static_cast<mmtune::Activation>(epilogue.activation);
+  return MMTUNE_OK;
+}
+
 template <typename Scalar, typename TA, typename TB, typename TC>
 mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout, int trans_a,
                         int trans_b, int64_t m, int64_t n, int64_t k, Scalar alpha, const TA* a,
@@ -159,25 +179,44 @@ mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout,
   if constexpr (std::is_same_v<TA, int8_t>) {
     return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "the s8s8s32 GEMM has no epilogue form");
   } else {
-    if (epilogue->bias_kind < MMTUNE_BIAS_NONE || epilogue->bias_kind > MMTUNE_BIAS_PER_ROW) {
-      return FailIn(routine, MMTUNE_INVALID_ARGUMENT,
-                    "unknown bias kind " + std::to_string(epilogue->bias_kind) +
-                        " (expected MMTUNE_BIAS_NONE, _PER_COLUMN or _PER_ROW)");
-    }
-    if (epilogue->activation < MMTUNE_ACT_NONE || epilogue->activation > MMTUNE_ACT_SILU) {
-      return FailIn(routine, MMTUNE_INVALID_ARGUMENT,
-                    "unknown activation " + std::to_string(epilogue->activation) +
-                        " (expected MMTUNE_ACT_NONE, _RELU, _GELU or _SILU)");
-    }
     mmtune::Epilogue<TC> fused;
-    fused.bias_kind = static_cast<mmtune::BiasKind>(epilogue->bias_kind);
-    fused.bias = static_cast<const TC*>(epilogue->bias);
-    fused.activation = static_cast<mmtune::Activation>(epilogue->activation);
+    if (auto code = EpilogueFromC(routine, *epilogue, &fused); code != MMTUNE_OK) return code;
     return CallFromC(routine, [&] {
       return handle->runtime->Gemm(kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha, a,
                                    lda, b, ldb, beta, c, ldc, fused);
     });
   }
+}
+
+// The 8-bit GEMMs dequantized to f32 (TA: uint8_t or int8_t).
+template <typename TA>
+mmtune_status DequantizedGemmFromC(const char* routine, mmtune_runtime* handle, int layout,
+                                   int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                                   const TA* a, int64_t lda, const int8_t* b, int64_t ldb,
+                                   float* c, int64_t ldc,
+                                   const mmtune_dequantization* dequantization,
+                                   const mmtune_epilogue* epilogue) {
+  KindFromC kind;
+  if (auto code = CheckKind(routine, handle, layout, trans_a, trans_b, &kind); code != MMTUNE_OK) {
+    return code;
+  }
+  if (auto code = CheckPointers(routine, PointerNeeds::Of(m, n, k, 1), a, b, c);
+      code != MMTUNE_OK) {
+    return code;
+  }
+  if (dequantization == nullptr) {
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "the dequantization is NULL");
+  }
+  mmtune::Epilogue<float> fused;
+  if (epilogue != nullptr) {
+    if (auto code = EpilogueFromC(routine, *epilogue, &fused); code != MMTUNE_OK) return code;
+  }
+  const mmtune::Dequantization scales{dequantization->a_scale, dequantization->a_zero_point,
+                                      dequantization->b_scales, dequantization->b_scale};
+  return CallFromC(routine, [&] {
+    return handle->runtime->Gemm(kind.layout, kind.trans_a, kind.trans_b, m, n, k, a, lda, b,
+                                 ldb, c, ldc, scales, fused);
+  });
 }
 
 template <typename Scalar, typename TA, typename TB, typename TC>
@@ -538,6 +577,24 @@ mmtune_status mmtune_gemm_s8s8s32(mmtune_runtime* runtime, int layout, int trans
                                   int32_t beta, int32_t* c, int64_t ldc) {
   return GemmFromC("mmtune_gemm_s8s8s32", runtime, layout, trans_a, trans_b, m, n, k, alpha, a,
                    lda, b, ldb, beta, c, ldc);
+}
+
+mmtune_status mmtune_gemm_u8s8f32(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                                  int64_t m, int64_t n, int64_t k, const uint8_t* a, int64_t lda,
+                                  const int8_t* b, int64_t ldb, float* c, int64_t ldc,
+                                  const mmtune_dequantization* dequantization,
+                                  const mmtune_epilogue* epilogue) {
+  return DequantizedGemmFromC("mmtune_gemm_u8s8f32", runtime, layout, trans_a, trans_b, m, n, k,
+                              a, lda, b, ldb, c, ldc, dequantization, epilogue);
+}
+
+mmtune_status mmtune_gemm_s8s8f32(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                                  int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
+                                  const int8_t* b, int64_t ldb, float* c, int64_t ldc,
+                                  const mmtune_dequantization* dequantization,
+                                  const mmtune_epilogue* epilogue) {
+  return DequantizedGemmFromC("mmtune_gemm_s8s8f32", runtime, layout, trans_a, trans_b, m, n, k,
+                              a, lda, b, ldb, c, ldc, dequantization, epilogue);
 }
 
 mmtune_status mmtune_sgemm_batch_strided(mmtune_runtime* runtime, int layout, int trans_a,

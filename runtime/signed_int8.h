@@ -1,14 +1,20 @@
-// s8s8s32 (both operands signed 8-bit, as symmetric quantization makes them) through the u8s8s32
-// GEMM that the VNNI dot products compute: A + 128 is unsigned (its sign bit flipped), and
-//   A op(B) = (A + 128) op(B) - 128 * (column sums of op(B)),
-// so C = alpha * (A + 128) op(B) + beta * C - alpha * 128 * colsum(op(B)) on every row, all
-// modulo 2^32: exact like u8s8s32, with the same wrap-around. The last term is the GEMM's
-// epilogue, a bias per column, applied to each tile as it is finished.
+// The 8-bit GEMMs built on the u8s8s32 GEMM that the VNNI dot products compute.
+//  - s8s8s32 (both operands signed 8-bit, as symmetric quantization makes them): A + 128 is
+//    unsigned (its sign bit flipped), and
+//      A op(B) = (A + 128) op(B) - 128 * (column sums of op(B)),
+//    so C = alpha * (A + 128) op(B) + beta * C - alpha * 128 * colsum(op(B)) on every row, all
+//    modulo 2^32: exact like u8s8s32, with the same wrap-around. The last term is the GEMM's
+//    epilogue, a bias per column, applied to each tile as it is finished.
+//  - u8s8 and s8s8 dequantized to f32 (mmtune/types.h: Dequantization): A's zero point z (and
+//    the +128 of a signed A) is the same kind of column term, -(z [+ 128]) * colsum(op(B)), and
+//    the per-column scales and the f32 epilogue follow in the same per-tile call (epilogue.h:
+//    DequantizeToF32), which writes the floats over the s32 sums in C's own storage.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 
+#include "kernels/epilogue.h"
 #include "mmtune/result.h"
 #include "mmtune/types.h"
 
@@ -24,5 +30,17 @@ Status SignedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t 
                       std::int64_t n, std::int64_t k, std::int32_t alpha, const std::int8_t* a,
                       std::int64_t lda, const std::int8_t* b, std::int64_t ldb,
                       std::int64_t ldc, const U8S8S32Gemm& u8s8s32);
+
+// Runs an 8-bit GEMM dequantized to f32 with `u8s8s32`, which computes the u8s8s32 GEMM of its
+// arguments (alpha 1, beta 0, C's storage as s32) with the dequantizing epilogue. A is unsigned
+// (`a_signed` false) or signed (then copied, shifted, as above). Checks the arguments first: an
+// error means nothing was written. Costs a pass over op(B) where A has a zero point or a sign.
+using DequantizedU8S8Gemm = std::function<Status(std::int64_t lda, const std::uint8_t* a,
+                                                 const DequantizeToF32& dequantize)>;
+Status DequantizedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                           std::int64_t n, std::int64_t k, const std::uint8_t* a, bool a_signed,
+                           std::int64_t lda, const std::int8_t* b, std::int64_t ldb,
+                           std::int64_t ldc, const Dequantization& dequantization,
+                           const Epilogue<float>& epilogue, const DequantizedU8S8Gemm& u8s8s32);
 
 }  // namespace mmtune

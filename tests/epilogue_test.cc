@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -246,6 +247,31 @@ std::vector<KernelConfig> ConfigsFor(const Machine& machine, const Problem& prob
   return configs;
 }
 
+// Runs `run(problem, plan)` with a plan of every config of ConfigsFor, for gemv shapes both
+// ways, a direct-sized and a packed-sized one with primes and several k blocks, and K = 0, in
+// both layouts and every transpose pair; stops at the first fatal failure.
+template <typename X, typename Run>
+void ForEveryPlan(const Machine& machine, const Run& run) {
+  struct Shape3 {
+    std::int64_t m, n, k;
+  };
+  const Shape3 shapes[] = {{1, 37, 19}, {23, 1, 9}, {7, 13, 17}, {45, 70, 150}, {6, 5, 0}};
+  for (const Shape3 s : shapes) {
+    for (int variant = 0; variant < 8; ++variant) {
+      const Layout layout = variant % 2 == 0 ? Layout::kRowMajor : Layout::kColMajor;
+      const Trans ta = (variant / 2) % 2 == 0 ? Trans::kNo : Trans::kYes;
+      const Trans tb = (variant / 4) % 2 == 0 ? Trans::kNo : Trans::kYes;
+      const Problem problem{GemmTypes<X>::kDType, layout, ta, tb, s.m, s.n, s.k, 2};
+      for (const KernelConfig& config : ConfigsFor<X>(machine, problem)) {
+        auto plan = GemmPlan<X>::Create(config);
+        ASSERT_TRUE(plan.ok()) << plan.error().message;
+        run(problem, *plan);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 template <typename X>
 class EpilogueGemmTest : public ::testing::Test {};
 using GemmTypesUnderTest = ::testing::Types<float, double, Bf16Gemm, S8Gemm>;
@@ -258,48 +284,34 @@ TYPED_TEST(EpilogueGemmTest, EveryFamilyAppliesTheEpilogueOnceToEveryElement) {
   auto machine = DetectHostMachine();
   ASSERT_TRUE(machine.ok()) << machine.error().message;
   std::mt19937 rng(29);
-  struct Shape3 {
-    std::int64_t m, n, k;
-  };
-  // gemv both ways, direct-sized and packed-sized with primes and several k blocks, K = 0.
-  const Shape3 shapes[] = {{1, 37, 19}, {23, 1, 9}, {7, 13, 17}, {45, 70, 150}, {6, 5, 0}};
   int cases = 0;
-  for (const Shape3 s : shapes) {
-    for (int variant = 0; variant < 8; ++variant) {
-      const Layout layout = variant % 2 == 0 ? Layout::kRowMajor : Layout::kColMajor;
-      const Trans ta = (variant / 2) % 2 == 0 ? Trans::kNo : Trans::kYes;
-      const Trans tb = (variant / 4) % 2 == 0 ? Trans::kNo : Trans::kYes;
-      const Problem problem{GemmTypes<X>::kDType, layout, ta, tb, s.m, s.n, s.k, 2};
-      for (const KernelConfig& config : ConfigsFor<X>(*machine, problem)) {
-        auto plan = GemmPlan<X>::Create(config);
-        ASSERT_TRUE(plan.ok()) << plan.error().message;
-        for (Activation activation : kActivations) {
-          if (std::is_integral_v<C> && activation != Activation::kNone &&
-              activation != Activation::kRelu) {
-            continue;
-          }
-          for (BiasKind bias : {BiasKind::kNone, BiasKind::kPerColumn, BiasKind::kPerRow}) {
-            if (bias == BiasKind::kNone && activation == Activation::kNone) continue;
-            // alpha 1 / beta 0 under NaN, and a general alpha / beta (s8: integers).
-            const bool general = (cases % 2) == 1;
-            const Scalar alpha = general ? Scalar(std::is_integral_v<C> ? -3 : 0.25) : Scalar(1);
-            const Scalar beta = general ? Scalar(2) : Scalar(0);
-            Epilogue<C> epilogue;
-            epilogue.bias_kind = bias;
-            epilogue.activation = activation;
-            EpilogueCase<X> ec(layout, ta, tb, s.m, s.n, s.k, alpha, beta, epilogue, rng);
-            SCOPED_TRACE(config.ToString() + " " + problem.ToString() + " bias " +
-                         ToString(bias) + " " + ToString(activation) +
-                         (general ? " alpha/beta" : ""));
-            const Status status = plan->Run(ec.args, TwoMembers());
-            ASSERT_TRUE(status.ok()) << status.error().message;
-            ASSERT_EQ(ec.Mismatches(activation), 0);
-            ++cases;
-          }
-        }
+  ForEveryPlan<X>(*machine, [&](const Problem& problem, const GemmPlan<X>& plan) {
+    for (Activation activation : kActivations) {
+      if (std::is_integral_v<C> && activation != Activation::kNone &&
+          activation != Activation::kRelu) {
+        continue;
+      }
+      for (BiasKind bias : {BiasKind::kNone, BiasKind::kPerColumn, BiasKind::kPerRow}) {
+        if (bias == BiasKind::kNone && activation == Activation::kNone) continue;
+        // alpha 1 / beta 0 under NaN, and a general alpha / beta (s8: integers).
+        const bool general = (cases % 2) == 1;
+        const Scalar alpha = general ? Scalar(std::is_integral_v<C> ? -3 : 0.25) : Scalar(1);
+        const Scalar beta = general ? Scalar(2) : Scalar(0);
+        Epilogue<C> epilogue;
+        epilogue.bias_kind = bias;
+        epilogue.activation = activation;
+        EpilogueCase<X> ec(problem.layout, problem.trans_a, problem.trans_b, problem.m,
+                           problem.n, problem.k, alpha, beta, epilogue, rng);
+        SCOPED_TRACE(plan.config().ToString() + " " + problem.ToString() + " bias " +
+                     ToString(bias) + " " + ToString(activation) +
+                     (general ? " alpha/beta" : ""));
+        const Status status = plan.Run(ec.args, TwoMembers());
+        ASSERT_TRUE(status.ok()) << status.error().message;
+        ASSERT_EQ(ec.Mismatches(activation), 0);
+        ++cases;
       }
     }
-  }
+  });
   EXPECT_GT(cases, 0);
 }
 
@@ -385,6 +397,117 @@ TYPED_TEST(EpilogueGemmTest, MalformedEpiloguesAreRefusedAndWriteNothing) {
     gelu.activation = Activation::kGelu;
     refused(gelu, "activation gelu needs a floating-point C");
   }
+}
+
+// s8 products dequantized to f32 in C's storage (epilogue.h: DequantizeToF32) through every
+// family, layout and transpose pair, with every bias kind and activation: C = act(scale_j *
+// (sum + offset_j) + bias). Scales are powers of two and the bias in quarters, so all but the
+// activation is exact; canaries (s32 bits) around C stay.
+TEST(DequantizeGemmTest, EveryFamilyWritesTheF32ResultOverTheSums) {
+  auto machine = DetectHostMachine();
+  ASSERT_TRUE(machine.ok()) << machine.error().message;
+  std::mt19937 rng(41);
+  std::uniform_int_distribution<int> small(-12, 12);
+  int cases = 0;
+  ForEveryPlan<S8Gemm>(*machine, [&](const Problem& problem, const GemmPlan<S8Gemm>& plan) {
+    const std::int64_t m = problem.m;
+    const std::int64_t n = problem.n;
+    for (Activation activation : kActivations) {
+      for (BiasKind bias_kind : {BiasKind::kNone, BiasKind::kPerColumn, BiasKind::kPerRow}) {
+        EpilogueCase<S8Gemm> ec(problem.layout, problem.trans_a, problem.trans_b, m, n,
+                                problem.k, 1, 0, {}, rng);
+        std::vector<float> scales;
+        std::vector<std::int32_t> offsets;
+        std::vector<float> bias;
+        for (std::int64_t j = 0; j < n; ++j) {
+          scales.push_back(std::ldexp(1.0f, small(rng) % 4 - 1));
+          offsets.push_back(small(rng) * 100);
+        }
+        for (std::int64_t i = 0; i < (bias_kind == BiasKind::kPerRow ? m : n); ++i) {
+          bias.push_back(static_cast<float>(small(rng)) / 4);
+        }
+        const DequantizeToF32 dequantize{scales.data(), offsets.data(),
+                                         {bias_kind, bias.data(), activation}};
+        ec.args.dequantize = &dequantize;
+        SCOPED_TRACE(plan.config().ToString() + " " + problem.ToString() + " bias " +
+                     ToString(bias_kind) + " " + ToString(activation));
+        const Status status = plan.Run(ec.args, TwoMembers());
+        ASSERT_TRUE(status.ok()) << status.error().message;
+        std::vector<bool> inside(ec.c.size(), false);
+        int bad = 0;
+        for (std::int64_t i = 0; i < m; ++i) {
+          for (std::int64_t j = 0; j < n; ++j) {
+            const auto at =
+                static_cast<std::size_t>(StoredOffset(problem.layout, i, j, ec.args.ldc));
+            inside[at] = true;
+            const double x = static_cast<double>(scales[j]) * (ec.expected[at] + offsets[j]) +
+                             (bias_kind == BiasKind::kPerColumn ? bias[j]
+                              : bias_kind == BiasKind::kPerRow  ? bias[i]
+                                                                : 0.0);
+            float got;
+            std::memcpy(&got, &ec.c[at], sizeof got);
+            const double want = ReferenceActivation(activation, x);
+            if (!Close(activation, got, want) && bad++ < 3) {
+              ADD_FAILURE() << "C(" << i << ", " << j << "): got " << got << ", expected "
+                            << want;
+            }
+          }
+        }
+        for (std::size_t at = 0; at < ec.c.size(); ++at) {
+          if (!inside[at] && ec.c[at] != EpilogueCase<S8Gemm>::kCanary && bad++ < 3) {
+            ADD_FAILURE() << "canary at " << at << " overwritten";
+          }
+        }
+        ASSERT_EQ(bad, 0);
+        ++cases;
+      }
+    }
+  });
+  EXPECT_GT(cases, 0);
+}
+
+// A dequantizing GEMM needs beta = 0 (C holds no s32 values to scale), no s32 epilogue beside
+// it, and its scales and offsets; only the s8 GEMM has one. Refused before anything is written.
+TEST(DequantizeGemmTest, MalformedDequantizationsAreRefusedAndWriteNothing) {
+  auto machine = DetectHostMachine();
+  ASSERT_TRUE(machine.ok()) << machine.error().message;
+  std::mt19937 rng(43);
+  const Problem problem{DType::kS8, Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 11, 13, 1};
+  auto plan = GemmPlan<S8Gemm>::Create(DefaultConfig(problem, *machine));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const std::vector<float> scales(11, 1.0f);
+  const std::vector<std::int32_t> offsets(11, 0);
+  auto refused = [&](std::int32_t beta, const Epilogue<std::int32_t>& s32,
+                     const DequantizeToF32& dequantize, const std::string& words) {
+    EpilogueCase<S8Gemm> ec(Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 11, 13, 1, beta, {},
+                            rng);
+    const std::vector<std::int32_t> before = ec.c;
+    ec.args.epilogue = s32;
+    ec.args.dequantize = &dequantize;
+    const Status status = plan->Run(ec.args);
+    ASSERT_FALSE(status.ok()) << words;
+    EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(status.error().message.find(words), std::string::npos) << status.error().message;
+    EXPECT_EQ(ec.c, before);
+  };
+  const DequantizeToF32 good{scales.data(), offsets.data(), {}};
+  refused(1, {}, good, "takes beta = 0");
+  Epilogue<std::int32_t> relu;
+  relu.activation = Activation::kRelu;
+  refused(0, relu, good, "no s32 epilogue");
+  refused(0, {}, {scales.data(), nullptr, {}}, "scales or offsets are a null pointer");
+  refused(0, {}, {scales.data(), offsets.data(), {BiasKind::kPerRow, nullptr, Activation::kNone}},
+          "row bias is a null pointer");
+
+  auto f32_plan = GemmPlan<float>::Create(
+      DefaultConfig({DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 11, 13, 1},
+                    *machine));
+  ASSERT_TRUE(f32_plan.ok()) << f32_plan.error().message;
+  EpilogueCase<float> ec(Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 11, 13, 1, 0, {}, rng);
+  ec.args.dequantize = &good;
+  const Status status = f32_plan->Run(ec.args);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("only the s8 GEMM dequantizes"), std::string::npos);
 }
 
 }  // namespace

@@ -1517,6 +1517,146 @@ TEST_F(RuntimeTest, EpilogueOverloadsRunEveryDtype) {
   ExpectEpilogueRuns<std::uint8_t, std::int8_t, std::int32_t, std::int32_t>(*runtime, DType::kS8);
 }
 
+// The dequantized 8-bit GEMMs (A unsigned or signed, with and without a zero point, B's scales
+// per column or one for all) against the formula in double: gemv shapes both ways, a
+// packed-sized one on two threads and K = 0, both layouts and every transpose pair, each with
+// an epilogue. C starts as NaN (never read); a window's padding stays NaN.
+template <typename A>
+void ExpectDequantizedRuns(Runtime& runtime) {
+  std::mt19937 rng(13);
+  constexpr bool kSigned = std::is_signed_v<A>;
+  const std::int32_t zero_points[] = {0, kSigned ? -5 : 7};
+  int cases = 0;
+  for (const auto [m, n, k] : {std::array<std::int64_t, 3>{1, 33, 17}, {9, 1, 21}, {70, 45, 64},
+                               {5, 4, 0}}) {
+    for (int variant = 0; variant < 8; ++variant) {
+      const Layout layout = variant % 2 == 0 ? Layout::kRowMajor : Layout::kColMajor;
+      const Trans ta = (variant / 2) % 2 == 0 ? Trans::kNo : Trans::kYes;
+      const Trans tb = (variant / 4) % 2 == 0 ? Trans::kNo : Trans::kYes;
+      const std::int32_t zero_point = zero_points[variant % 2];
+      const bool per_column = (variant / 2) % 2 == 0;
+      const Activation activation = variant % 3 == 0   ? Activation::kGelu
+                                    : variant % 3 == 1 ? Activation::kRelu
+                                                       : Activation::kNone;
+      const BiasKind kind = variant % 3 == 1 ? BiasKind::kPerRow : BiasKind::kPerColumn;
+      SCOPED_TRACE(std::string(kSigned ? "s8s8f32 " : "u8s8f32 ") + ToString(layout) + " " +
+                   TransPairToString(ta, tb) + " " + std::to_string(m) + "x" +
+                   std::to_string(n) + "x" + std::to_string(k) + " zero point " +
+                   std::to_string(zero_point) + (per_column ? " column scales " : " ") +
+                   ToString(kind) + " " + ToString(activation));
+      const auto a = testing::MakeStored<A>(layout, ta, m, k, rng);
+      const auto b = testing::MakeStored<std::int8_t>(layout, tb, k, n, rng);
+      const std::int64_t ldc = MinLeadingDimension(layout, Trans::kNo, m, n) + 1;
+      const std::int64_t outer = layout == Layout::kRowMajor ? m : n;
+      std::vector<float> c(static_cast<std::size_t>(outer * ldc),
+                           std::numeric_limits<float>::quiet_NaN());
+      std::vector<float> b_scales;
+      for (std::int64_t j = 0; j < n; ++j) b_scales.push_back(0.01f * static_cast<float>(j + 1));
+      std::vector<float> bias;
+      for (std::int64_t i = 0; i < (kind == BiasKind::kPerRow ? m : n); ++i) {
+        bias.push_back(0.5f * static_cast<float>(i % 5) - 1.0f);
+      }
+      const Dequantization dequantization{0.125f, zero_point,
+                                          per_column ? b_scales.data() : nullptr, 0.03f};
+      const Epilogue<float> epilogue{kind, bias.data(), activation};
+      const Status status = runtime.Gemm(layout, ta, tb, m, n, k, a.values.data(), a.ld,
+                                         b.values.data(), b.ld, c.data(), ldc, dequantization,
+                                         epilogue);
+      ASSERT_TRUE(status) << status.error().message;
+      std::vector<bool> inside(c.size(), false);
+      for (std::int64_t i = 0; i < m; ++i) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          double sum = 0;
+          for (std::int64_t q = 0; q < k; ++q) sum += (a.At(i, q) - zero_point) * b.At(q, j);
+          const double b_scale = per_column ? b_scales[static_cast<std::size_t>(j)] : 0.03f;
+          const double x = 0.125 * b_scale * sum +
+                           bias[static_cast<std::size_t>(kind == BiasKind::kPerRow ? i : j)];
+          const double want = ReferenceActivation(activation, x);
+          const auto at = static_cast<std::size_t>(StoredOffset(layout, i, j, ldc));
+          inside[at] = true;
+          ASSERT_NEAR(c[at], want, 2e-5 * std::abs(want) + 1e-6) << "C(" << i << ", " << j << ")";
+        }
+      }
+      for (std::size_t at = 0; at < c.size(); ++at) {
+        if (!inside[at]) {
+          ASSERT_TRUE(std::isnan(c[at])) << "padding element " << at;
+        }
+      }
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 32);
+  std::vector<A> a(16, A{});
+  std::vector<std::int8_t> b(16, 0);
+  std::vector<float> c(16, 5.0f);
+  const Epilogue<float> no_bias{BiasKind::kPerColumn, nullptr, Activation::kNone};
+  for (const std::int64_t m : {4, 0}) {  // M = 0 computes nothing, but is checked
+    const Status status = runtime.Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, 4, 4,
+                                       a.data(), 4, b.data(), 4, c.data(), 4, Dequantization{},
+                                       no_bias);
+    ASSERT_FALSE(status);
+    EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(status.error().message.find("column bias is a null pointer"), std::string::npos);
+  }
+  EXPECT_FALSE(runtime.Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, 4, 4, 4, a.data(), 3,
+                            b.data(), 4, c.data(), 4, Dequantization{}));
+  EXPECT_EQ(c, std::vector<float>(16, 5.0f));
+}
+
+TEST_F(RuntimeTest, DequantizedInt8GemmsMatchTheFormula) {
+  auto runtime = Open("", 2);
+  ASSERT_NE(runtime, nullptr);
+  ExpectDequantizedRuns<std::uint8_t>(*runtime);
+  ExpectDequantizedRuns<std::int8_t>(*runtime);
+}
+
+// The C dequantized forms: u8s8f32 with a zero point, column scales and relu; s8s8f32 with one
+// scale and no epilogue; a NULL dequantization and an unknown activation are refused with
+// nothing written and the routine named.
+TEST_F(RuntimeTest, CApiDequantizedForms) {
+  mmtune_runtime* runtime = nullptr;
+  ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK) << mmtune_last_error();
+  const std::uint8_t ua[4] = {1, 2, 3, 4};  // 2x2
+  const std::int8_t sb[4] = {1, -1, 2, 3};
+  const float b_scales[2] = {0.5f, 0.25f};
+  const float bias[2] = {1.0f, -1.0f};
+  float c[4] = {NAN, NAN, NAN, NAN};
+  const mmtune_dequantization u8{2.0f, 1, b_scales, 0.0f};
+  const mmtune_epilogue relu = {MMTUNE_BIAS_PER_COLUMN, bias, MMTUNE_ACT_RELU};
+  ASSERT_EQ(mmtune_gemm_u8s8f32(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2, 2,
+                                2, ua, 2, sb, 2, c, 2, &u8, &relu),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  // A - 1 = {0, 1; 2, 3}: sums {2, 3; 8, 7}, times 2 * {0.5, 0.25}, plus {1, -1}.
+  EXPECT_EQ(c[0], 3.0f);
+  EXPECT_EQ(c[1], 0.5f);
+  EXPECT_EQ(c[2], 9.0f);
+  EXPECT_EQ(c[3], 2.5f);
+  const std::int8_t sa[2] = {-3, 2};  // 1x2
+  const mmtune_dequantization s8{0.5f, 0, nullptr, 0.25f};
+  ASSERT_EQ(mmtune_gemm_s8s8f32(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 1, 2,
+                                2, sa, 2, sb, 2, c, 2, &s8, nullptr),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  EXPECT_EQ(c[0], 0.125f);   // (-3 + 4) / 8
+  EXPECT_EQ(c[1], 1.125f);   // (3 + 6) / 8
+  auto refused = [&](const mmtune_dequantization* d, const mmtune_epilogue* e,
+                     const char* words) {
+    float out[4] = {9, 9, 9, 9};
+    EXPECT_EQ(mmtune_gemm_u8s8f32(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, MMTUNE_NO_TRANS, 2,
+                                  2, 2, ua, 2, sb, 2, out, 2, d, e),
+              MMTUNE_INVALID_ARGUMENT);
+    const std::string error = mmtune_last_error();
+    EXPECT_NE(error.find("mmtune_gemm_u8s8f32"), std::string::npos) << error;
+    EXPECT_NE(error.find(words), std::string::npos) << error;
+    EXPECT_EQ(out[0], 9.0f);
+  };
+  refused(nullptr, nullptr, "dequantization is NULL");
+  const mmtune_epilogue bad = {MMTUNE_BIAS_NONE, nullptr, 9};
+  refused(&u8, &bad, "unknown activation 9");
+  mmtune_close(runtime);
+}
+
 // The C epilogue forms: a bias per column and gelu on f32 (against the formula in double), a
 // bias per row and relu on s8, NULL for no epilogue; unknown kinds, a NULL bias and an s32 gelu
 // are refused with nothing written and the routine named.

@@ -145,6 +145,28 @@ mmtune_status mmtune_gemm_u8s8s32_epilogue(mmtune_runtime* runtime, int layout, 
                                            int32_t* c, int64_t ldc,
                                            const mmtune_epilogue* epilogue);
 
+/* Quantized layers (mmtune/runtime.h, the Runtime::Gemm taking a Dequantization): the 8-bit
+ * GEMM of A (u8, or s8) and B (s8) with its s32 sums turned into f32 C in the same pass,
+ * C = act(a_scale * b_scale_j * sum_p (A_ip - a_zero_point) B_pj + bias), the epilogue (NULL:
+ * none) with a float bias. C is only written. MMTUNE_INVALID_ARGUMENT (nothing written) for a
+ * NULL dequantization and the epilogue errors above. */
+typedef struct mmtune_dequantization {
+  float a_scale;          /* A's real values: a_scale * (A - a_zero_point) */
+  int32_t a_zero_point;
+  const float* b_scales;  /* N values, one per column of op(B); NULL: b_scale for all */
+  float b_scale;
+} mmtune_dequantization;
+mmtune_status mmtune_gemm_u8s8f32(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                                  int64_t m, int64_t n, int64_t k, const uint8_t* a, int64_t lda,
+                                  const int8_t* b, int64_t ldb, float* c, int64_t ldc,
+                                  const mmtune_dequantization* dequantization,
+                                  const mmtune_epilogue* epilogue);
+mmtune_status mmtune_gemm_s8s8f32(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
+                                  int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
+                                  const int8_t* b, int64_t ldb, float* c, int64_t ldc,
+                                  const mmtune_dequantization* dequantization,
+                                  const mmtune_epilogue* epilogue);
+
 /* Batches of GEMMs of one shape (mmtune/runtime.h, Runtime::GemmBatch): item i is the GEMM of
  * the same name without _batch, its A, B and C moved by i times stride_a, stride_b and stride_c
  * elements (>= 0; B may be shared with stride 0; C items must not overlap), or taken from

@@ -194,6 +194,20 @@ class Runtime {
               const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
               std::int64_t ldc);
 
+  // Quantized layers: the s8 GEMM of A (unsigned, or signed: then run on A + 128 as above) and
+  // B with its s32 sums dequantized to f32 C (mmtune/types.h: Dequantization) and put through
+  // `epilogue`, tile by tile in the GEMM's pass; C is only written (no alpha or beta). Where A
+  // is signed or has a zero point, costs a pass over op(B) for its column sums. The s8 winners
+  // run it. An error means nothing was written.
+  Status Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, const std::uint8_t* a, std::int64_t lda, const std::int8_t* b,
+              std::int64_t ldb, float* c, std::int64_t ldc, const Dequantization& dequantization,
+              const Epilogue<float>& epilogue = {});
+  Status Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, const std::int8_t* a, std::int64_t lda, const std::int8_t* b,
+              std::int64_t ldb, float* c, std::int64_t ldc, const Dequantization& dequantization,
+              const Epilogue<float>& epilogue = {});
+
   // A batch of GEMMs of one shape (attention's heads, many small products): item i is the Gemm
   // above with A, B and C moved by i times `batch`'s strides (mmtune/types.h; B may be shared,
   // stride 0). With at least max_threads() items, each thread runs whole items with the config

@@ -89,6 +89,17 @@ struct Epilogue {
   bool Empty() const { return bias_kind == BiasKind::kNone && activation == Activation::kNone; }
 };
 
+// How a quantized layer's 8-bit product becomes f32: with A's real values a_scale * (A -
+// a_zero_point) (one scale and zero point for the whole tensor) and B's b_scale_j * B (one
+// scale per column of op(B), or b_scale for all), C = a_scale * b_scale_j * sum_p (A_ip -
+// a_zero_point) B_pj, then an f32 epilogue's bias and activation, all in the GEMM's pass.
+struct Dequantization {
+  float a_scale = 1.0f;
+  std::int32_t a_zero_point = 0;
+  const float* b_scales = nullptr;  // N values; null: b_scale for every column
+  float b_scale = 1.0f;
+};
+
 // Parses "MxNxK" (also "MXNXK"): three integers in [0, 2^31), nothing else.
 struct Shape {
   std::int64_t m = 0;
