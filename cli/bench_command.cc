@@ -32,6 +32,7 @@ struct BenchOptions {
   bool packed_b = false;
   std::int64_t batch = 0;
   std::string epilogue;
+  bool dequantize = false;
   bool db_given = false;
 };
 
@@ -93,6 +94,7 @@ void RunBench(const BenchOptions& options, Context& context) {
   request.json_path = options.json;
   request.packed_b = options.packed_b;
   request.batch = options.batch;
+  request.dequantize = options.dequantize;
   if (!options.epilogue.empty()) {
     if (auto status = ParseEpilogue(options.epilogue, &request); !status) {
       return context.Fail(kExitUsage, status.error().message);
@@ -195,6 +197,11 @@ void SetupBenchCommand(CLI::App& app, Context& context) {
                     "gelu, silu; e.g. bias+gelu): mmtune's fused epilogue against oneDNN's "
                     "matmul with a bias and a post-op ('plain' is the GEMM alone, 'separate' "
                     "the GEMM then a pass over C; other peers run that pass too)");
+  bench->add_flag("--dequantize", options->dequantize,
+                  "s8: dequantize each u8 x s8 product to f32 C in the same pass (a scale for A, "
+                  "one per column of B; --epilogue adds a bias and any activation): mmtune's "
+                  "fused form against oneDNN's matmul with output scales ('plain' is the s32 "
+                  "GEMM, 'separate' the s32 GEMM then a pass over C)");
   bench->add_flag("--keep-openblas-core", options->keep_openblas_core,
                   "Keep an OPENBLAS_CORETYPE from the environment (default: re-run without it so "
                   "OpenBLAS uses this CPU's own kernels)");

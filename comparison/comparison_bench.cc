@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -47,9 +48,14 @@ double ToDouble(T value) {
   return static_cast<double>(value);
 }
 
+// What a row computes beyond the GEMM, and so what its result is checked against.
+enum class Applies { kNothing, kEpilogue, kDequantization };
+
 // The operands of one problem, shared by every implementation of it: row-major NN, tight leading
 // dimensions; `items` of each, one after another, for a batch.
 // With an epilogue, its bias (N values: floating ones in [-1, 1), integers in [-1000, 1000]).
+// Dequantized (s8 only): C's storage holds f32 results, scale_j * (A B)(i, j) + bias_j then the
+// activation, with A's scale and a scale per column of B (A without a zero point), the bias f32.
 template <class Kind>
 struct Operands {
   using C = typename GemmTypes<Kind>::C;
@@ -59,14 +65,37 @@ struct Operands {
   std::vector<C> bias;
   Epilogue<C> epilogue;
   std::int64_t items = 1;
-  Operands(const Problem& p, std::int64_t batch_items, bool with_bias, Activation activation)
-      : items(batch_items) {
+  // Dequantized: the runtime's Dequantization and epilogue, and the same as the plan's
+  // per-column scales (A's scale times B's) and offsets (none).
+  bool dequantized = false;
+  std::vector<float> b_scales, column_scales, float_bias;
+  std::vector<std::int32_t> column_offsets;
+  Dequantization dequantization;
+  Epilogue<float> float_epilogue;
+  DequantizeToF32 dequantize;
+  Operands(const Problem& p, std::int64_t batch_items, bool with_bias, Activation activation,
+           bool dequantize_to_f32)
+      : items(batch_items), dequantized(dequantize_to_f32) {
     std::mt19937 rng(static_cast<unsigned>(p.m * 7919 + p.n * 131 + p.k));
     a.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, items * p.m * p.k)));
     b.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, items * p.k * p.n)));
     c.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, items * p.m * p.n)), 0);
     for (auto& x : a) x = RandomElement<typename GemmTypes<Kind>::A>(rng);
     for (auto& x : b) x = RandomElement<typename GemmTypes<Kind>::B>(rng);
+    if (dequantized) {
+      dequantization.a_scale = 0.02f;
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        b_scales.push_back(0.001f + 0.01f * std::abs(RandomElement<float>(rng)));
+        column_scales.push_back(dequantization.a_scale * b_scales.back());
+        if (with_bias) float_bias.push_back(RandomElement<float>(rng));
+      }
+      column_offsets.assign(static_cast<std::size_t>(p.n), 0);
+      dequantization.b_scales = b_scales.data();
+      float_epilogue = {with_bias ? BiasKind::kPerColumn : BiasKind::kNone, float_bias.data(),
+                        activation};
+      dequantize = {column_scales.data(), column_offsets.data(), float_epilogue};
+      return;
+    }
     if (with_bias) {
       for (std::int64_t j = 0; j < p.n; ++j) {
         bias.push_back(std::is_integral_v<C> ? static_cast<C>(static_cast<int>(rng() % 2001) - 1000)
@@ -89,16 +118,22 @@ using GemmCall =
 // dot product in double (exact for the integer GEMM, which must match bit for bit), with a
 // tolerance for floating C that grows with K (accumulation order differs between
 // implementations).
-// `with_epilogue`: the implementation applies the operands' epilogue, whose bias and activation
-// the reference then applies too (gelu and silu with their own rounding allowed for).
+// `applies`: what the implementation does beyond the GEMM, which the reference then does too
+// (gelu and silu with their own rounding allowed for; a dequantized C read as f32).
 template <class Kind>
-bool ResultLooksRight(const Problem& p, const Operands<Kind>& x, bool with_epilogue) {
+bool ResultLooksRight(const Problem& p, const Operands<Kind>& x, Applies applies) {
   using C = typename GemmTypes<Kind>::C;
   std::mt19937 rng(17);
-  const double epsilon = std::is_integral_v<C> ? 0.0 : sizeof(C) == 4 ? 1e-6 : 1e-14;
+  const bool dequantized = applies == Applies::kDequantization;
+  const bool with_epilogue = applies == Applies::kEpilogue;
+  const double epsilon = std::is_integral_v<C> && !dequantized ? 0.0
+                         : sizeof(C) == 4                      ? 1e-6
+                                                               : 1e-14;
   const Epilogue<C>& epilogue = x.epilogue;
-  const bool exponential = with_epilogue && (epilogue.activation == Activation::kGelu ||
-                                             epilogue.activation == Activation::kSilu);
+  const Activation activation =
+      dequantized ? x.float_epilogue.activation : with_epilogue ? epilogue.activation
+                                                                : Activation::kNone;
+  const bool exponential = activation == Activation::kGelu || activation == Activation::kSilu;
   for (int sample = 0; sample < 32; ++sample) {
     const std::int64_t item = sample == 0 ? x.items - 1
                                           : static_cast<std::int64_t>(
@@ -113,11 +148,22 @@ bool ResultLooksRight(const Problem& p, const Operands<Kind>& x, bool with_epilo
       want += term;
       magnitude += std::abs(term);
     }
-    if (with_epilogue) {
-      if (epilogue.bias != nullptr) want += ToDouble(epilogue.bias[static_cast<std::size_t>(j)]);
-      want = ReferenceActivation(epilogue.activation, want);
+    const auto column = static_cast<std::size_t>(j);
+    if (with_epilogue && epilogue.bias != nullptr) want += ToDouble(epilogue.bias[column]);
+    if (dequantized) {
+      want *= x.column_scales[column];
+      magnitude *= x.column_scales[column];
+      if (!x.float_bias.empty()) want += x.float_bias[column];
     }
-    const double got = ToDouble(x.c[static_cast<std::size_t>(c0 + i * p.n + j)]);
+    want = ReferenceActivation(activation, want);
+    double got = ToDouble(x.c[static_cast<std::size_t>(c0 + i * p.n + j)]);
+    if constexpr (std::is_same_v<C, std::int32_t>) {
+      if (dequantized) {
+        float value;
+        std::memcpy(&value, &x.c[static_cast<std::size_t>(c0 + i * p.n + j)], sizeof value);
+        got = value;
+      }
+    }
     const double tolerance = 8.0 * epsilon * static_cast<double>(p.k + 1) * (1.0 + magnitude) +
                              (exponential ? 2e-5 * std::abs(want) : 0.0);
     if (!(std::abs(got - want) <= tolerance)) {
@@ -129,13 +175,13 @@ bool ResultLooksRight(const Problem& p, const Operands<Kind>& x, bool with_epilo
 
 template <class Kind>
 void TimeOne(benchmark::State& state, const Problem& problem, Operands<Kind>* operands,
-             const GemmCall<Kind>& call, double peak_gflops, bool with_epilogue) {
+             const GemmCall<Kind>& call, double peak_gflops, Applies applies) {
   std::fill(operands->c.begin(), operands->c.end(), 0);
   if (!call(problem, operands->a.data(), operands->b.data(), operands->c.data())) {
     state.SkipWithError("this implementation cannot run the problem");
     return;
   }
-  if (!ResultLooksRight(problem, *operands, with_epilogue)) {
+  if (!ResultLooksRight(problem, *operands, applies)) {
     state.SkipWithError("wrong result: differs from the reference on sampled elements");
     return;
   }
@@ -376,7 +422,7 @@ void RegisterEpilogue(const Machine& machine, Runtime& runtime,
         return plan->Run(args).ok();
       },
       "fused; " + plan->config().ToString());
-  add("plain", plain, "no epilogue; " + plain_label, false);
+  add("plain", plain, "no epilogue; " + plain_label, Applies::kNothing);
   // What an application without a fused epilogue does: the GEMM, then one pass over C (mmtune's
   // vectorized one, on the calling thread).
   const EpilogueCall<C> pass(epilogue, machine.kernel_isa);
@@ -405,6 +451,70 @@ void RegisterEpilogue(const Machine& machine, Runtime& runtime,
   }
 }
 
+// The --dequantize rows of an s8 problem (ComparisonRequest::dequantize): C's storage takes the
+// f32 results. `plain` is the runtime's s32 GEMM, `plan` the default's. `add` registers one row.
+template <class Add>
+void RegisterDequantized(const Machine& machine, Runtime& runtime,
+                         std::shared_ptr<const GemmPlan<S8Gemm>> plan,
+                         const Operands<S8Gemm>& operands, const std::vector<Peer>& peers,
+                         Add& add, const GemmCall<S8Gemm>& plain,
+                         const std::string& plain_label) {
+  using A = std::uint8_t;
+  using B = std::int8_t;
+  using C = std::int32_t;
+  constexpr Applies kDequantized = Applies::kDequantization;
+  const Operands<S8Gemm>* x = &operands;
+  Runtime* rt = &runtime;
+  auto as_f32 = [](C* c) { return reinterpret_cast<float*>(c); };
+  add("tuned",
+      [rt, x, as_f32](const Problem& p, const A* a, const B* b, C* c) {
+        return rt->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, a, p.k, b, p.n,
+                        as_f32(c), p.n, x->dequantization, x->float_epilogue)
+            .ok();
+      },
+      "fused; " + plain_label, kDequantized);
+  add("default",
+      [plan, x](const Problem& p, const A* a, const B* b, C* c) {
+        GemmArgs<S8Gemm> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, 1, a,
+                              p.k, b, p.n, 0, c, p.n, {}};
+        args.dequantize = &x->dequantize;
+        return plan->Run(args).ok();
+      },
+      "fused; " + plan->config().ToString(), kDequantized);
+  add("plain", plain, "s32 C, no dequantization; " + plain_label, Applies::kNothing);
+  // What an application without a fused dequantization does: the s32 GEMM, then one pass over
+  // C (mmtune's vectorized one, on the calling thread).
+  const EpilogueCall<C> pass({}, &operands.dequantize, machine.kernel_isa);
+  auto then_pass = [pass](auto&& call) {
+    return [pass, call](const Problem& p, const A* a, const B* b, C* c) {
+      if (!call(p, a, b, c)) return false;
+      pass.Apply(c, p.n, 1, 0, 0, p.m, p.n);
+      return true;
+    };
+  };
+  add("separate", then_pass(plain), "s32 GEMM, then a pass over C; " + plain_label,
+      kDequantized);
+  for (const Peer& peer : peers) {
+    if (peer.u8s8f32_gemm != nullptr) {
+      const auto fused = peer.u8s8f32_gemm;
+      add(peer.name,
+          [fused, x, as_f32](const Problem& p, const A* a, const B* b, C* c) {
+            return fused(p.threads, p.m, p.n, p.k, a, b, as_f32(c), x->column_scales.data(),
+                         x->float_bias.empty() ? nullptr : x->float_bias.data(),
+                         x->float_epilogue.activation);
+          },
+          "output scales, bias and post-op fused; " + peer.version, kDequantized);
+    } else if (peer.u8s8s32_gemm != nullptr) {
+      const auto call = peer.u8s8s32_gemm;
+      add(peer.name,
+          then_pass([call](const Problem& p, const A* a, const B* b, C* c) {
+            return call(p.threads, p.m, p.n, p.k, a, b, c);
+          }),
+          "s32 GEMM, then mmtune's pass over C (no fused API); " + peer.version, kDequantized);
+    }
+  }
+}
+
 // `untuned`: a runtime without a DB, for the default rows of packed weights and batches (null
 // without them); `batch`: the GEMMs of a batch (0: none; a batch of 1 is still a batch).
 template <class Kind>
@@ -417,16 +527,17 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
   using Scalar = typename GemmTypes<Kind>::Scalar;
   const std::int64_t batch = request.batch;
   auto operands_owner = std::make_shared<Operands<Kind>>(
-      problem, std::max<std::int64_t>(1, batch), request.bias, request.activation);
+      problem, std::max<std::int64_t>(1, batch), request.bias, request.activation,
+      request.dequantize);
   Operands<Kind>* operands = operands_owner.get();
   session.keep_alive.push_back(operands_owner);
-  // `with_epilogue`: the row applies the request's epilogue (false for "plain").
+  // `applies`: what the row does beyond the GEMM (the request's epilogue, if any, by default).
   auto add = [&](const std::string& impl, GemmCall<Kind> call, const std::string& label,
-                 bool with_epilogue = true) {
+                 Applies applies = Applies::kEpilogue) {
     benchmark::RegisterBenchmark(BenchName(problem, impl).c_str(),
                                  [=](benchmark::State& state) {
                                    TimeOne<Kind>(state, problem, operands, call, peak_gflops,
-                                                 with_epilogue);
+                                                 applies);
                                    if (!label.empty()) state.SetLabel(label);
                                  })
         ->UseRealTime()
@@ -457,6 +568,13 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
   if (!plan) return plan.error();
   auto shared = std::make_shared<const GemmPlan<Kind>>(std::move(*plan));
   session.keep_alive.push_back(shared);
+  if constexpr (std::is_same_v<Kind, S8Gemm>) {
+    if (operands->dequantized) {
+      RegisterDequantized(machine, runtime, shared, *operands, peers, add, unpacked,
+                          unpacked_label);
+      return OkStatus();
+    }
+  }
   if (!operands->epilogue.Empty()) {
     RegisterEpilogue<Kind>(machine, runtime, shared, operands->epilogue, peers, add, unpacked,
                            unpacked_label);
@@ -548,17 +666,24 @@ Status CheckComparisonRequest(const ComparisonRequest& request) {
   if (request.batch > 0 && request.packed_b) {
     return MakeError(ErrorCode::kUnsupported, "--batch and --packed-b do not combine");
   }
-  if (request.HasEpilogue() && (request.batch > 0 || request.packed_b)) {
+  if ((request.HasEpilogue() || request.dequantize) && (request.batch > 0 || request.packed_b)) {
     return MakeError(ErrorCode::kUnsupported,
-                     "--epilogue does not combine with --batch or --packed-b");
+                     std::string(request.dequantize ? "--dequantize" : "--epilogue") +
+                         " does not combine with --batch or --packed-b");
   }
   for (const Problem& problem : request.problems) {
     if (auto status = problem.Validate(); !status) return status;
-    if (problem.dtype == DType::kS8 && (request.activation == Activation::kGelu ||
-                                        request.activation == Activation::kSilu)) {
+    if (request.dequantize && problem.dtype != DType::kS8) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       std::string("--dequantize needs --dtype s8 (the 8-bit GEMM), got ") +
+                           ToString(problem.dtype));
+    }
+    if (problem.dtype == DType::kS8 && !request.dequantize &&
+        (request.activation == Activation::kGelu || request.activation == Activation::kSilu)) {
       return MakeError(ErrorCode::kInvalidArgument,
                        std::string("--epilogue: ") + ToString(request.activation) +
-                           " needs a floating-point C; s8 (C s32) takes bias and relu");
+                           " needs a floating-point C; s8 (C s32) takes bias and relu, or "
+                           "add --dequantize");
     }
     if (problem.layout != Layout::kRowMajor || problem.trans_a != Trans::kNo ||
         problem.trans_b != Trans::kNo) {
@@ -638,6 +763,7 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
   benchmark::AddCustomContext("mmtune_packed_b", request.packed_b ? "true" : "false");
   benchmark::AddCustomContext("mmtune_batch", std::to_string(request.batch));
   benchmark::AddCustomContext("mmtune_epilogue", request.EpilogueText());
+  benchmark::AddCustomContext("mmtune_dequantize", request.dequantize ? "true" : "false");
   for (const Peer& peer : available) {
     benchmark::AddCustomContext("peer_" + peer.name, peer.version);
   }

@@ -5,7 +5,8 @@
 // and `mmtune report --bench` reads it.
 //
 // Benchmark names: "<dtype>/<layout>/<trans>/<M>x<N>x<K>/t<threads>/<impl>", impl one of tuned,
-// default, unpacked (with packed_b), loop (with batch), plain and separate (with an epilogue),
+// default, unpacked (with packed_b), loop (with batch), plain and separate (with an epilogue or
+// dequantization),
 // openblas, onednn, libxsmm. Counters:
 // gflops, pct_peak (of the FMA peak for the dtype and thread count). The label of a `tuned` row
 // says the lookup tier (exact, nearest, default); with a batch, the batch and how it is split.
@@ -49,6 +50,13 @@ struct ComparisonRequest {
   bool bias = false;
   Activation activation = Activation::kNone;
   bool HasEpilogue() const { return bias || activation != Activation::kNone; }
+  // s8 only: the u8 x s8 GEMM dequantized to f32 C (A's scale and one per column of B), then the
+  // epilogue above (any activation, the bias f32), as a quantized linear layer runs it:
+  // "tuned" and "default" fuse it (Runtime::Gemm with a Dequantization, the default plan with
+  // its per-tile epilogue), "plain" is the s32 GEMM alone, "separate" the s32 GEMM followed by a
+  // pass over C that dequantizes; oneDNN runs its u8 x s8 -> f32 matmul with output scales per
+  // column, bias and post-op, other peers their s32 GEMM and the same pass.
+  bool dequantize = false;
   // "bias+gelu", "relu", ...; "none" without an epilogue.
   std::string EpilogueText() const;
 };

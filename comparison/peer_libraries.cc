@@ -22,6 +22,7 @@ extern "C" void omp_set_num_threads(int);
 #include <tuple>
 #include <type_traits>
 #include <unordered_map>
+#include <vector>
 
 namespace mmtune {
 namespace {
@@ -93,10 +94,13 @@ void AppendActivation(dnnl::post_ops& ops, Activation activation) {
 
 // With a `bias` (N values, one per column of C) and an `activation`, oneDNN adds the bias and
 // applies the activation as a post-op inside the matmul: its fused epilogue.
+// With `column_scales` (N values) each column of the s32 product is scaled into f32 C before the
+// bias: output scales, fixed when the primitive of the shape is made.
 template <typename TA, typename TB, typename TC>
 bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, const TA* a,
                   const TB* b, TC* c, bool packed_weights, std::int64_t batch = 1,
-                  const TC* bias = nullptr, Activation activation = Activation::kNone) {
+                  const TC* bias = nullptr, Activation activation = Activation::kNone,
+                  const float* column_scales = nullptr) {
   using dnnl::memory;
   struct Prepared {
     std::unique_ptr<dnnl::matmul> primitive;
@@ -105,7 +109,7 @@ bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, c
   };
   static std::mutex mutex;
   static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool,
-                             Activation>,
+                             Activation, bool>,
                   Prepared>
       cache;
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -128,8 +132,8 @@ bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, c
     Prepared* prepared = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      Prepared& slot =
-          cache[std::make_tuple(m, n, k, packed_weights, batch, bias != nullptr, activation)];
+      Prepared& slot = cache[std::make_tuple(m, n, k, packed_weights, batch, bias != nullptr,
+                                             activation, column_scales != nullptr)];
       if (!slot.primitive) {
         const memory::desc weights_md =
             packed_weights ? desc(k, n, OneDnnType<TB>(), true) : b_md;
@@ -138,6 +142,13 @@ bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, c
           dnnl::post_ops ops;
           AppendActivation(ops, activation);
           attr.set_post_ops(ops);
+        }
+        if (column_scales != nullptr) {
+#if DNNL_VERSION_MAJOR >= 3
+          attr.set_scales_mask(DNNL_ARG_WEIGHTS, 1 << 1);
+#else
+          attr.set_output_scales(1 << 1, std::vector<float>(column_scales, column_scales + n));
+#endif
         }
         const memory::desc bias_md =
             bias != nullptr ? desc(1, n, OneDnnType<TC>()) : memory::desc();
@@ -167,6 +178,13 @@ bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, c
       args.emplace(DNNL_ARG_BIAS, memory(desc(1, n, OneDnnType<TC>()), engine,
                                          const_cast<TC*>(bias)));
     }
+#if DNNL_VERSION_MAJOR >= 3
+    if (column_scales != nullptr) {
+      args.emplace(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS,
+                   memory({{n}, memory::data_type::f32, memory::format_tag::a}, engine,
+                          const_cast<float*>(column_scales)));
+    }
+#endif
     prepared->primitive->execute(stream, args);
     stream.wait();
     return true;
@@ -208,6 +226,31 @@ bool OneDnnU8s8s32Epilogue(int threads, std::int64_t m, std::int64_t n, std::int
                            const std::uint8_t* a, const std::int8_t* b, std::int32_t* c,
                            const std::int32_t* bias, Activation activation) {
   return OneDnnMatmul(threads, m, n, k, a, b, c, false, 1, bias, activation);
+}
+
+// oneDNN 2 adds an int8 matmul's bias before the output scales, dst = scale * (acc + bias), so
+// it is given the bias over the scales (kept per shape, made on its first call); oneDNN 3 adds
+// it after them.
+bool OneDnnU8s8f32(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                   const std::uint8_t* a, const std::int8_t* b, float* c, const float* scales,
+                   const float* bias, Activation activation) {
+#if DNNL_VERSION_MAJOR < 3
+  if (bias != nullptr) {
+    static std::mutex mutex;
+    static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::vector<float>>
+        unscaled;
+    std::vector<float>* mine = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      mine = &unscaled[std::make_tuple(m, n, k)];
+      if (mine->empty()) {
+        for (std::int64_t j = 0; j < n; ++j) mine->push_back(bias[j] / scales[j]);
+      }
+    }
+    bias = mine->data();
+  }
+#endif
+  return OneDnnMatmul(threads, m, n, k, a, b, c, false, 1, bias, activation, scales);
 }
 
 bool OneDnnSgemmBatch(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
@@ -287,7 +330,7 @@ std::vector<Peer> AvailablePeers() {
                    &OneDnnSgemm, nullptr, &OneDnnBf16, &OneDnnU8s8s32, &OneDnnSgemmPackedB,
                    &OneDnnBf16PackedB, &OneDnnU8s8s32PackedB, &OneDnnSgemmBatch,
                    &OneDnnBf16Batch, &OneDnnU8s8s32Batch, &OneDnnSgemmEpilogue,
-                   &OneDnnBf16Epilogue, &OneDnnU8s8s32Epilogue});
+                   &OneDnnBf16Epilogue, &OneDnnU8s8s32Epilogue, &OneDnnU8s8f32});
 #endif
 #if MMTUNE_HAVE_LIBXSMM
   libxsmm_init();

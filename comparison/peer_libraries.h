@@ -59,6 +59,13 @@ struct Peer {
   bool (*u8s8s32_gemm_epilogue)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                                 const std::uint8_t* a, const std::int8_t* b, std::int32_t* c,
                                 const std::int32_t* bias, Activation activation) = nullptr;
+  // The u8 x s8 GEMM dequantized to f32 in the call: C = act(scales[j] * (A B)(i, j) + bias[j])
+  // (`mmtune bench --dequantize`; bias null: none). Null where the peer has none (only oneDNN's
+  // matmul, with output scales per column, has; it takes the scales of a shape's first call).
+  bool (*u8s8f32_gemm)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
+                       const std::uint8_t* a, const std::int8_t* b, float* c,
+                       const float* scales, const float* bias,
+                       Activation activation) = nullptr;
 };
 
 // The peers this build found, in a fixed order.

@@ -198,6 +198,31 @@ TEST(BenchCliTest, EpiloguesAreVerifiedAndTimedInEveryDtype) {
   }
 }
 
+// --dequantize (s8): every row checked against the dequantized formula on f32 C ("plain"
+// against the s32 product), with and without an epilogue, beside every peer in the build.
+TEST(BenchCliTest, DequantizedRowsAreVerifiedAndTimed) {
+  const std::string dir = FreshTestDir("bench_dequantize");
+  for (const std::string epilogue : {"", "bias+gelu"}) {
+    SCOPED_TRACE(epilogue);
+    std::map<std::string, int> timed;
+    const nlohmann::json context = ForEachTimedRow(
+        "--dtype s8 --dequantize" + (epilogue.empty() ? "" : " --epilogue " + epilogue) +
+            " --shapes 1x40x52,33x40x52 --against all --repetitions 1 --min-time 0.01",
+        dir + "/s8" + epilogue + ".json",
+        [&](const std::string& name, const std::string& impl, const std::string& label) {
+          ++timed[impl];
+          if (impl == "tuned" || impl == "default") {
+            EXPECT_EQ(label.rfind("fused; ", 0), 0u) << name << ": " << label;
+          }
+        });
+    EXPECT_EQ(context["mmtune_dequantize"], "true");
+    EXPECT_EQ(context["mmtune_epilogue"], epilogue.empty() ? "none" : epilogue);
+    for (const char* impl : {"tuned", "default", "plain", "separate"}) {
+      EXPECT_EQ(timed[impl], 2) << impl;
+    }
+  }
+}
+
 TEST(BenchCliTest, BadInputIsOneLine) {
   const std::string dir = FreshTestDir("bench_bad");
   ExpectOneLineError(RunMmtune("bench --db '" + dir + "/missing.db' --shapes 8x8x8"), 1);
@@ -220,6 +245,9 @@ TEST(BenchCliTest, BadInputIsOneLine) {
       2);
   ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --preset quick --shapes 8x8x8"),
                      2);
+  ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --dtype f32 --dequantize"), 2);
+  ExpectOneLineError(
+      RunMmtune("bench --db '" + TunedDb() + "' --dtype s8 --dequantize --packed-b"), 2);
 }
 
 }  // namespace
