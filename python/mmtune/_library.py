@@ -53,6 +53,12 @@ class Epilogue(ctypes.Structure):
     _fields_ = [("bias_kind", _int), ("bias", _p), ("activation", _int)]
 
 
+class Dequantization(ctypes.Structure):
+    """mmtune_dequantization of mmtune/mmtune.h."""
+    _fields_ = [("a_scale", ctypes.c_float), ("a_zero_point", ctypes.c_int32),
+                ("b_scales", _p), ("b_scale", ctypes.c_float)]
+
+
 def load():
     lib = ctypes.CDLL(_library_path())
     lib.mmtune_options_init.argtypes = [ctypes.POINTER(Options)]
@@ -78,6 +84,11 @@ def load():
         function = getattr(lib, name)
         function.argtypes = gemm_head + [scalar, _p, _i64, _p, _i64, scalar, _p, _i64,
                                          ctypes.POINTER(Epilogue)]
+        function.restype = _int
+    for name in ("mmtune_gemm_u8s8f32", "mmtune_gemm_s8s8f32"):
+        function = getattr(lib, name)
+        function.argtypes = gemm_head + [_p, _i64, _p, _i64, _p, _i64,
+                                         ctypes.POINTER(Dequantization), ctypes.POINTER(Epilogue)]
         function.restype = _int
     for name, scalar in (("mmtune_sgemm_batch_strided", ctypes.c_float),
                          ("mmtune_dgemm_batch_strided", ctypes.c_double),

@@ -117,6 +117,39 @@ def _batched_operand(x, layout, count):
     return _batched_operand(np.ascontiguousarray(x), layout, count)
 
 
+def _output(out, m, n, dtype):
+    """(out, layout, ldc): `out` checked, or a new C-ordered array, and how the GEMM writes it
+    in place; layout None where there is nothing to write (M or N = 0)."""
+    if out is None:
+        out = np.empty((m, n), dtype=dtype)
+    else:
+        if not isinstance(out, np.ndarray) or out.dtype != np.dtype(dtype) or \
+                out.shape != (m, n):
+            raise ValueError(f"out must be a {np.dtype(dtype)} array of shape {(m, n)}")
+        if not out.flags.writeable:
+            raise ValueError("out is read-only")
+    if m == 0 or n == 0:
+        return out, None, None
+    found = _c_layout(m, n, out.itemsize, *out.strides)
+    if found is None:
+        raise ValueError("out must have one unit stride (C or Fortran order, or a view of "
+                         "one), since the GEMM writes it in place")
+    return (out, *found)
+
+
+def _epilogue(bias, activation, n, dtype):
+    """(mmtune_epilogue, the bias array it points to): a bias per column of N values converted
+    to `dtype` (None: none) and an activation name."""
+    epilogue = _library.Epilogue(0, None, _ACTIVATIONS[activation])
+    if bias is not None:
+        bias = np.ascontiguousarray(bias, dtype=dtype)
+        if bias.shape != (n,):
+            raise ValueError(f"bias must be 1-D with {n} values (one per column), got "
+                             f"shape {bias.shape}")
+        epilogue.bias_kind, epilogue.bias = 1, bias.ctypes.data
+    return epilogue, bias
+
+
 def _c_layout(m, n, item, row_stride, col_stride):
     """(layout, ldc) of an m x n output with these strides (bytes), written in place; None when
     neither stride is the element size (or the other is not a whole number of elements, or the
@@ -289,28 +322,10 @@ class Runtime:
         if fused:
             if function not in _WITH_EPILOGUE:
                 raise TypeError(f"no fused epilogue for {a.dtype} x {b.dtype}")
-            epilogue = _library.Epilogue(0, None, _ACTIVATIONS[activation])
-            if bias is not None:
-                bias = np.ascontiguousarray(bias, dtype=c_dtype)
-                if bias.shape != (n,):
-                    raise ValueError(f"bias must be 1-D with {n} values (one per column), got "
-                                     f"shape {bias.shape}")
-                epilogue.bias_kind, epilogue.bias = 1, bias.ctypes.data
-        if out is None:
-            out = np.empty((m, n), dtype=c_dtype)
-        else:
-            if not isinstance(out, np.ndarray) or out.dtype != np.dtype(c_dtype) or \
-                    out.shape != (m, n):
-                raise ValueError(f"out must be a {np.dtype(c_dtype)} array of shape {(m, n)}")
-            if not out.flags.writeable:
-                raise ValueError("out is read-only")
-        if m == 0 or n == 0:
+            epilogue, bias = _epilogue(bias, activation, n, c_dtype)
+        out, layout, ldc = _output(out, m, n, c_dtype)
+        if layout is None:
             return out
-        found = _c_layout(m, n, out.itemsize, *out.strides)
-        if found is None:
-            raise ValueError("out must have one unit stride (C or Fortran order, or a view of "
-                             "one), since the GEMM writes it in place")
-        layout, ldc = found
         ta, lda, a = _operand(a, layout)
         tb, ldb, b = _operand(b, layout)
         args = [self._live(), layout, ta, tb, m, n, k, scalar(1), a.ctypes.data, lda,
@@ -319,6 +334,49 @@ class Runtime:
             _check(getattr(_c(), function)(*args))
         else:
             _check(getattr(_c(), _WITH_EPILOGUE[function])(*args, ctypes.byref(epilogue)))
+        return out
+
+    def matmul_dequantized(self, a, b, a_scale, b_scales, a_zero_point=0, bias=None,
+                           activation=None, out=None):
+        """A quantized linear layer (docs/runtime.md, Quantized layers): out = activation(
+        a_scale * b_scales[j] * ((a - a_zero_point) @ b)[:, j] + bias[j]) in float32, the 8-bit
+        product dequantized in the GEMM's pass. a: 2-D uint8 or int8; b: 2-D int8; b_scales: one
+        float or a 1-D array of N (one per column); bias: None or N floats; activation None,
+        "relu", "gelu" or "silu". out: None (a new C-ordered float32 array) or a float32 array
+        of shape (M, N) with one unit stride, overwritten."""
+        a = np.asarray(a)
+        b = np.asarray(b)
+        if a.ndim != 2 or b.ndim != 2:
+            raise ValueError(f"matmul_dequantized needs 2-D arrays, got {a.ndim}-D and "
+                             f"{b.ndim}-D")
+        if a.dtype not in (np.uint8, np.int8) or b.dtype != np.int8:
+            raise TypeError(f"matmul_dequantized takes uint8 or int8 x int8, got {a.dtype} x "
+                            f"{b.dtype}")
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"unknown activation {activation!r} (expected None, 'relu', "
+                             "'gelu' or 'silu')")
+        (m, k), (k2, n) = a.shape, b.shape
+        if k != k2:
+            raise ValueError(f"shapes {a.shape} and {b.shape} do not multiply (K {k} != {k2})")
+        dequantization = _library.Dequantization(float(a_scale), int(a_zero_point), None, 1.0)
+        if np.ndim(b_scales) == 0:
+            dequantization.b_scale = float(b_scales)
+        else:
+            b_scales = np.ascontiguousarray(b_scales, dtype=np.float32)
+            if b_scales.shape != (n,):
+                raise ValueError(f"b_scales must be one value or 1-D with {n} values (one per "
+                                 f"column), got shape {b_scales.shape}")
+            dequantization.b_scales = b_scales.ctypes.data
+        epilogue, bias = _epilogue(bias, activation, n, np.float32)
+        out, layout, ldc = _output(out, m, n, np.float32)
+        if layout is None:
+            return out
+        ta, lda, a = _operand(a, layout)
+        tb, ldb, b = _operand(b, layout)
+        function = "mmtune_gemm_u8s8f32" if a.dtype == np.uint8 else "mmtune_gemm_s8s8f32"
+        _check(getattr(_c(), function)(
+            self._live(), layout, ta, tb, m, n, k, a.ctypes.data, lda, b.ctypes.data, ldb,
+            out.ctypes.data, ldc, ctypes.byref(dequantization), ctypes.byref(epilogue)))
         return out
 
     def _matmul_batch(self, a, b, out):

@@ -298,6 +298,45 @@ def test_int8_matmul_with_bias_and_relu_is_exact(rt):
     np.testing.assert_array_equal(rt.matmul(a, b, bias=bias, activation="relu"), want)
 
 
+@pytest.mark.parametrize("a_dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("activation", [None, "relu", "gelu"])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_matmul_dequantized(rt, a_dtype, activation, order):
+    m, n, k = 33, 70, 90
+    low, high = (0, 256) if a_dtype == np.uint8 else (-128, 128)
+    a = RNG.integers(low, high, (m, k)).astype(a_dtype)
+    b = RNG.integers(-128, 128, (k, n)).astype(np.int8)
+    zero_point = 9 if a_dtype == np.uint8 else -3
+    b_scales = RNG.uniform(0.001, 0.01, n).astype(np.float32)
+    bias = RNG.standard_normal(n).astype(np.float32)
+    product = (a.astype(np.float64) - zero_point) @ b.astype(np.float64)
+    want = reference_activation(0.05 * b_scales.astype(np.float64) * product + bias, activation)
+    out = np.full((m, n), np.nan, dtype=np.float32, order=order)
+    got = rt.matmul_dequantized(np.asarray(a, order=order), b, 0.05, b_scales, zero_point,
+                                bias=bias, activation=activation, out=out)
+    assert got is out
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+    # One scale for every column, no bias: a new C-ordered float32 array.
+    plain = rt.matmul_dequantized(a, b, 0.05, 0.25, zero_point)
+    assert plain.dtype == np.float32 and plain.flags.c_contiguous
+    np.testing.assert_allclose(plain, 0.05 * 0.25 * product, rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_dequantized_errors(rt):
+    a = np.ones((4, 3), dtype=np.uint8)
+    b = np.ones((3, 5), dtype=np.int8)
+    with pytest.raises(TypeError, match="uint8 or int8 x int8"):
+        rt.matmul_dequantized(a.astype(np.float32), b, 1.0, 1.0)
+    with pytest.raises(ValueError, match="b_scales must be one value or 1-D with 5 values"):
+        rt.matmul_dequantized(a, b, 1.0, np.ones(4))
+    with pytest.raises(ValueError, match="bias must be 1-D with 5 values"):
+        rt.matmul_dequantized(a, b, 1.0, 1.0, bias=np.ones(3))
+    with pytest.raises(ValueError, match="unknown activation 'tanh'"):
+        rt.matmul_dequantized(a, b, 1.0, 1.0, activation="tanh")
+    with pytest.raises(ValueError, match="K 3 != 4"):
+        rt.matmul_dequantized(a, np.ones((4, 5), dtype=np.int8), 1.0, 1.0)
+
+
 def test_epilogue_errors(rt):
     a = np.ones((4, 3), dtype=np.float32)
     b = np.ones((3, 5), dtype=np.float32)
