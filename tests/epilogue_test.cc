@@ -2,9 +2,9 @@
 // functions against a reference in double, with the documented NaN and infinity results; then
 // GEMMs with a bias and an activation in every dtype, through every family (gemv, direct,
 // packed, A read in place), in k blocks, on one and two threads, both layouts and every
-// transpose pair. Operands are small integers, so the product is exact and only the epilogue's
-// own rounding is allowed for; canaries around C show a write outside it, NaN in C under
-// beta = 0 shows a read of the old C.
+// transpose pair; and s8 GEMMs dequantized to f32 the same ways. Operands are small integers, so
+// the product is exact and only the epilogue's own rounding is allowed for; canaries around C
+// show a write outside it, NaN in C under beta = 0 shows a read of the old C.
 #include <gtest/gtest.h>
 
 #include <cmath>
