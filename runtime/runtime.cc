@@ -584,44 +584,25 @@ Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m
                         });
 }
 
-namespace {
-
-// The s8 GEMM that a dequantized call runs: alpha 1, beta 0, C's f32 storage holding the sums.
-GemmArgs<S8Gemm> DequantizedArgs(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
-                                 std::int64_t n, std::int64_t k, const std::uint8_t* a,
-                                 std::int64_t lda, const std::int8_t* b, std::int64_t ldb,
-                                 float* c, std::int64_t ldc, const DequantizeToF32& dequantize) {
-  GemmArgs<S8Gemm> args{layout, trans_a, trans_b, m, n, k, 1, a, lda, b, ldb, 0,
-                        reinterpret_cast<std::int32_t*>(c), ldc, {}};
-  args.dequantize = &dequantize;
-  return args;
-}
-
-}  // namespace
-
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, const std::uint8_t* a, std::int64_t lda,
                      const std::int8_t* b, std::int64_t ldb, float* c, std::int64_t ldc,
                      const Dequantization& dequantization, const Epilogue<float>& epilogue) {
-  return DequantizedInt8Gemm(
-      layout, trans_a, trans_b, m, n, k, a, false, lda, b, ldb, ldc, dequantization, epilogue,
-      [&](std::int64_t a_ld, const std::uint8_t* a_read, const DequantizeToF32& dequantize) {
-        return impl_->Gemm<S8Gemm>(DequantizedArgs(layout, trans_a, trans_b, m, n, k, a_read,
-                                                   a_ld, b, ldb, c, ldc, dequantize));
-      });
+  return DequantizedInt8Gemm(layout, trans_a, trans_b, m, n, k, a, false, lda, b, ldb, c, ldc,
+                             dequantization, epilogue, [&](const GemmArgs<S8Gemm>& args) {
+                               return impl_->Gemm<S8Gemm>(args);
+                             });
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, const std::int8_t* a, std::int64_t lda,
                      const std::int8_t* b, std::int64_t ldb, float* c, std::int64_t ldc,
                      const Dequantization& dequantization, const Epilogue<float>& epilogue) {
-  return DequantizedInt8Gemm(
-      layout, trans_a, trans_b, m, n, k, reinterpret_cast<const std::uint8_t*>(a), true, lda, b,
-      ldb, ldc, dequantization, epilogue,
-      [&](std::int64_t a_ld, const std::uint8_t* a_read, const DequantizeToF32& dequantize) {
-        return impl_->Gemm<S8Gemm>(DequantizedArgs(layout, trans_a, trans_b, m, n, k, a_read,
-                                                   a_ld, b, ldb, c, ldc, dequantize));
-      });
+  return DequantizedInt8Gemm(layout, trans_a, trans_b, m, n, k,
+                             reinterpret_cast<const std::uint8_t*>(a), true, lda, b, ldb, c, ldc,
+                             dequantization, epilogue, [&](const GemmArgs<S8Gemm>& args) {
+                               return impl_->Gemm<S8Gemm>(args);
+                             });
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,

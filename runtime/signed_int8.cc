@@ -94,7 +94,7 @@ Status SignedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t 
 
 Status DequantizedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                            std::int64_t n, std::int64_t k, const std::uint8_t* a, bool a_signed,
-                           std::int64_t lda, const std::int8_t* b, std::int64_t ldb,
+                           std::int64_t lda, const std::int8_t* b, std::int64_t ldb, float* c,
                            std::int64_t ldc, const Dequantization& dequantization,
                            const Epilogue<float>& epilogue, const DequantizedU8S8Gemm& u8s8s32) {
   if (auto status = CheckGemmArguments(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
@@ -128,7 +128,10 @@ Status DequantizedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int
   const DequantizeToF32 dequantize{
       tls_column_scales.data(), reinterpret_cast<const std::int32_t*>(tls_column_sums.data()),
       epilogue};
-  return u8s8s32(a_ld, a_read, dequantize);
+  GemmArgs<S8Gemm> args{layout, trans_a, trans_b, m, n, k, 1, a_read, a_ld, b, ldb, 0,
+                        reinterpret_cast<std::int32_t*>(c), ldc, {}};
+  args.dequantize = &dequantize;
+  return u8s8s32(args);
 }
 
 }  // namespace mmtune

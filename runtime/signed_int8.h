@@ -15,6 +15,7 @@
 #include <functional>
 
 #include "kernels/epilogue.h"
+#include "kernels/gemm.h"
 #include "mmtune/result.h"
 #include "mmtune/types.h"
 
@@ -31,15 +32,14 @@ Status SignedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t 
                       std::int64_t lda, const std::int8_t* b, std::int64_t ldb,
                       std::int64_t ldc, const U8S8S32Gemm& u8s8s32);
 
-// Runs an 8-bit GEMM dequantized to f32 with `u8s8s32`, which computes the u8s8s32 GEMM of its
-// arguments (alpha 1, beta 0, C's storage as s32) with the dequantizing epilogue. A is unsigned
+// Runs an 8-bit GEMM dequantized to f32 with `u8s8s32`, which runs the u8s8s32 GEMM it is given
+// (alpha 1, beta 0, C's f32 storage holding the sums, the dequantizing epilogue). A is unsigned
 // (`a_signed` false) or signed (then copied, shifted, as above). Checks the arguments first: an
 // error means nothing was written. Costs a pass over op(B) where A has a zero point or a sign.
-using DequantizedU8S8Gemm = std::function<Status(std::int64_t lda, const std::uint8_t* a,
-                                                 const DequantizeToF32& dequantize)>;
+using DequantizedU8S8Gemm = std::function<Status(const GemmArgs<S8Gemm>& args)>;
 Status DequantizedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                            std::int64_t n, std::int64_t k, const std::uint8_t* a, bool a_signed,
-                           std::int64_t lda, const std::int8_t* b, std::int64_t ldb,
+                           std::int64_t lda, const std::int8_t* b, std::int64_t ldb, float* c,
                            std::int64_t ldc, const Dequantization& dequantization,
                            const Epilogue<float>& epilogue, const DequantizedU8S8Gemm& u8s8s32);
 
