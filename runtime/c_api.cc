@@ -325,31 +325,80 @@ mmtune_status PackFromC(const char* routine, const mmtune_runtime* handle, int l
   });
 }
 
+// The weights of T behind `b`, else the error that says why not.
+template <typename T>
+mmtune_status WeightsFromC(const char* routine, const mmtune_packed_b* b,
+                           const mmtune::PackedWeights<T>** weights) {
+  if (b == nullptr) return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "packed B is NULL");
+  *weights = std::get_if<mmtune::PackedWeights<T>>(&b->weights);
+  if (*weights == nullptr) {
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT,
+                  std::string("the packed B holds ") + kPackedDTypes[b->weights.index()] +
+                      " weights");
+  }
+  return MMTUNE_OK;
+}
+
 template <typename T, typename Scalar, typename TA, typename TC>
 mmtune_status PackedGemmFromC(const char* routine, mmtune_runtime* handle, int layout,
                               int trans_a, int64_t m, Scalar alpha, const TA* a, int64_t lda,
-                              const mmtune_packed_b* b, Scalar beta, TC* c, int64_t ldc) {
+                              const mmtune_packed_b* b, Scalar beta, TC* c, int64_t ldc,
+                              const mmtune_epilogue* epilogue = nullptr) {
   KindFromC kind;
   if (auto code = CheckKind(routine, handle, layout, trans_a, MMTUNE_NO_TRANS, &kind);
       code != MMTUNE_OK) {
     return code;
   }
-  if (b == nullptr) return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "packed B is NULL");
-  const auto* weights = std::get_if<mmtune::PackedWeights<T>>(&b->weights);
-  if (weights == nullptr) {
-    return FailIn(routine, MMTUNE_INVALID_ARGUMENT,
-                  std::string("the packed B holds ") + kPackedDTypes[b->weights.index()] +
-                      " weights");
-  }
+  const mmtune::PackedWeights<T>* weights = nullptr;
+  if (auto code = WeightsFromC(routine, b, &weights); code != MMTUNE_OK) return code;
   // B's pointer is the packed copy's: only A and C can be NULL.
   if (auto code = CheckPointers(routine, PointerNeeds::Of(m, weights->n(), weights->k(), alpha),
                                 a, weights, c);
       code != MMTUNE_OK) {
     return code;
   }
+  mmtune::Epilogue<TC> fused;
+  if (epilogue != nullptr) {
+    if (auto code = EpilogueFromC(routine, *epilogue, &fused); code != MMTUNE_OK) return code;
+  }
   return CallFromC(routine, [&] {
     return handle->runtime->Gemm(kind.layout, kind.trans_a, m, alpha, a, lda, *weights, beta, c,
-                                 ldc);
+                                 ldc, fused);
+  });
+}
+
+// The 8-bit GEMMs dequantized to f32 with packed weights (TA: uint8_t or int8_t).
+template <typename TA>
+mmtune_status PackedDequantizedGemmFromC(const char* routine, mmtune_runtime* handle,
+                                         int layout, int trans_a, int64_t m, const TA* a,
+                                         int64_t lda, const mmtune_packed_b* b, float* c,
+                                         int64_t ldc,
+                                         const mmtune_dequantization* dequantization,
+                                         const mmtune_epilogue* epilogue) {
+  KindFromC kind;
+  if (auto code = CheckKind(routine, handle, layout, trans_a, MMTUNE_NO_TRANS, &kind);
+      code != MMTUNE_OK) {
+    return code;
+  }
+  const mmtune::PackedWeights<std::int8_t>* weights = nullptr;
+  if (auto code = WeightsFromC(routine, b, &weights); code != MMTUNE_OK) return code;
+  if (auto code = CheckPointers(routine, PointerNeeds::Of(m, weights->n(), weights->k(), 1), a,
+                                weights, c);
+      code != MMTUNE_OK) {
+    return code;
+  }
+  if (dequantization == nullptr) {
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "the dequantization is NULL");
+  }
+  mmtune::Epilogue<float> fused;
+  if (epilogue != nullptr) {
+    if (auto code = EpilogueFromC(routine, *epilogue, &fused); code != MMTUNE_OK) return code;
+  }
+  const mmtune::Dequantization scales{dequantization->a_scale, dequantization->a_zero_point,
+                                      dequantization->b_scales, dequantization->b_scale};
+  return CallFromC(routine, [&] {
+    return handle->runtime->Gemm(kind.layout, kind.trans_a, m, a, lda, *weights, c, ldc, scales,
+                                 fused);
   });
 }
 
@@ -414,6 +463,63 @@ mmtune_status mmtune_gemm_u8s8s32_packed(mmtune_runtime* runtime, int layout, in
                                          int64_t ldc) {
   return PackedGemmFromC<std::int8_t>("mmtune_gemm_u8s8s32_packed", runtime, layout, trans_a, m,
                                       alpha, a, lda, b, beta, c, ldc);
+}
+
+mmtune_status mmtune_gemm_f32_packed_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                              int64_t m, float alpha, const float* a,
+                                              int64_t lda, const mmtune_packed_b* b, float beta,
+                                              float* c, int64_t ldc,
+                                              const mmtune_epilogue* epilogue) {
+  return PackedGemmFromC<float>("mmtune_gemm_f32_packed_epilogue", runtime, layout, trans_a, m,
+                                alpha, a, lda, b, beta, c, ldc, epilogue);
+}
+
+mmtune_status mmtune_gemm_f64_packed_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                              int64_t m, double alpha, const double* a,
+                                              int64_t lda, const mmtune_packed_b* b, double beta,
+                                              double* c, int64_t ldc,
+                                              const mmtune_epilogue* epilogue) {
+  return PackedGemmFromC<double>("mmtune_gemm_f64_packed_epilogue", runtime, layout, trans_a, m,
+                                 alpha, a, lda, b, beta, c, ldc, epilogue);
+}
+
+mmtune_status mmtune_gemm_bf16_packed_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                               int64_t m, float alpha, const mmtune_bf16* a,
+                                               int64_t lda, const mmtune_packed_b* b, float beta,
+                                               float* c, int64_t ldc,
+                                               const mmtune_epilogue* epilogue) {
+  return PackedGemmFromC<mmtune::BFloat16>("mmtune_gemm_bf16_packed_epilogue", runtime, layout,
+                                           trans_a, m, alpha,
+                                           reinterpret_cast<const mmtune::BFloat16*>(a), lda, b,
+                                           beta, c, ldc, epilogue);
+}
+
+mmtune_status mmtune_gemm_u8s8s32_packed_epilogue(mmtune_runtime* runtime, int layout,
+                                                  int trans_a, int64_t m, int32_t alpha,
+                                                  const uint8_t* a, int64_t lda,
+                                                  const mmtune_packed_b* b, int32_t beta,
+                                                  int32_t* c, int64_t ldc,
+                                                  const mmtune_epilogue* epilogue) {
+  return PackedGemmFromC<std::int8_t>("mmtune_gemm_u8s8s32_packed_epilogue", runtime, layout,
+                                      trans_a, m, alpha, a, lda, b, beta, c, ldc, epilogue);
+}
+
+mmtune_status mmtune_gemm_u8s8f32_packed(mmtune_runtime* runtime, int layout, int trans_a,
+                                         int64_t m, const uint8_t* a, int64_t lda,
+                                         const mmtune_packed_b* b, float* c, int64_t ldc,
+                                         const mmtune_dequantization* dequantization,
+                                         const mmtune_epilogue* epilogue) {
+  return PackedDequantizedGemmFromC("mmtune_gemm_u8s8f32_packed", runtime, layout, trans_a, m, a,
+                                    lda, b, c, ldc, dequantization, epilogue);
+}
+
+mmtune_status mmtune_gemm_s8s8f32_packed(mmtune_runtime* runtime, int layout, int trans_a,
+                                         int64_t m, const int8_t* a, int64_t lda,
+                                         const mmtune_packed_b* b, float* c, int64_t ldc,
+                                         const mmtune_dequantization* dequantization,
+                                         const mmtune_epilogue* epilogue) {
+  return PackedDequantizedGemmFromC("mmtune_gemm_s8s8f32_packed", runtime, layout, trans_a, m, a,
+                                    lda, b, c, ldc, dequantization, epilogue);
 }
 
 int64_t mmtune_packed_b_bytes(const mmtune_packed_b* packed) {

@@ -324,14 +324,16 @@ struct Runtime::Impl {
                                        std::int64_t ldb) const;
 
   // A GEMM with packed weights of T (PackedWeights): their panels' plans, or this runtime's
-  // Gemm on their copy of B.
+  // Gemm on their copy of B. `args` holds all but B, its N and K, which come from `b`.
   template <typename T>
-  Status GemmWith(Layout layout, Trans trans_a, std::int64_t m,
-                  typename GemmTypes<typename GemmOfB<T>::X>::Scalar alpha,
-                  const typename GemmTypes<typename GemmOfB<T>::X>::A* a, std::int64_t lda,
-                  const typename PackedWeights<T>::Impl& b,
-                  typename GemmTypes<typename GemmOfB<T>::X>::Scalar beta,
-                  typename GemmTypes<typename GemmOfB<T>::X>::C* c, std::int64_t ldc) const;
+  Status GemmWith(GemmArgs<typename GemmOfB<T>::X> args,
+                  const typename PackedWeights<T>::Impl& b) const;
+  // The dequantized s8 GEMM (DequantizedInt8Gemm) with packed weights.
+  Status DequantizedWith(Layout layout, Trans trans_a, std::int64_t m, const std::uint8_t* a,
+                         bool a_signed, std::int64_t lda,
+                         const PackedWeights<std::int8_t>::Impl& b, float* c, std::int64_t ldc,
+                         const Dequantization& dequantization,
+                         const Epilogue<float>& epilogue) const;
 };
 
 Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& problem,
@@ -804,6 +806,8 @@ struct PackedWeights<T>::Impl {
   std::optional<PackedB<X>> packed;
   TeamOrAlone team_or_alone;
   ThreadPool* pool = nullptr;
+  // int8 weights: the column sums of op(B) modulo 2^32, for A's zero point (DequantizedWith).
+  std::vector<std::uint32_t> column_sums;
   // Copy:
   std::unique_ptr<T[]> copy;
   std::int64_t copy_elements = 0;
@@ -880,6 +884,13 @@ Result<PackedWeights<T>> Runtime::Impl::PackWeights(Layout layout, Trans trans_b
   impl->k = k;
   impl->n = n;
   impl->lookup = ReportOf(found);
+  // Called once B's arguments are known good.
+  auto keep_column_sums = [&] {
+    if constexpr (std::is_same_v<T, std::int8_t>) {
+      impl->column_sums.resize(static_cast<std::size_t>(n));
+      ColumnSumsOf(layout, trans_b, n, k, b, ldb, impl->column_sums.data());
+    }
+  };
   if (found.config.family != KernelFamily::kPacked) {
     if (Status status = CheckBArguments(layout, trans_b, k, n, b, ldb); !status) {
       return status.error();
@@ -909,6 +920,7 @@ Result<PackedWeights<T>> Runtime::Impl::PackWeights(Layout layout, Trans trans_b
         std::copy(b + i * ldb, b + i * ldb + line, impl->copy.get() + i * impl->ldb);
       }
     }
+    keep_column_sums();
     return PackedWeights<T>(std::move(impl));
   }
   auto plans = PlanAndSolo<X>::Create(found.config);
@@ -925,6 +937,7 @@ Result<PackedWeights<T>> Runtime::Impl::PackWeights(Layout layout, Trans trans_b
   impl->plans.emplace(std::move(*plans));
   impl->packed.emplace(std::move(*packed));
   impl->pool = pool;
+  keep_column_sums();
   return PackedWeights<T>(std::move(impl));
 }
 
@@ -945,49 +958,113 @@ Result<PackedWeights<T>> Runtime::PackB(Layout layout, Trans trans_b, std::int64
 }
 
 template <typename T>
-Status Runtime::Impl::GemmWith(Layout layout, Trans trans_a, std::int64_t m,
-                               typename GemmTypes<typename GemmOfB<T>::X>::Scalar alpha,
-                               const typename GemmTypes<typename GemmOfB<T>::X>::A* a,
-                               std::int64_t lda, const typename PackedWeights<T>::Impl& b,
-                               typename GemmTypes<typename GemmOfB<T>::X>::Scalar beta,
-                               typename GemmTypes<typename GemmOfB<T>::X>::C* c,
-                               std::int64_t ldc) const {
+Status Runtime::Impl::GemmWith(GemmArgs<typename GemmOfB<T>::X> args,
+                               const typename PackedWeights<T>::Impl& b) const {
   using X = typename GemmOfB<T>::X;
+  args.n = b.n;
+  args.k = b.k;
   if (b.packed) {
-    return b.Execute(
-        GemmArgs<X>{layout, trans_a, Trans::kNo, m, b.n, b.k, alpha, a, lda, nullptr, 0, beta, c,
-                    ldc, {}});
+    args.trans_b = Trans::kNo;
+    args.b = nullptr;
+    args.ldb = 0;
+    return b.Execute(args);
   }
-  if (layout != b.layout) {
+  if (args.layout != b.layout) {
     return MakeError(ErrorCode::kInvalidArgument,
                      std::string("B was packed for a ") + ToString(b.layout) +
-                         "-major GEMM, not a " + ToString(layout) + "-major one");
+                         "-major GEMM, not a " + ToString(args.layout) + "-major one");
   }
-  return Gemm<X>(GemmArgs<X>{layout, trans_a, b.trans_b, m, b.n, b.k, alpha, a, lda,
-                             b.copy.get(), b.ldb, beta, c, ldc, {}});
+  args.trans_b = b.trans_b;
+  args.b = b.copy.get();
+  args.ldb = b.ldb;
+  return Gemm<X>(args);
+}
+
+Status Runtime::Impl::DequantizedWith(Layout layout, Trans trans_a, std::int64_t m,
+                                      const std::uint8_t* a, bool a_signed, std::int64_t lda,
+                                      const PackedWeights<std::int8_t>::Impl& b, float* c,
+                                      std::int64_t ldc, const Dequantization& dequantization,
+                                      const Epilogue<float>& epilogue) const {
+  // B stands in as the tight op(B) it was packed from: only its shape is checked, never read.
+  const std::int64_t ldb = MinLeadingDimension(layout, Trans::kNo, b.k, b.n);
+  return DequantizedInt8Gemm(
+      layout, trans_a, Trans::kNo, m, b.n, b.k, a, a_signed, lda, nullptr, ldb, c, ldc,
+      dequantization, epilogue,
+      [&](const GemmArgs<S8Gemm>& args) { return GemmWith<std::int8_t>(args, b); },
+      b.column_sums.data());
+}
+
+// The packed Gemm overloads: the arguments but B's, which GemmWith takes from the weights.
+template <class X>
+GemmArgs<X> PackedArgs(Layout layout, Trans trans_a, std::int64_t m,
+                       typename GemmTypes<X>::Scalar alpha, const typename GemmTypes<X>::A* a,
+                       std::int64_t lda, typename GemmTypes<X>::Scalar beta,
+                       typename GemmTypes<X>::C* c, std::int64_t ldc,
+                       const Epilogue<typename GemmTypes<X>::C>& epilogue) {
+  return {layout, trans_a, Trans::kNo, m, 0, 0, alpha, a, lda, nullptr, 0, beta, c, ldc,
+          epilogue};
 }
 
 Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, float alpha, const float* a,
                      std::int64_t lda, const PackedWeights<float>& b, float beta, float* c,
                      std::int64_t ldc) {
-  return impl_->GemmWith<float>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c, ldc);
+  return Gemm(layout, trans_a, m, alpha, a, lda, b, beta, c, ldc, Epilogue<float>{});
 }
 Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, double alpha, const double* a,
                      std::int64_t lda, const PackedWeights<double>& b, double beta, double* c,
                      std::int64_t ldc) {
-  return impl_->GemmWith<double>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c, ldc);
+  return Gemm(layout, trans_a, m, alpha, a, lda, b, beta, c, ldc, Epilogue<double>{});
 }
 Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, float alpha,
                      const BFloat16* a, std::int64_t lda, const PackedWeights<BFloat16>& b,
                      float beta, float* c, std::int64_t ldc) {
-  return impl_->GemmWith<BFloat16>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c,
-                                   ldc);
+  return Gemm(layout, trans_a, m, alpha, a, lda, b, beta, c, ldc, Epilogue<float>{});
 }
 Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, std::int32_t alpha,
                      const std::uint8_t* a, std::int64_t lda, const PackedWeights<std::int8_t>& b,
                      std::int32_t beta, std::int32_t* c, std::int64_t ldc) {
-  return impl_->GemmWith<std::int8_t>(layout, trans_a, m, alpha, a, lda, *b.impl_, beta, c,
-                                      ldc);
+  return Gemm(layout, trans_a, m, alpha, a, lda, b, beta, c, ldc, Epilogue<std::int32_t>{});
+}
+
+Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, float alpha, const float* a,
+                     std::int64_t lda, const PackedWeights<float>& b, float beta, float* c,
+                     std::int64_t ldc, const Epilogue<float>& epilogue) {
+  return impl_->GemmWith<float>(
+      PackedArgs<float>(layout, trans_a, m, alpha, a, lda, beta, c, ldc, epilogue), *b.impl_);
+}
+Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, double alpha, const double* a,
+                     std::int64_t lda, const PackedWeights<double>& b, double beta, double* c,
+                     std::int64_t ldc, const Epilogue<double>& epilogue) {
+  return impl_->GemmWith<double>(
+      PackedArgs<double>(layout, trans_a, m, alpha, a, lda, beta, c, ldc, epilogue), *b.impl_);
+}
+Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, float alpha,
+                     const BFloat16* a, std::int64_t lda, const PackedWeights<BFloat16>& b,
+                     float beta, float* c, std::int64_t ldc, const Epilogue<float>& epilogue) {
+  return impl_->GemmWith<BFloat16>(
+      PackedArgs<Bf16Gemm>(layout, trans_a, m, alpha, a, lda, beta, c, ldc, epilogue), *b.impl_);
+}
+Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, std::int32_t alpha,
+                     const std::uint8_t* a, std::int64_t lda, const PackedWeights<std::int8_t>& b,
+                     std::int32_t beta, std::int32_t* c, std::int64_t ldc,
+                     const Epilogue<std::int32_t>& epilogue) {
+  return impl_->GemmWith<std::int8_t>(
+      PackedArgs<S8Gemm>(layout, trans_a, m, alpha, a, lda, beta, c, ldc, epilogue), *b.impl_);
+}
+
+Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, const std::uint8_t* a,
+                     std::int64_t lda, const PackedWeights<std::int8_t>& b, float* c,
+                     std::int64_t ldc, const Dequantization& dequantization,
+                     const Epilogue<float>& epilogue) {
+  return impl_->DequantizedWith(layout, trans_a, m, a, false, lda, *b.impl_, c, ldc,
+                                dequantization, epilogue);
+}
+Status Runtime::Gemm(Layout layout, Trans trans_a, std::int64_t m, const std::int8_t* a,
+                     std::int64_t lda, const PackedWeights<std::int8_t>& b, float* c,
+                     std::int64_t ldc, const Dequantization& dequantization,
+                     const Epilogue<float>& epilogue) {
+  return impl_->DequantizedWith(layout, trans_a, m, reinterpret_cast<const std::uint8_t*>(a),
+                                true, lda, *b.impl_, c, ldc, dequantization, epilogue);
 }
 
 template class PackedWeights<float>;

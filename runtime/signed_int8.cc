@@ -1,5 +1,6 @@
 #include "runtime/signed_int8.h"
 
+#include <algorithm>
 #include <new>
 #include <string>
 #include <vector>
@@ -36,10 +37,11 @@ Result<std::int64_t> ShiftA(Layout layout, Trans trans_a, std::int64_t m, std::i
   return line_length;
 }
 
-// tls_column_sums = -factor * (column sums of op(B), K x N), modulo 2^32: the column term of
-// an operand A shifted by `factor`.
+// tls_column_sums = -factor * (column sums of op(B)), modulo 2^32: the column term of an
+// operand A shifted by `factor`. The sums are `b_column_sums` where given, else read from B.
 Status ColumnTerm(Layout layout, Trans trans_b, std::int64_t n, std::int64_t k,
-                  const std::int8_t* b, std::int64_t ldb, std::uint32_t factor) {
+                  const std::int8_t* b, std::int64_t ldb, const std::uint32_t* b_column_sums,
+                  std::uint32_t factor) {
   try {
     tls_column_sums.assign(static_cast<std::size_t>(n), 0u);
   } catch (const std::bad_alloc&) {
@@ -48,19 +50,10 @@ Status ColumnTerm(Layout layout, Trans trans_b, std::int64_t n, std::int64_t k,
   }
   std::uint32_t* sums = tls_column_sums.data();
   if (factor != 0) {
-    const bool b_rows_are_k = (layout == Layout::kRowMajor) == (trans_b == Trans::kNo);
-    if (b_rows_are_k) {
-      for (std::int64_t p = 0; p < k; ++p) {
-        const std::int8_t* line = b + p * ldb;
-        for (std::int64_t j = 0; j < n; ++j) sums[j] += static_cast<std::uint32_t>(line[j]);
-      }
+    if (b_column_sums != nullptr) {
+      std::copy(b_column_sums, b_column_sums + n, sums);
     } else {
-      for (std::int64_t j = 0; j < n; ++j) {
-        const std::int8_t* line = b + j * ldb;
-        std::uint32_t sum = 0;
-        for (std::int64_t p = 0; p < k; ++p) sum += static_cast<std::uint32_t>(line[p]);
-        sums[j] = sum;
-      }
+      ColumnSumsOf(layout, trans_b, n, k, b, ldb, sums);
     }
   }
   for (std::int64_t j = 0; j < n; ++j) sums[j] = 0u - sums[j] * factor;
@@ -68,6 +61,25 @@ Status ColumnTerm(Layout layout, Trans trans_b, std::int64_t n, std::int64_t k,
 }
 
 }  // namespace
+
+void ColumnSumsOf(Layout layout, Trans trans_b, std::int64_t n, std::int64_t k,
+                  const std::int8_t* b, std::int64_t ldb, std::uint32_t* sums) {
+  const bool b_rows_are_k = (layout == Layout::kRowMajor) == (trans_b == Trans::kNo);
+  if (b_rows_are_k) {
+    std::fill(sums, sums + n, 0u);
+    for (std::int64_t p = 0; p < k; ++p) {
+      const std::int8_t* line = b + p * ldb;
+      for (std::int64_t j = 0; j < n; ++j) sums[j] += static_cast<std::uint32_t>(line[j]);
+    }
+  } else {
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::int8_t* line = b + j * ldb;
+      std::uint32_t sum = 0;
+      for (std::int64_t p = 0; p < k; ++p) sum += static_cast<std::uint32_t>(line[p]);
+      sums[j] = sum;
+    }
+  }
+}
 
 Status SignedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                       std::int64_t n, std::int64_t k, std::int32_t alpha, const std::int8_t* a,
@@ -85,7 +97,9 @@ Status SignedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t 
   auto shifted_lda = ShiftA(layout, trans_a, m, k, a_bytes, lda);
   if (!shifted_lda) return shifted_lda.error();
   const std::uint32_t factor = static_cast<std::uint32_t>(alpha) * 128u;
-  if (auto status = ColumnTerm(layout, trans_b, n, k, b, ldb, factor); !status) return status;
+  if (auto status = ColumnTerm(layout, trans_b, n, k, b, ldb, nullptr, factor); !status) {
+    return status;
+  }
   Epilogue<std::int32_t> compensation;
   compensation.bias_kind = BiasKind::kPerColumn;
   compensation.bias = reinterpret_cast<const std::int32_t*>(tls_column_sums.data());
@@ -96,7 +110,8 @@ Status DequantizedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int
                            std::int64_t n, std::int64_t k, const std::uint8_t* a, bool a_signed,
                            std::int64_t lda, const std::int8_t* b, std::int64_t ldb, float* c,
                            std::int64_t ldc, const Dequantization& dequantization,
-                           const Epilogue<float>& epilogue, const DequantizedU8S8Gemm& u8s8s32) {
+                           const Epilogue<float>& epilogue, const DequantizedU8S8Gemm& u8s8s32,
+                           const std::uint32_t* b_column_sums) {
   if (auto status = CheckGemmArguments(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
       !status) {
     return status;
@@ -113,7 +128,9 @@ Status DequantizedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int
   }
   const std::uint32_t shift = static_cast<std::uint32_t>(dequantization.a_zero_point) +
                               (a_signed ? 128u : 0u);
-  if (auto status = ColumnTerm(layout, trans_b, n, k, b, ldb, shift); !status) return status;
+  if (auto status = ColumnTerm(layout, trans_b, n, k, b, ldb, b_column_sums, shift); !status) {
+    return status;
+  }
   try {
     tls_column_scales.resize(static_cast<std::size_t>(n));
   } catch (const std::bad_alloc&) {

@@ -32,15 +32,22 @@ Status SignedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t 
                       std::int64_t lda, const std::int8_t* b, std::int64_t ldb,
                       std::int64_t ldc, const U8S8S32Gemm& u8s8s32);
 
+// The column sums of op(B), K x N stored as `layout` / `trans_b`, into sums[0, n), modulo 2^32.
+void ColumnSumsOf(Layout layout, Trans trans_b, std::int64_t n, std::int64_t k,
+                  const std::int8_t* b, std::int64_t ldb, std::uint32_t* sums);
+
 // Runs an 8-bit GEMM dequantized to f32 with `u8s8s32`, which runs the u8s8s32 GEMM it is given
 // (alpha 1, beta 0, C's f32 storage holding the sums, the dequantizing epilogue). A is unsigned
 // (`a_signed` false) or signed (then copied, shifted, as above). Checks the arguments first: an
-// error means nothing was written. Costs a pass over op(B) where A has a zero point or a sign.
+// error means nothing was written. Costs a pass over op(B) where A has a zero point or a sign,
+// unless `b_column_sums` gives its column sums (ColumnSumsOf; then `b` is not read: packed
+// weights pass null and fill in B in `u8s8s32`).
 using DequantizedU8S8Gemm = std::function<Status(const GemmArgs<S8Gemm>& args)>;
 Status DequantizedInt8Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                            std::int64_t n, std::int64_t k, const std::uint8_t* a, bool a_signed,
                            std::int64_t lda, const std::int8_t* b, std::int64_t ldb, float* c,
                            std::int64_t ldc, const Dequantization& dequantization,
-                           const Epilogue<float>& epilogue, const DequantizedU8S8Gemm& u8s8s32);
+                           const Epilogue<float>& epilogue, const DequantizedU8S8Gemm& u8s8s32,
+                           const std::uint32_t* b_column_sums = nullptr);
 
 }  // namespace mmtune

@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -1657,6 +1658,93 @@ TEST_F(RuntimeTest, CApiDequantizedForms) {
   mmtune_close(runtime);
 }
 
+// The C packed forms with an epilogue and dequantized: the numbers of CApiEpilogueForms and
+// CApiDequantizedForms with B packed (its storage overwritten after packing); another dtype's
+// weights, a NULL dequantization and an unknown activation are refused, the routine named and
+// nothing written.
+TEST_F(RuntimeTest, CApiPackedEpilogueAndDequantizedForms) {
+  mmtune_runtime* runtime = nullptr;
+  ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK) << mmtune_last_error();
+  float b[4] = {1, -1, 2, 3};  // 2x2 row-major
+  mmtune_packed_b* packed = nullptr;
+  ASSERT_EQ(mmtune_pack_b_f32(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, 2, 2, b, 2, &packed),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  std::fill(b, b + 4, 100.0f);
+  const float a[4] = {1, 2, -3, 4};
+  const float bias[2] = {1.0f, -20.0f};
+  const mmtune_epilogue relu = {MMTUNE_BIAS_PER_COLUMN, bias, MMTUNE_ACT_RELU};
+  float c[4] = {NAN, NAN, NAN, NAN};
+  ASSERT_EQ(mmtune_gemm_f32_packed_epilogue(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, 1.0f,
+                                            a, 2, packed, 0.0f, c, 2, &relu),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  // A B = {5, 5; 5, 15}, plus {1, -20}, relu.
+  EXPECT_EQ(c[0], 6.0f);
+  EXPECT_EQ(c[1], 0.0f);
+  EXPECT_EQ(c[2], 6.0f);
+  EXPECT_EQ(c[3], 0.0f);
+  const mmtune_bf16 abf[4] = {};
+  float untouched[4] = {9, 9, 9, 9};
+  EXPECT_EQ(mmtune_gemm_bf16_packed_epilogue(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, 1.0f,
+                                             abf, 2, packed, 0.0f, untouched, 2, &relu),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("holds f32 weights"), std::string::npos)
+      << mmtune_last_error();
+  const mmtune_epilogue unknown = {MMTUNE_BIAS_NONE, nullptr, 9};
+  EXPECT_EQ(mmtune_gemm_f32_packed_epilogue(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, 1.0f,
+                                            a, 2, packed, 0.0f, untouched, 2, &unknown),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("mmtune_gemm_f32_packed_epilogue"),
+            std::string::npos)
+      << mmtune_last_error();
+  EXPECT_EQ(untouched[0], 9.0f);
+  mmtune_packed_b_free(packed);
+
+  std::int8_t sb[4] = {1, -1, 2, 3};
+  mmtune_packed_b* packed_s8 = nullptr;
+  ASSERT_EQ(mmtune_pack_b_s8(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, 2, 2, sb, 2,
+                             &packed_s8),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  std::fill(sb, sb + 4, std::int8_t{100});
+  const std::uint8_t ua[4] = {1, 2, 3, 4};
+  const float b_scales[2] = {0.5f, 0.25f};
+  const float s8_bias[2] = {1.0f, -1.0f};
+  const mmtune_dequantization u8{2.0f, 1, b_scales, 0.0f};
+  const mmtune_epilogue s8_relu = {MMTUNE_BIAS_PER_COLUMN, s8_bias, MMTUNE_ACT_RELU};
+  ASSERT_EQ(mmtune_gemm_u8s8f32_packed(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, ua, 2,
+                                       packed_s8, c, 2, &u8, &s8_relu),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  EXPECT_EQ(c[0], 3.0f);
+  EXPECT_EQ(c[1], 0.5f);
+  EXPECT_EQ(c[2], 9.0f);
+  EXPECT_EQ(c[3], 2.5f);
+  const std::int8_t sa[2] = {-3, 2};
+  const mmtune_dequantization s8{0.5f, 0, nullptr, 0.25f};
+  ASSERT_EQ(mmtune_gemm_s8s8f32_packed(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 1, sa, 2,
+                                       packed_s8, c, 2, &s8, nullptr),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  EXPECT_EQ(c[0], 0.125f);
+  EXPECT_EQ(c[1], 1.125f);
+  EXPECT_EQ(mmtune_gemm_u8s8f32_packed(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, ua, 2,
+                                       packed_s8, untouched, 2, nullptr, nullptr),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("mmtune_gemm_u8s8f32_packed"),
+            std::string::npos)
+      << mmtune_last_error();
+  EXPECT_NE(std::string(mmtune_last_error()).find("dequantization is NULL"), std::string::npos);
+  EXPECT_EQ(mmtune_gemm_s8s8f32_packed(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 2, sa, 2,
+                                       nullptr, untouched, 2, &s8, nullptr),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mmtune_last_error()).find("packed B is NULL"), std::string::npos);
+  EXPECT_EQ(untouched[0], 9.0f);
+  mmtune_packed_b_free(packed_s8);
+  mmtune_close(runtime);
+}
+
 // The C epilogue forms: a bias per column and gelu on f32 (against the formula in double), a
 // bias per row and relu on s8, NULL for no epilogue; unknown kinds, a NULL bias and an s32 gelu
 // are refused with nothing written and the routine named.
@@ -1933,6 +2021,155 @@ TEST_F(RuntimeTest, PackedWeightsExactInEveryDtypeLayoutTransposeAndM) {
     ExpectPackedWeightsExactEverywhere<double>(*runtime, DType::kF64);
     ExpectPackedWeightsExactEverywhere<BFloat16>(*runtime, DType::kBF16);
     ExpectPackedWeightsExactEverywhere<std::int8_t>(*runtime, DType::kS8);
+  }
+}
+
+// Packed weights with a fused epilogue: the same C, bit for bit, as the unpacked Gemm with that
+// epilogue (itself checked against references above), canaries and NaN under beta = 0
+// included; B is overwritten after packing. Every dtype, layout and transpose, M from one to
+// more than the packed-for 48, column and row bias.
+template <typename T>
+void ExpectPackedEpiloguesMatchUnpacked(Runtime& runtime, DType dtype) {
+  using Scalar = typename PackedGemmOf<T>::Scalar;
+  using C = typename PackedGemmOf<T>::C;
+  int cases = 0;
+  for (int variant = 0; variant < 8; ++variant) {
+    const Layout layout = variant % 2 == 0 ? Layout::kRowMajor : Layout::kColMajor;
+    const Trans ta = (variant / 2) % 2 == 0 ? Trans::kNo : Trans::kYes;
+    const Trans tb = (variant / 4) % 2 == 0 ? Trans::kNo : Trans::kYes;
+    for (std::int64_t m : {1, 7, 48, 130}) {
+      const Problem p = MakeProblem(m, 53, 41, 1, dtype, layout, ta, tb);
+      const Scalar beta = Scalar(variant % 3 == 0 ? 0 : -1);
+      ExactOperands<T> x(p, 1, false, Scalar(2), beta, static_cast<unsigned>(m * 17 + variant));
+      const BiasKind kind = m % 2 == 0 ? BiasKind::kPerRow : BiasKind::kPerColumn;
+      std::vector<C> bias(static_cast<std::size_t>(kind == BiasKind::kPerRow ? m : p.n));
+      for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = C(static_cast<int>(i % 9) - 4);
+      const Activation activation =
+          std::is_integral_v<C> || variant % 2 == 0 ? Activation::kRelu : Activation::kGelu;
+      const Epilogue<C> epilogue{kind, bias.data(), activation};
+      SCOPED_TRACE(p.ToString() + " bias " + ToString(kind) + " " + ToString(activation));
+      std::vector<C> want = x.c;
+      Status status = runtime.Gemm(layout, ta, tb, m, p.n, p.k, Scalar(2), x.a.data(), x.lda,
+                                   x.b.data(), x.ldb, beta, want.data(), x.ldc, epilogue);
+      ASSERT_TRUE(status) << status.error().message;
+      auto packed = runtime.PackB(layout, tb, 48, p.n, p.k, x.b.data(), x.ldb);
+      ASSERT_TRUE(packed) << packed.error().message;
+      for (T& v : x.b) v = testing::FromInt<T>(100);
+      status = runtime.Gemm(layout, ta, m, Scalar(2), x.a.data(), x.lda, *packed, beta,
+                            x.c.data(), x.ldc, epilogue);
+      ASSERT_TRUE(status) << status.error().message;
+      ASSERT_EQ(std::memcmp(x.c.data(), want.data(), want.size() * sizeof(C)), 0);
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 32);
+  // A malformed epilogue is refused with nothing written.
+  std::vector<T> b(16, testing::FromInt<T>(1));
+  auto packed = runtime.PackB(Layout::kRowMajor, Trans::kNo, 4, 4, 4, b.data(), 4);
+  ASSERT_TRUE(packed) << packed.error().message;
+  std::vector<typename PackedGemmOf<T>::A> a(16, testing::FromInt<typename PackedGemmOf<T>::A>(1));
+  std::vector<C> c(16, C(5));
+  for (const Epilogue<C>& bad : {Epilogue<C>{BiasKind::kPerColumn, nullptr, Activation::kNone},
+                                 Epilogue<C>{BiasKind::kPerRow, nullptr, Activation::kRelu}}) {
+    const Status status = runtime.Gemm(Layout::kRowMajor, Trans::kNo, 4, Scalar(1), a.data(), 4,
+                                       *packed, Scalar(0), c.data(), 4, bad);
+    ASSERT_FALSE(status);
+    EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+  }
+  EXPECT_EQ(c, std::vector<C>(16, C(5)));
+}
+
+TEST_F(RuntimeTest, PackedWeightsRunFusedEpilogues) {
+  for (int threads : {1, 2}) {
+    auto runtime = Open("", threads);
+    ASSERT_NE(runtime, nullptr);
+    ExpectPackedEpiloguesMatchUnpacked<float>(*runtime, DType::kF32);
+    ExpectPackedEpiloguesMatchUnpacked<double>(*runtime, DType::kF64);
+    ExpectPackedEpiloguesMatchUnpacked<BFloat16>(*runtime, DType::kBF16);
+    ExpectPackedEpiloguesMatchUnpacked<std::int8_t>(*runtime, DType::kS8);
+  }
+}
+
+// Quantized layers with packed weights: the same f32 C, bit for bit, as the unpacked dequantized
+// Gemm (checked against the formula above), for unsigned and signed A with a zero point, column
+// scales or one scale, every layout and transpose, M from one up, K = 0; B is overwritten after
+// packing, so the column sums the zero point needs must come from the packing. C starts as NaN
+// and its padding stays so.
+template <typename A>
+void ExpectPackedDequantizedMatchUnpacked(Runtime& runtime) {
+  std::mt19937 rng(17);
+  constexpr bool kSigned = std::is_signed_v<A>;
+  int cases = 0;
+  for (const auto [n, k] : {std::array<std::int64_t, 2>{53, 41}, {20, 0}}) {
+    for (int variant = 0; variant < 8; ++variant) {
+      const Layout layout = variant % 2 == 0 ? Layout::kRowMajor : Layout::kColMajor;
+      const Trans ta = (variant / 2) % 2 == 0 ? Trans::kNo : Trans::kYes;
+      const Trans tb = (variant / 4) % 2 == 0 ? Trans::kNo : Trans::kYes;
+      const std::int32_t zero_point = variant % 3 == 0 ? 0 : (kSigned ? -5 : 7);
+      const bool per_column = variant % 2 == 0;
+      auto b = testing::MakeStored<std::int8_t>(layout, tb, k, n, rng);
+      auto packed = runtime.PackB(layout, tb, 48, n, k, b.values.data(), b.ld);
+      ASSERT_TRUE(packed) << packed.error().message;
+      const auto original_b = b.values;
+      for (auto& v : b.values) v = 100;
+      std::vector<float> b_scales;
+      for (std::int64_t j = 0; j < n; ++j) b_scales.push_back(0.01f * static_cast<float>(j + 1));
+      std::vector<float> bias;
+      for (std::int64_t j = 0; j < n; ++j) bias.push_back(0.5f * static_cast<float>(j % 5) - 1);
+      const Dequantization dequantization{0.125f, zero_point,
+                                          per_column ? b_scales.data() : nullptr, 0.03f};
+      const Epilogue<float> epilogue{BiasKind::kPerColumn, bias.data(),
+                                     variant % 3 == 1 ? Activation::kSilu : Activation::kGelu};
+      for (std::int64_t m : {1, 7, 130}) {
+        SCOPED_TRACE(std::string(kSigned ? "s8s8f32 " : "u8s8f32 ") + ToString(layout) + " " +
+                     TransPairToString(ta, tb) + " " + std::to_string(m) + "x" +
+                     std::to_string(n) + "x" + std::to_string(k) + " zero point " +
+                     std::to_string(zero_point));
+        const auto a = testing::MakeStored<A>(layout, ta, m, k, rng);
+        const std::int64_t ldc = MinLeadingDimension(layout, Trans::kNo, m, n) + 1;
+        const std::int64_t outer = layout == Layout::kRowMajor ? m : n;
+        std::vector<float> want(static_cast<std::size_t>(outer * ldc),
+                                std::numeric_limits<float>::quiet_NaN());
+        std::vector<float> c = want;
+        Status status = runtime.Gemm(layout, ta, tb, m, n, k, a.values.data(), a.ld,
+                                     original_b.data(), b.ld, want.data(), ldc, dequantization,
+                                     epilogue);
+        ASSERT_TRUE(status) << status.error().message;
+        status = runtime.Gemm(layout, ta, m, a.values.data(), a.ld, *packed, c.data(), ldc,
+                              dequantization, epilogue);
+        ASSERT_TRUE(status) << status.error().message;
+        ASSERT_EQ(std::memcmp(c.data(), want.data(), c.size() * sizeof(float)), 0);
+        ++cases;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 48);
+  // Malformed: a column bias without values, A's leading dimension below the minimum; M = 0 is
+  // still checked. Nothing is written.
+  std::vector<std::int8_t> b(16, 1);
+  auto packed = runtime.PackB(Layout::kRowMajor, Trans::kNo, 4, 4, 4, b.data(), 4);
+  ASSERT_TRUE(packed) << packed.error().message;
+  std::vector<A> a(16, A{1});
+  std::vector<float> c(16, 5.0f);
+  const Epilogue<float> no_bias{BiasKind::kPerColumn, nullptr, Activation::kNone};
+  for (const std::int64_t m : {4, 0}) {
+    const Status status = runtime.Gemm(Layout::kRowMajor, Trans::kNo, m, a.data(), 4, *packed,
+                                       c.data(), 4, Dequantization{}, no_bias);
+    ASSERT_FALSE(status);
+    EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(status.error().message.find("column bias is a null pointer"), std::string::npos);
+  }
+  EXPECT_FALSE(runtime.Gemm(Layout::kRowMajor, Trans::kNo, 4, a.data(), 3, *packed, c.data(), 4,
+                            Dequantization{}));
+  EXPECT_EQ(c, std::vector<float>(16, 5.0f));
+}
+
+TEST_F(RuntimeTest, PackedWeightsRunDequantizedLayers) {
+  for (int threads : {1, 2}) {
+    auto runtime = Open("", threads);
+    ASSERT_NE(runtime, nullptr);
+    ExpectPackedDequantizedMatchUnpacked<std::uint8_t>(*runtime);
+    ExpectPackedDequantizedMatchUnpacked<std::int8_t>(*runtime);
   }
 }
 

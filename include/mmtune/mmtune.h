@@ -255,6 +255,41 @@ mmtune_status mmtune_gemm_u8s8s32_packed(mmtune_runtime* runtime, int layout, in
                                          int64_t m, int32_t alpha, const uint8_t* a, int64_t lda,
                                          const mmtune_packed_b* b, int32_t beta, int32_t* c,
                                          int64_t ldc);
+/* The same with a fused epilogue (NULL: none), as mmtune_sgemm_epilogue and the others. */
+mmtune_status mmtune_gemm_f32_packed_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                              int64_t m, float alpha, const float* a,
+                                              int64_t lda, const mmtune_packed_b* b, float beta,
+                                              float* c, int64_t ldc,
+                                              const mmtune_epilogue* epilogue);
+mmtune_status mmtune_gemm_f64_packed_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                              int64_t m, double alpha, const double* a,
+                                              int64_t lda, const mmtune_packed_b* b, double beta,
+                                              double* c, int64_t ldc,
+                                              const mmtune_epilogue* epilogue);
+mmtune_status mmtune_gemm_bf16_packed_epilogue(mmtune_runtime* runtime, int layout, int trans_a,
+                                               int64_t m, float alpha, const mmtune_bf16* a,
+                                               int64_t lda, const mmtune_packed_b* b, float beta,
+                                               float* c, int64_t ldc,
+                                               const mmtune_epilogue* epilogue);
+mmtune_status mmtune_gemm_u8s8s32_packed_epilogue(mmtune_runtime* runtime, int layout,
+                                                  int trans_a, int64_t m, int32_t alpha,
+                                                  const uint8_t* a, int64_t lda,
+                                                  const mmtune_packed_b* b, int32_t beta,
+                                                  int32_t* c, int64_t ldc,
+                                                  const mmtune_epilogue* epilogue);
+/* Quantized layers with packed s8 weights (mmtune_pack_b_s8): mmtune_gemm_u8s8f32 and
+ * mmtune_gemm_s8s8f32 with B packed. The column sums of B that a zero point or a signed A needs
+ * were taken when B was packed. */
+mmtune_status mmtune_gemm_u8s8f32_packed(mmtune_runtime* runtime, int layout, int trans_a,
+                                         int64_t m, const uint8_t* a, int64_t lda,
+                                         const mmtune_packed_b* b, float* c, int64_t ldc,
+                                         const mmtune_dequantization* dequantization,
+                                         const mmtune_epilogue* epilogue);
+mmtune_status mmtune_gemm_s8s8f32_packed(mmtune_runtime* runtime, int layout, int trans_a,
+                                         int64_t m, const int8_t* a, int64_t lda,
+                                         const mmtune_packed_b* b, float* c, int64_t ldc,
+                                         const mmtune_dequantization* dequantization,
+                                         const mmtune_epilogue* epilogue);
 /* The bytes of the packed copy; 0 for NULL. */
 int64_t mmtune_packed_b_bytes(const mmtune_packed_b* packed);
 /* NULL is fine. */

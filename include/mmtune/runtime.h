@@ -286,6 +286,29 @@ class Runtime {
   Status Gemm(Layout layout, Trans trans_a, std::int64_t m, std::int32_t alpha,
               const std::uint8_t* a, std::int64_t lda, const PackedWeights<std::int8_t>& b,
               std::int32_t beta, std::int32_t* c, std::int64_t ldc);
+  // The same followed by a fused epilogue, as the unpacked Gemm overloads with one take it.
+  Status Gemm(Layout layout, Trans trans_a, std::int64_t m, float alpha, const float* a,
+              std::int64_t lda, const PackedWeights<float>& b, float beta, float* c,
+              std::int64_t ldc, const Epilogue<float>& epilogue);
+  Status Gemm(Layout layout, Trans trans_a, std::int64_t m, double alpha, const double* a,
+              std::int64_t lda, const PackedWeights<double>& b, double beta, double* c,
+              std::int64_t ldc, const Epilogue<double>& epilogue);
+  Status Gemm(Layout layout, Trans trans_a, std::int64_t m, float alpha, const BFloat16* a,
+              std::int64_t lda, const PackedWeights<BFloat16>& b, float beta, float* c,
+              std::int64_t ldc, const Epilogue<float>& epilogue);
+  Status Gemm(Layout layout, Trans trans_a, std::int64_t m, std::int32_t alpha,
+              const std::uint8_t* a, std::int64_t lda, const PackedWeights<std::int8_t>& b,
+              std::int32_t beta, std::int32_t* c, std::int64_t ldc,
+              const Epilogue<std::int32_t>& epilogue);
+  // A quantized layer with its weights packed: the dequantized s8 Gemm overloads above, B
+  // packed. The column sums of op(B) that A's zero point and a signed A need were taken when B
+  // was packed, so no call reads B beyond the GEMM itself.
+  Status Gemm(Layout layout, Trans trans_a, std::int64_t m, const std::uint8_t* a,
+              std::int64_t lda, const PackedWeights<std::int8_t>& b, float* c, std::int64_t ldc,
+              const Dequantization& dequantization, const Epilogue<float>& epilogue = {});
+  Status Gemm(Layout layout, Trans trans_a, std::int64_t m, const std::int8_t* a,
+              std::int64_t lda, const PackedWeights<std::int8_t>& b, float* c, std::int64_t ldc,
+              const Dequantization& dequantization, const Epilogue<float>& epilogue = {});
 
   // What Gemm would run for `problem` (its `threads` field is ignored: the runtime decides).
   LookupReport Lookup(const Problem& problem) const;
