@@ -106,6 +106,15 @@ def load():
         gemm = getattr(lib, "mmtune_gemm_" + ("u8s8s32" if name == "s8" else name) + "_packed")
         gemm.argtypes = [_p, _int, _int, _i64, scalar, _p, _i64, _p, scalar, _p, _i64]
         gemm.restype = _int
+        fused = getattr(lib, "mmtune_gemm_" + ("u8s8s32" if name == "s8" else name) +
+                        "_packed_epilogue")
+        fused.argtypes = gemm.argtypes + [ctypes.POINTER(Epilogue)]
+        fused.restype = _int
+    for name in ("mmtune_gemm_u8s8f32_packed", "mmtune_gemm_s8s8f32_packed"):
+        function = getattr(lib, name)
+        function.argtypes = [_p, _int, _int, _i64, _p, _i64, _p, _p, _i64,
+                             ctypes.POINTER(Dequantization), ctypes.POINTER(Epilogue)]
+        function.restype = _int
     lib.mmtune_packed_b_bytes.argtypes = [_p]
     lib.mmtune_packed_b_bytes.restype = _i64
     lib.mmtune_packed_b_free.argtypes = [_p]

@@ -150,6 +150,29 @@ def _epilogue(bias, activation, n, dtype):
     return epilogue, bias
 
 
+def _packed_shape(a, b):
+    """(M, N) of a @ b for a 2-D a and a 2-D b or PackedWeights, whose K must agree."""
+    (m, k), (k2, n) = a.shape, b.shape
+    if k != k2:
+        raise ValueError(f"shapes {a.shape} and {b.shape} do not multiply (K {k} != {k2})")
+    return m, n
+
+
+def _packed_output(out, m, n, dtype):
+    """(out, ldc) for a GEMM with packed weights, which writes row-major: `out` checked (unit
+    column stride), or a new C-ordered array; ldc None where there is nothing to write."""
+    if out is None:
+        out = np.empty((m, n), dtype=dtype)
+    elif not isinstance(out, np.ndarray) or out.dtype != np.dtype(dtype) or \
+            out.shape != (m, n) or not out.flags.writeable or \
+            (m > 1 and n > 0 and out.strides[1] != out.itemsize):
+        raise ValueError(f"out must be a writeable {np.dtype(dtype)} array of shape "
+                         f"{(m, n)} with unit column stride (weights are packed row-major)")
+    if m == 0 or n == 0:
+        return out, None
+    return out, max(1, n, out.strides[0] // out.itemsize if m > 1 else 0)
+
+
 def _c_layout(m, n, item, row_stride, col_stride):
     """(layout, ldc) of an m x n output with these strides (bytes), written in place; None when
     neither stride is the element size (or the other is not a whole number of elements, or the
@@ -248,31 +271,26 @@ class Runtime:
             ctypes.byref(handle)))
         return PackedWeights(handle, b.dtype, (k, n))
 
-    def _matmul_packed(self, a, weights, out):
+    def _matmul_packed(self, a, weights, out, bias, activation):
         name, a_dtype, c_dtype, scalar = _PACKED[weights.dtype]
         a = np.asarray(a)
         if a.ndim != 2 or a.dtype != a_dtype:
             raise TypeError(f"{weights.dtype} weights multiply a 2-D {a_dtype} array, not a "
                             f"{a.ndim}-D {a.dtype} one")
-        (m, k), (k2, n) = a.shape, weights.shape
-        if k != k2:
-            raise ValueError(f"shapes {a.shape} and {weights.shape} do not multiply "
-                             f"(K {k} != {k2})")
-        if out is None:
-            out = np.empty((m, n), dtype=c_dtype)
-        elif not isinstance(out, np.ndarray) or out.dtype != np.dtype(c_dtype) or \
-                out.shape != (m, n) or not out.flags.writeable or \
-                (m > 1 and n > 0 and out.strides[1] != out.itemsize):
-            raise ValueError(f"out must be a writeable {np.dtype(c_dtype)} array of shape "
-                             f"{(m, n)} with unit column stride (weights are packed row-major)")
-        if m == 0 or n == 0:
+        m, n = _packed_shape(a, weights)
+        fused = bias is not None or activation is not None
+        epilogue, bias = _epilogue(bias, activation, n, c_dtype)
+        out, ldc = _packed_output(out, m, n, c_dtype)
+        if ldc is None:
             return out
-        ldc = max(1, n, out.strides[0] // out.itemsize if m > 1 else 0)
         ta, lda, a = _operand(a, _ROW_MAJOR)
         function = "mmtune_gemm_" + ("u8s8s32" if name == "s8" else name) + "_packed"
-        _check(getattr(_c(), function)(
-            self._live(), _ROW_MAJOR, ta, m, scalar(1), a.ctypes.data, lda, weights._live(),
-            scalar(0), out.ctypes.data, ldc))
+        args = [self._live(), _ROW_MAJOR, ta, m, scalar(1), a.ctypes.data, lda, weights._live(),
+                scalar(0), out.ctypes.data, ldc]
+        if fused:
+            _check(getattr(_c(), function + "_epilogue")(*args, ctypes.byref(epilogue)))
+        else:
+            _check(getattr(_c(), function)(*args))
         return out
 
     def matmul(self, a, b, out=None, bias=None, activation=None):
@@ -283,7 +301,7 @@ class Runtime:
         stride. out: None (a new C-ordered array) or an array of the result's shape and dtype
         with one unit stride, overwritten.
 
-        A fused epilogue, 2-D calls only (docs/runtime.md, Fused epilogues): out =
+        A fused epilogue, 2-D calls and packed weights (docs/runtime.md, Fused epilogues): out =
         activation(a @ b + bias), bias a 1-D array of N values (converted to out's dtype),
         activation None, "relu", "gelu" (tanh form) or "silu"; int32 results take relu only,
         and int8 x int8 takes none.
@@ -298,9 +316,7 @@ class Runtime:
             raise ValueError(f"unknown activation {activation!r} (expected None, 'relu', "
                              "'gelu' or 'silu')")
         if isinstance(b, PackedWeights):
-            if fused:
-                raise ValueError("bias and activation apply to 2-D calls with unpacked b only")
-            return self._matmul_packed(a, b, out)
+            return self._matmul_packed(a, b, out, bias, activation)
         a = np.asarray(a)
         b = np.asarray(b)
         if a.ndim in (2, 3) and b.ndim in (2, 3) and 3 in (a.ndim, b.ndim):
@@ -340,24 +356,26 @@ class Runtime:
                            activation=None, out=None):
         """A quantized linear layer (docs/runtime.md, Quantized layers): out = activation(
         a_scale * b_scales[j] * ((a - a_zero_point) @ b)[:, j] + bias[j]) in float32, the 8-bit
-        product dequantized in the GEMM's pass. a: 2-D uint8 or int8; b: 2-D int8; b_scales: one
+        product dequantized in the GEMM's pass. a: 2-D uint8 or int8; b: 2-D int8, or int8
+        PackedWeights (pack_weights; out must then have a unit column stride); b_scales: one
         float or a 1-D array of N (one per column); bias: None or N floats; activation None,
         "relu", "gelu" or "silu". out: None (a new C-ordered float32 array) or a float32 array
         of shape (M, N) with one unit stride, overwritten."""
         a = np.asarray(a)
-        b = np.asarray(b)
-        if a.ndim != 2 or b.ndim != 2:
+        packed = isinstance(b, PackedWeights)
+        if not packed:
+            b = np.asarray(b)
+        if a.ndim != 2 or (not packed and b.ndim != 2):
             raise ValueError(f"matmul_dequantized needs 2-D arrays, got {a.ndim}-D and "
-                             f"{b.ndim}-D")
+                             f"{len(b.shape)}-D")
         if a.dtype not in (np.uint8, np.int8) or b.dtype != np.int8:
             raise TypeError(f"matmul_dequantized takes uint8 or int8 x int8, got {a.dtype} x "
                             f"{b.dtype}")
         if activation not in _ACTIVATIONS:
             raise ValueError(f"unknown activation {activation!r} (expected None, 'relu', "
                              "'gelu' or 'silu')")
-        (m, k), (k2, n) = a.shape, b.shape
-        if k != k2:
-            raise ValueError(f"shapes {a.shape} and {b.shape} do not multiply (K {k} != {k2})")
+        m, n = _packed_shape(a, b)
+        k = a.shape[1]
         dequantization = _library.Dequantization(float(a_scale), int(a_zero_point), None, 1.0)
         if np.ndim(b_scales) == 0:
             dequantization.b_scale = float(b_scales)
@@ -368,12 +386,21 @@ class Runtime:
                                  f"column), got shape {b_scales.shape}")
             dequantization.b_scales = b_scales.ctypes.data
         epilogue, bias = _epilogue(bias, activation, n, np.float32)
+        function = "mmtune_gemm_u8s8f32" if a.dtype == np.uint8 else "mmtune_gemm_s8s8f32"
+        if packed:
+            out, ldc = _packed_output(out, m, n, np.float32)
+            if ldc is None:
+                return out
+            ta, lda, a = _operand(a, _ROW_MAJOR)
+            _check(getattr(_c(), function + "_packed")(
+                self._live(), _ROW_MAJOR, ta, m, a.ctypes.data, lda, b._live(), out.ctypes.data,
+                ldc, ctypes.byref(dequantization), ctypes.byref(epilogue)))
+            return out
         out, layout, ldc = _output(out, m, n, np.float32)
         if layout is None:
             return out
         ta, lda, a = _operand(a, layout)
         tb, ldb, b = _operand(b, layout)
-        function = "mmtune_gemm_u8s8f32" if a.dtype == np.uint8 else "mmtune_gemm_s8s8f32"
         _check(getattr(_c(), function)(
             self._live(), layout, ta, tb, m, n, k, a.ctypes.data, lda, b.ctypes.data, ldb,
             out.ctypes.data, ldc, ctypes.byref(dequantization), ctypes.byref(epilogue)))

@@ -320,6 +320,17 @@ def test_matmul_dequantized(rt, a_dtype, activation, order):
     plain = rt.matmul_dequantized(a, b, 0.05, 0.25, zero_point)
     assert plain.dtype == np.float32 and plain.flags.c_contiguous
     np.testing.assert_allclose(plain, 0.05 * 0.25 * product, rtol=1e-5, atol=1e-5)
+    # The same layer with its weights packed (overwritten afterwards): the same floats.
+    b_kept = b.copy()
+    weights = rt.pack_weights(b, rows=m)
+    b[...] = 0
+    want_c = rt.matmul_dequantized(a, b_kept, 0.05, b_scales, zero_point, bias=bias,
+                                   activation=activation)
+    packed = rt.matmul_dequantized(np.asarray(a, order=order), weights, 0.05, b_scales,
+                                   zero_point, bias=bias, activation=activation)
+    np.testing.assert_array_equal(packed, want_c)
+    np.testing.assert_array_equal(rt.matmul_dequantized(a, weights, 0.05, 0.25, zero_point),
+                                  plain)
 
 
 def test_matmul_dequantized_errors(rt):
@@ -335,6 +346,47 @@ def test_matmul_dequantized_errors(rt):
         rt.matmul_dequantized(a, b, 1.0, 1.0, activation="tanh")
     with pytest.raises(ValueError, match="K 3 != 4"):
         rt.matmul_dequantized(a, np.ones((4, 5), dtype=np.int8), 1.0, 1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, "bf16"])
+@pytest.mark.parametrize("activation", [None, "relu", "gelu", "silu"])
+def test_packed_weights_with_bias_and_activation(rt, dtype, activation):
+    n, k = 45, 29
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    b = bf16_bits(b) if dtype == "bf16" else b.astype(dtype)
+    b_values = (bf16_value(b) if dtype == "bf16" else b).astype(np.float64)
+    c_dtype = np.float64 if dtype == np.float64 else np.float32
+    bias = RNG.standard_normal(n).astype(c_dtype)
+    weights = rt.pack_weights(b, rows=16)
+    b[...] = 0
+    tol = 1e-4 if c_dtype == np.float32 else 1e-11
+    for m in (1, 16, 37):
+        a = RNG.standard_normal((m, k)).astype(np.float32)
+        a = bf16_bits(a) if dtype == "bf16" else a.astype(dtype)
+        a_values = (bf16_value(a) if dtype == "bf16" else a).astype(np.float64)
+        want = reference_activation(a_values @ b_values + bias, activation)
+        out = np.full((m, n), np.nan, dtype=c_dtype)
+        assert rt.matmul(a, weights, out=out, bias=bias, activation=activation) is out
+        np.testing.assert_allclose(out, want, rtol=tol, atol=tol * np.sqrt(k), err_msg=f"M {m}")
+
+
+def test_packed_weights_epilogue_and_dequantization_errors(rt):
+    floats = rt.pack_weights(np.ones((3, 5), dtype=np.float32), rows=4)
+    with pytest.raises(TypeError, match="uint8 or int8 x int8"):
+        rt.matmul_dequantized(np.ones((4, 3), dtype=np.uint8), floats, 1.0, 1.0)
+    with pytest.raises(ValueError, match="bias must be 1-D with 5 values"):
+        rt.matmul(np.ones((4, 3), dtype=np.float32), floats, bias=np.ones(4))
+    int8 = rt.pack_weights(np.ones((3, 5), dtype=np.int8), rows=4)
+    with pytest.raises(mmtune.Error, match="gelu needs a floating-point C"):
+        rt.matmul(np.ones((4, 3), dtype=np.uint8), int8, activation="gelu")
+    with pytest.raises(ValueError, match="K 4 != 3"):
+        rt.matmul_dequantized(np.ones((2, 4), dtype=np.uint8), int8, 1.0, 1.0)
+    with pytest.raises(ValueError, match="unit column stride"):
+        rt.matmul_dequantized(np.ones((2, 3), dtype=np.uint8), int8, 1.0, 1.0,
+                              out=np.empty((2, 5), dtype=np.float32, order="F"))
+    np.testing.assert_array_equal(
+        rt.matmul(np.ones((2, 3), dtype=np.uint8), int8, bias=np.arange(5), activation="relu"),
+        np.tile(np.arange(5) + 3, (2, 1)))
 
 
 def test_epilogue_errors(rt):
