@@ -252,17 +252,72 @@ std::string PackedLabel(const PackedWeights<T>& weights) {
   return weights.holds_panels() ? "packed B (panels); " : "packed B (copy); ";
 }
 
-// The --packed-b rows of one problem (ComparisonRequest::packed_b); B is packed here, before
-// anything is timed. `add` registers one row.
+// The peer's call with a fused bias and activation (Peer::sgemm_epilogue ...); null where it
+// has none.
+template <class Kind>
+auto PeerEpilogueCall(const Peer& peer) {
+  if constexpr (std::is_same_v<Kind, float>) {
+    return peer.sgemm_epilogue;
+  } else if constexpr (std::is_same_v<Kind, double>) {
+    using Call = bool (*)(int, std::int64_t, std::int64_t, std::int64_t, const double*,
+                          const double*, double*, const double*, Activation, bool);
+    return Call(nullptr);
+  } else if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
+    return peer.bf16_gemm_epilogue;
+  } else {
+    return peer.u8s8s32_gemm_epilogue;
+  }
+}
+
+// What the --packed-b rows compute: the GEMM with the request's epilogue or (s8) dequantization,
+// if any, run by `rt` on `b` (packed weights, or B as given).
+template <class Kind, class Weights>
+bool RunWithRequest(Runtime& rt, const Problem& p, const typename GemmTypes<Kind>::A* a,
+                    const Weights& b, typename GemmTypes<Kind>::C* c,
+                    const Operands<Kind>& x) {
+  using Scalar = typename GemmTypes<Kind>::Scalar;
+  constexpr bool kPacked = !std::is_pointer_v<Weights>;
+  if constexpr (std::is_same_v<Kind, S8Gemm>) {
+    if (x.dequantized) {
+      float* f32 = reinterpret_cast<float*>(c);
+      if constexpr (kPacked) {
+        return rt.Gemm(Layout::kRowMajor, Trans::kNo, p.m, a, p.k, b, f32, p.n, x.dequantization,
+                       x.float_epilogue)
+            .ok();
+      } else {
+        return rt.Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, a, p.k, b, p.n,
+                       f32, p.n, x.dequantization, x.float_epilogue)
+            .ok();
+      }
+    }
+  }
+  if constexpr (kPacked) {
+    return rt.Gemm(Layout::kRowMajor, Trans::kNo, p.m, Scalar(1), a, p.k, b, Scalar(0), c, p.n,
+                   x.epilogue)
+        .ok();
+  } else {
+    return rt.Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, Scalar(1), a, p.k,
+                   b, p.n, Scalar(0), c, p.n, x.epilogue)
+        .ok();
+  }
+}
+
+// The --packed-b rows of one problem (ComparisonRequest::packed_b), with the request's epilogue
+// or dequantization fused where it has one; B is packed here, before anything is timed. `add`
+// registers one row.
 template <class Kind, class Add>
-Status RegisterPackedB(Session& session, const Problem& problem, const Operands<Kind>& operands,
-                       Runtime& runtime, Runtime& untuned, const std::vector<Peer>& peers,
-                       Add& add, const GemmCall<Kind>& unpacked,
+Status RegisterPackedB(Session& session, const Machine& machine, const Problem& problem,
+                       const Operands<Kind>& operands, Runtime& runtime, Runtime& untuned,
+                       const std::vector<Peer>& peers, Add& add,
                        const std::string& unpacked_label) {
   using A = typename GemmTypes<Kind>::A;
   using B = typename GemmTypes<Kind>::B;
   using C = typename GemmTypes<Kind>::C;
-  using Scalar = typename GemmTypes<Kind>::Scalar;
+  const Operands<Kind>* x = &operands;
+  const bool dequantized = operands.dequantized;
+  const bool fused = dequantized || !operands.epilogue.Empty();
+  const Applies applies = dequantized ? Applies::kDequantization : Applies::kEpilogue;
+  const std::string fused_text = fused ? "fused; " : "";
   // A row timing `with`'s packed weights of this problem's B, packed here.
   auto add_weights = [&](const std::string& impl, Runtime& with) -> Status {
     auto weights = with.PackB(Layout::kRowMajor, Trans::kNo, problem.m, problem.n, problem.k,
@@ -272,30 +327,66 @@ Status RegisterPackedB(Session& session, const Problem& problem, const Operands<
     session.keep_alive.push_back(shared);
     Runtime* rt = &with;
     add(impl,
-        [rt, shared](const Problem& p, const A* a, const B*, C* c) {
-          return rt->Gemm(Layout::kRowMajor, Trans::kNo, p.m, Scalar(1), a, p.k, *shared,
-                          Scalar(0), c, p.n)
-              .ok();
+        [rt, shared, x](const Problem& p, const A* a, const B*, C* c) {
+          return RunWithRequest<Kind>(*rt, p, a, *shared, c, *x);
         },
-        PackedLabel(*shared) + std::string(ToString(shared->lookup().tier)) + ": " +
-            shared->lookup().config_text);
+        fused_text + PackedLabel(*shared) + std::string(ToString(shared->lookup().tier)) +
+            ": " + shared->lookup().config_text,
+        applies);
     return OkStatus();
   };
   if (Status status = add_weights("tuned", runtime); !status) return status;
   // The analytical default: the weights of a runtime without a DB.
   if (Status status = add_weights("default", untuned); !status) return status;
-  add("unpacked", unpacked, unpacked_label);
+  Runtime* rt = &runtime;
+  add("unpacked",
+      [rt, x](const Problem& p, const A* a, const B* b, C* c) {
+        return RunWithRequest<Kind>(*rt, p, a, b, c, *x);
+      },
+      fused_text + unpacked_label, applies);
 
+  // Peers with a fused call run it on constant weights; the others run their GEMM and then
+  // mmtune's pass over C, as an application without a fused API would.
+  const EpilogueCall<C> pass(operands.epilogue, dequantized ? &operands.dequantize : nullptr,
+                             machine.kernel_isa);
   for (const Peer& peer : peers) {
+    if constexpr (std::is_same_v<Kind, S8Gemm>) {
+      if (dequantized && peer.u8s8f32_gemm != nullptr) {
+        const auto call = peer.u8s8f32_gemm;
+        add(peer.name,
+            [call, x](const Problem& p, const A* a, const B* b, C* c) {
+              return call(p.threads, p.m, p.n, p.k, a, b, reinterpret_cast<float*>(c),
+                          x->column_scales.data(),
+                          x->float_bias.empty() ? nullptr : x->float_bias.data(),
+                          x->float_epilogue.activation, true);
+            },
+            "prepacked weights, output scales, bias and post-op fused; " + peer.version,
+            applies);
+        continue;
+      }
+    }
+    if (const auto call = PeerEpilogueCall<Kind>(peer);
+        !dequantized && !operands.epilogue.Empty() && call != nullptr) {
+      add(peer.name,
+          [call, x](const Problem& p, const A* a, const B* b, C* c) {
+            return call(p.threads, p.m, p.n, p.k, a, b, c, x->epilogue.bias,
+                        x->epilogue.activation, true);
+          },
+          "prepacked weights, bias and post-op fused; " + peer.version, applies);
+      continue;
+    }
     const auto packed_call = PeerPackedBCall<Kind>(peer);
     const auto call = packed_call != nullptr ? packed_call : PeerCall<Kind>(peer);
     if (call == nullptr) continue;
     add(peer.name,
-        [call](const Problem& p, const A* a, const B* b, C* c) {
-          return call(p.threads, p.m, p.n, p.k, a, b, c);
+        [call, pass, fused](const Problem& p, const A* a, const B* b, C* c) {
+          if (!call(p.threads, p.m, p.n, p.k, a, b, c)) return false;
+          if (fused) pass.Apply(c, p.n, 1, 0, 0, p.m, p.n);
+          return true;
         },
         (packed_call != nullptr ? "prepacked weights; " : "B not prepacked (no API); ") +
-            peer.version);
+            std::string(fused ? "then mmtune's pass over C; " : "") + peer.version,
+        applies);
   }
   return OkStatus();
 }
@@ -378,23 +469,6 @@ void RegisterBatch(const Problem& problem, std::int64_t items, Runtime& runtime,
   }
 }
 
-// The peer's call with a fused bias and activation (Peer::sgemm_epilogue ...); null where it
-// has none.
-template <class Kind>
-auto PeerEpilogueCall(const Peer& peer) {
-  if constexpr (std::is_same_v<Kind, float>) {
-    return peer.sgemm_epilogue;
-  } else if constexpr (std::is_same_v<Kind, double>) {
-    using Call = bool (*)(int, std::int64_t, std::int64_t, std::int64_t, const double*,
-                          const double*, double*, const double*, Activation);
-    return Call(nullptr);
-  } else if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
-    return peer.bf16_gemm_epilogue;
-  } else {
-    return peer.u8s8s32_gemm_epilogue;
-  }
-}
-
 // The --epilogue rows of one problem (ComparisonRequest::bias, activation): `plain` is the
 // runtime's GEMM without the epilogue, `plan` the default's. `add` registers one row.
 template <class Kind, class Add>
@@ -438,7 +512,8 @@ void RegisterEpilogue(const Machine& machine, Runtime& runtime,
     if (const auto fused = PeerEpilogueCall<Kind>(peer); fused != nullptr) {
       add(peer.name,
           [fused, epilogue](const Problem& p, const A* a, const B* b, C* c) {
-            return fused(p.threads, p.m, p.n, p.k, a, b, c, epilogue.bias, epilogue.activation);
+            return fused(p.threads, p.m, p.n, p.k, a, b, c, epilogue.bias, epilogue.activation,
+                         false);
           },
           "bias and post-op fused; " + peer.version);
     } else if (const auto call = PeerCall<Kind>(peer); call != nullptr) {
@@ -501,7 +576,7 @@ void RegisterDequantized(const Machine& machine, Runtime& runtime,
           [fused, x, as_f32](const Problem& p, const A* a, const B* b, C* c) {
             return fused(p.threads, p.m, p.n, p.k, a, b, as_f32(c), x->column_scales.data(),
                          x->float_bias.empty() ? nullptr : x->float_bias.data(),
-                         x->float_epilogue.activation);
+                         x->float_epilogue.activation, false);
           },
           "output scales, bias and post-op fused; " + peer.version, kDequantized);
     } else if (peer.u8s8s32_gemm != nullptr) {
@@ -558,8 +633,8 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
     return OkStatus();
   }
   if (untuned != nullptr) {
-    return RegisterPackedB<Kind>(session, problem, *operands, runtime, *untuned, peers, add,
-                                 unpacked, unpacked_label);
+    return RegisterPackedB<Kind>(session, machine, problem, *operands, runtime, *untuned, peers,
+                                 add, unpacked_label);
   }
   // The analytical default as the runtime runs an untuned shape: on as many of the problem's
   // threads as the work pays for (DefaultThreadCount), so a 16^3 stays on one thread.
@@ -666,10 +741,10 @@ Status CheckComparisonRequest(const ComparisonRequest& request) {
   if (request.batch > 0 && request.packed_b) {
     return MakeError(ErrorCode::kUnsupported, "--batch and --packed-b do not combine");
   }
-  if ((request.HasEpilogue() || request.dequantize) && (request.batch > 0 || request.packed_b)) {
+  if ((request.HasEpilogue() || request.dequantize) && request.batch > 0) {
     return MakeError(ErrorCode::kUnsupported,
                      std::string(request.dequantize ? "--dequantize" : "--epilogue") +
-                         " does not combine with --batch or --packed-b");
+                         " does not combine with --batch");
   }
   for (const Problem& problem : request.problems) {
     if (auto status = problem.Validate(); !status) return status;

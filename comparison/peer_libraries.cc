@@ -214,18 +214,19 @@ bool OneDnnU8s8s32PackedB(int threads, std::int64_t m, std::int64_t n, std::int6
 
 bool OneDnnSgemmEpilogue(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                          const float* a, const float* b, float* c, const float* bias,
-                         Activation activation) {
-  return OneDnnMatmul(threads, m, n, k, a, b, c, false, 1, bias, activation);
+                         Activation activation, bool packed_weights) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, packed_weights, 1, bias, activation);
 }
 bool OneDnnBf16Epilogue(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                         const BFloat16* a, const BFloat16* b, float* c, const float* bias,
-                        Activation activation) {
-  return OneDnnMatmul(threads, m, n, k, a, b, c, false, 1, bias, activation);
+                        Activation activation, bool packed_weights) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, packed_weights, 1, bias, activation);
 }
 bool OneDnnU8s8s32Epilogue(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                            const std::uint8_t* a, const std::int8_t* b, std::int32_t* c,
-                           const std::int32_t* bias, Activation activation) {
-  return OneDnnMatmul(threads, m, n, k, a, b, c, false, 1, bias, activation);
+                           const std::int32_t* bias, Activation activation,
+                           bool packed_weights) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, packed_weights, 1, bias, activation);
 }
 
 // oneDNN 2 adds an int8 matmul's bias before the output scales, dst = scale * (acc + bias), so
@@ -233,7 +234,7 @@ bool OneDnnU8s8s32Epilogue(int threads, std::int64_t m, std::int64_t n, std::int
 // it after them.
 bool OneDnnU8s8f32(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                    const std::uint8_t* a, const std::int8_t* b, float* c, const float* scales,
-                   const float* bias, Activation activation) {
+                   const float* bias, Activation activation, bool packed_weights) {
 #if DNNL_VERSION_MAJOR < 3
   if (bias != nullptr) {
     static std::mutex mutex;
@@ -250,7 +251,7 @@ bool OneDnnU8s8f32(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
     bias = mine->data();
   }
 #endif
-  return OneDnnMatmul(threads, m, n, k, a, b, c, false, 1, bias, activation, scales);
+  return OneDnnMatmul(threads, m, n, k, a, b, c, packed_weights, 1, bias, activation, scales);
 }
 
 bool OneDnnSgemmBatch(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,

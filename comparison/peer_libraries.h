@@ -48,24 +48,27 @@ struct Peer {
                              std::int64_t k, const std::uint8_t* a, const std::int8_t* b,
                              std::int32_t* c) = nullptr;
   // The GEMM followed by a bias per column of C (N values; null: none) and an activation, fused
-  // into the call (`mmtune bench --epilogue`). Null where the peer has no such API (only
+  // into the call (`mmtune bench --epilogue`); with `packed_weights`, B taken as constant
+  // weights as above (`--packed-b --epilogue`). Null where the peer has no such API (only
   // oneDNN's matmul, with its bias and an eltwise post-op, has).
   bool (*sgemm_epilogue)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                          const float* a, const float* b, float* c, const float* bias,
-                         Activation activation) = nullptr;
+                         Activation activation, bool packed_weights) = nullptr;
   bool (*bf16_gemm_epilogue)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                              const BFloat16* a, const BFloat16* b, float* c, const float* bias,
-                             Activation activation) = nullptr;
+                             Activation activation, bool packed_weights) = nullptr;
   bool (*u8s8s32_gemm_epilogue)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                                 const std::uint8_t* a, const std::int8_t* b, std::int32_t* c,
-                                const std::int32_t* bias, Activation activation) = nullptr;
+                                const std::int32_t* bias, Activation activation,
+                                bool packed_weights) = nullptr;
   // The u8 x s8 GEMM dequantized to f32 in the call: C = act(scales[j] * (A B)(i, j) + bias[j])
-  // (`mmtune bench --dequantize`; bias null: none). Null where the peer has none (only oneDNN's
-  // matmul, with output scales per column, has; it takes the scales of a shape's first call).
+  // (`mmtune bench --dequantize`; bias null: none), B as constant weights where
+  // `packed_weights`. Null where the peer has none (only oneDNN's matmul, with output scales
+  // per column, has; it takes the scales of a shape's first call).
   bool (*u8s8f32_gemm)(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
                        const std::uint8_t* a, const std::int8_t* b, float* c,
-                       const float* scales, const float* bias,
-                       Activation activation) = nullptr;
+                       const float* scales, const float* bias, Activation activation,
+                       bool packed_weights) = nullptr;
 };
 
 // The peers this build found, in a fixed order.

@@ -140,6 +140,37 @@ TEST(BenchCliTest, PackedWeightsAreVerifiedAndTimedInEveryDtype) {
   }
 }
 
+// --packed-b with --epilogue or --dequantize: a linear layer with packed weights, every row
+// verified with what it applies (the fused packed rows, mmtune's fused unpacked call, the peers
+// fused or followed by the pass) and timed.
+TEST(BenchCliTest, PackedWeightsWithEpiloguesAndDequantization) {
+  const std::string dir = FreshTestDir("bench_packed_fused");
+  for (const auto& [dtype, extra] : std::vector<std::pair<std::string, std::string>>{
+           {"f32", "--epilogue bias+gelu"},
+           {"bf16", "--epilogue silu"},
+           {"s8", "--epilogue bias+relu"},
+           {"s8", "--dequantize --epilogue bias+gelu"}}) {
+    SCOPED_TRACE(dtype + " " + extra);
+    std::map<std::string, int> timed;
+    const nlohmann::json context = ForEachTimedRow(
+        "--packed-b --dtype " + dtype + " " + extra +
+            " --shapes 1x40x52,33x40x52 --against all --repetitions 1 --min-time 0.01",
+        dir + "/" + dtype + std::to_string(extra.size()) + ".json",
+        [&](const std::string& name, const std::string& impl, const std::string& label) {
+          ++timed[impl];
+          if (impl == "tuned" || impl == "default") {
+            EXPECT_EQ(label.rfind("fused; packed B (", 0), 0u) << name << ": " << label;
+          } else if (impl == "unpacked") {
+            EXPECT_EQ(label.rfind("fused; ", 0), 0u) << name << ": " << label;
+          }
+        });
+    EXPECT_EQ(context["mmtune_packed_b"], "true");
+    for (const char* impl : {"tuned", "default", "unpacked"}) {
+      EXPECT_EQ(timed[impl], 2) << impl;
+    }
+  }
+}
+
 // --batch: the runtime's batched call (tuned, default) beside one call per item, each verified
 // (on items across the batch) and timed in every dtype, the whole batch's work counted.
 TEST(BenchCliTest, BatchesAreVerifiedAndTimedInEveryDtype) {
@@ -247,7 +278,7 @@ TEST(BenchCliTest, BadInputIsOneLine) {
                      2);
   ExpectOneLineError(RunMmtune("bench --db '" + TunedDb() + "' --dtype f32 --dequantize"), 2);
   ExpectOneLineError(
-      RunMmtune("bench --db '" + TunedDb() + "' --dtype s8 --dequantize --packed-b"), 2);
+      RunMmtune("bench --db '" + TunedDb() + "' --dtype s8 --dequantize --batch 2"), 2);
 }
 
 }  // namespace
