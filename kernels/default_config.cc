@@ -124,19 +124,16 @@ Tile AmxTile(const Entries& kernels, std::int64_t m) {
 // k of an f32 one), kc a multiple of the k group (of a tile row for AMX), and AVX2 kernels on an
 // AVX-512 CPU without the dot-product extension.
 template <class Kind>
-KernelConfig LowpDefault(const Problem& original, const Machine& machine) {
+IsaLevel LowpIsa(const Machine& machine) {
+  return CpuRunsLowp<Kind>(machine.cpu, machine.kernel_isa) ? machine.kernel_isa
+                                                            : IsaLevel::kAvx2;
+}
+
+// LowpDefault's packed-family config, for any shape.
+template <class Kind>
+KernelConfig LowpPacked(const Problem& original, const Machine& machine) {
   const Problem problem = RowMajorView(original);
-  IsaLevel isa = machine.kernel_isa;
-  if (!CpuRunsLowp<Kind>(machine.cpu, isa)) isa = IsaLevel::kAvx2;
-  if (problem.m == 1 || problem.n == 1) {
-    KernelConfig c;
-    c.isa = isa;
-    c.threads = problem.threads;
-    c.family = KernelFamily::kGemv;
-    c.mr = 4;
-    c.nr = 2 * VectorLanes(isa, 4);  // 32-bit accumulator lanes
-    return c;
-  }
+  const IsaLevel isa = LowpIsa<Kind>(machine);
   const CacheBudget cache = CacheBudgetOf(machine.topology);
   if (isa == IsaLevel::kAvx512 && CpuRunsLowpTiles<Kind>(machine.cpu)) {
     const Tile tile = AmxTile(MicroKernels<Kind>(isa), problem.m);
@@ -154,6 +151,21 @@ KernelConfig LowpDefault(const Problem& original, const Machine& machine) {
                          sizeof(typename Kind::A);
   c.a_in_place = LowpAIsKContiguous(original) && a_bytes < static_cast<double>(cache.l2);
   return c;
+}
+
+template <class Kind>
+KernelConfig LowpDefault(const Problem& original, const Machine& machine) {
+  const Problem problem = RowMajorView(original);
+  if (problem.m == 1 || problem.n == 1) {
+    KernelConfig c;
+    c.isa = LowpIsa<Kind>(machine);
+    c.threads = problem.threads;
+    c.family = KernelFamily::kGemv;
+    c.mr = 4;
+    c.nr = 2 * VectorLanes(c.isa, 4);  // 32-bit accumulator lanes
+    return c;
+  }
+  return LowpPacked<Kind>(original, machine);
 }
 
 template <typename T>
@@ -200,6 +212,28 @@ bool BatchSpillsL2(const Problem& problem, std::int64_t count, const CacheBudget
                        ((a + b) * static_cast<double>(DTypeSize(problem.dtype)) +
                         c * static_cast<double>(CTypeSize(problem.dtype)));
   return bytes > static_cast<double>(cache.l2);
+}
+
+KernelConfig PackedWeightsConfig(const Problem& original, const Machine& machine) {
+  KernelConfig config = DefaultConfig(original, machine);
+  const Problem problem = RowMajorView(original);
+  // Row-major weights are the panels' B side; column-major ones would be A panels of a
+  // one-column product.
+  if (config.family != KernelFamily::kGemv || original.layout != Layout::kRowMajor ||
+      problem.m != 1 || problem.n == 1) {
+    return config;
+  }
+  switch (problem.dtype) {
+    case DType::kF32: config = PackedModel<float>(problem, machine); break;
+    case DType::kF64: config = PackedModel<double>(problem, machine); break;
+    case DType::kBF16: config = LowpPacked<Bf16Gemm>(original, machine); break;
+    case DType::kS8: config = LowpPacked<S8Gemm>(original, machine); break;
+  }
+  // Row blocks as large as the model gives a tall problem: one row never fills one.
+  Problem tall = problem;
+  tall.m = std::int64_t{1} << 20;
+  model::SetPackedBlocks(CacheBudgetOf(machine.topology), tall, config);
+  return config;
 }
 
 KernelConfig ColdOperandsConfig(const Problem& original, const Machine& machine) {

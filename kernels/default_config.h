@@ -40,6 +40,14 @@ KernelConfig UntunedConfig(const Problem& problem, const Machine& machine);
 // (docs/analytical-model.md, Batches). DefaultConfig elsewhere.
 KernelConfig ColdOperandsConfig(const Problem& problem, const Machine& machine);
 
+// The config weights packed in advance (Runtime::PackB) run with where DefaultConfig reads a
+// row-major B as stored with the gemv family (M = 1, B a matrix): the packed family's model
+// config. Its panels hold B in the k-grouped order the dot-product instructions take, which B
+// as stored is not, and one-row calls run the packed kernel of one row over them
+// (docs/runtime.md, Packed weights, has the measurements). Its row blocks are a tall problem's,
+// for the larger calls the same weights may serve. DefaultConfig elsewhere.
+KernelConfig PackedWeightsConfig(const Problem& problem, const Machine& machine);
+
 // `config`, the winner of `tuned_for`, as the runtime lends it to `problem` (same dtype, layout
 // and transposes): a packed config takes the model's cache blocks for `problem`, sized for its
 // own tile, wherever its block spanned the whole of `tuned_for` in that dimension, since a block

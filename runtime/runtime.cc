@@ -877,7 +877,16 @@ Result<PackedWeights<T>> Runtime::Impl::PackWeights(Layout layout, Trans trans_b
   // one column or one k.
   const Problem problem = ProblemOf(GemmTypes<X>::kDType, layout, Trans::kNo, trans_b, m,
                                     std::max<std::int64_t>(n, 1), std::max<std::int64_t>(k, 1));
-  const mmtune::Lookup found = index.Find(problem);
+  mmtune::Lookup found = index.Find(problem);
+  if (found.config.family == KernelFamily::kGemv) {
+    // The gemv family reads B as stored; the packed weights of a one-row GEMM take panels.
+    Problem sized = problem;
+    sized.threads = found.config.threads;
+    KernelConfig panels = PackedWeightsConfig(sized, machine);
+    if (panels.family == KernelFamily::kPacked) {
+      found = {LookupTier::kDefault, panels, Problem{}, 0.0, found.threads_reason, ""};
+    }
+  }
   auto impl = std::make_unique<typename PackedWeights<T>::Impl>();
   impl->layout = layout;
   impl->trans_b = trans_b;

@@ -386,6 +386,37 @@ TEST(DefaultConfigTest, ColdOperandsTakeThePackedFamilyWhereTheDirectOneWouldRun
   EXPECT_EQ(ColdOperandsConfig(bf16, machine), DefaultConfig(bf16, machine));
 }
 
+// Packed weights of a one-row GEMM take the packed family where the default would read a
+// row-major B as stored with the gemv family, with a tall problem's row blocks (larger calls
+// reuse the weights); column-major weights (A panels of a one-column product), a one-column B
+// and larger M keep DefaultConfig. On every synthetic CPU and dtype, each config valid.
+TEST(DefaultConfigTest, PackedWeightsOfOneRowGemmsTakeThePackedFamily) {
+  for (const Machine& machine : {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine(),
+                                 testing::SyntheticZen5Machine()}) {
+    for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kS8}) {
+      const Problem decode{dtype, Layout::kRowMajor, Trans::kNo, Trans::kYes, 1, 4096, 4096, 2};
+      ASSERT_EQ(DefaultConfig(decode, machine).family, KernelFamily::kGemv) << decode.ToString();
+      const KernelConfig weights = PackedWeightsConfig(decode, machine);
+      EXPECT_EQ(weights.family, KernelFamily::kPacked) << decode.ToString();
+      EXPECT_TRUE(weights.Validate(decode, machine)) << weights.ToString();
+      // One row alone would get a block of one tile (mc = mr).
+      EXPECT_GT(weights.mc, weights.mr) << weights.ToString();
+      EXPECT_EQ(weights.parallel_loop, ParallelLoop::kJc) << weights.ToString();
+      Problem prefill = decode;
+      prefill.m = 512;
+      EXPECT_TRUE(weights.Validate(prefill, machine)) << weights.ToString();
+      Problem column_major = decode;
+      column_major.layout = Layout::kColMajor;
+      Problem vector_b = decode;
+      vector_b.n = 1;
+      for (const Problem& kept : {column_major, vector_b, prefill}) {
+        EXPECT_EQ(PackedWeightsConfig(kept, machine), DefaultConfig(kept, machine))
+            << kept.ToString();
+      }
+    }
+  }
+}
+
 // The direct tile on Zen 4 (docs/analytical-model.md, step 2). One zmm FMA per cycle needs only
 // four accumulators to cover the FMA latency, so the model takes the tile that wastes least at
 // the edges (at 100^3 no more columns than 8x16 computes); a core with two 512-bit FMA pipes

@@ -2209,6 +2209,48 @@ TEST_F(RuntimeTest, PackedWeightsArePanelsForPackedConfigsElseACopy) {
   }
 }
 
+// Weights packed for a one-row GEMM hold panels of the packed family (PackedWeightsConfig), even
+// where a gemv winner is tuned for that very problem (it was timed reading B as stored); the
+// report says the default tier. Column-major weights keep the copy. Exact in every dtype for
+// one row and more.
+template <typename T>
+void ExpectOneRowWeightsTakePanels(Runtime& runtime, DType dtype, const Machine& machine) {
+  const Problem decode = MakeProblem(1, 53, 41, 1, dtype);
+  std::vector<T> b(53 * 41, testing::FromInt<T>(1));
+  auto weights = runtime.PackB(Layout::kRowMajor, Trans::kNo, 1, 53, 41, b.data(), 53);
+  ASSERT_TRUE(weights) << weights.error().message;
+  EXPECT_TRUE(weights->holds_panels()) << ToString(dtype);
+  EXPECT_EQ(weights->lookup().tier, LookupTier::kDefault);
+  Problem sized = decode;
+  sized.threads = weights->lookup().threads;
+  EXPECT_EQ(weights->lookup().config_text, PackedWeightsConfig(sized, machine).ToString());
+  auto column_major = runtime.PackB(Layout::kColMajor, Trans::kNo, 1, 53, 41, b.data(), 41);
+  ASSERT_TRUE(column_major) << column_major.error().message;
+  EXPECT_FALSE(column_major->holds_panels()) << ToString(dtype);
+  using Scalar = typename PackedGemmOf<T>::Scalar;
+  for (std::int64_t m : {1, 7, 130}) {
+    for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+      for (Trans tb : {Trans::kNo, Trans::kYes}) {
+        const Problem p = MakeProblem(m, 53, 41, 1, dtype, layout, Trans::kNo, tb);
+        ExpectPackedWeightsExact<T>(runtime, p, 1, Scalar(2), Scalar(-1));
+      }
+    }
+  }
+}
+
+TEST_F(RuntimeTest, PackedWeightsOfOneRowGemmsHoldPanels) {
+  const Problem decode = MakeProblem(1, 53, 41);
+  const KernelConfig gemv = DefaultConfig(decode, machine_);
+  ASSERT_EQ(gemv.family, KernelFamily::kGemv) << gemv.ToString();
+  auto runtime = Open(MakeDb("gemv.db", {Winner(decode, gemv, 5.0, machine_.fingerprint)}), 2);
+  ASSERT_NE(runtime, nullptr);
+  EXPECT_EQ(runtime->Lookup(decode).tier, LookupTier::kExact);
+  ExpectOneRowWeightsTakePanels<float>(*runtime, DType::kF32, machine_);
+  ExpectOneRowWeightsTakePanels<double>(*runtime, DType::kF64, machine_);
+  ExpectOneRowWeightsTakePanels<BFloat16>(*runtime, DType::kBF16, machine_);
+  ExpectOneRowWeightsTakePanels<std::int8_t>(*runtime, DType::kS8, machine_);
+}
+
 TEST_F(RuntimeTest, PackedWeightsRefuseBadArgumentsAndOutliveTheirRuntime) {
   std::optional<PackedWeights<float>> kept;
   std::vector<float> b(6 * 4, 1.0f);
