@@ -11,6 +11,7 @@
 
 #include "cli/command_helpers.h"
 #include "machine/machine.h"
+#include "machine/roofline.h"
 #include "mmtune/version.h"
 #include "tuner/peak.h"
 
@@ -105,7 +106,7 @@ void PrintMachine(std::ostream& out, const Machine& m) {
   }
 }
 
-void PrintPeaks(std::ostream& out, const PeakReport& r) {
+void PrintPeaks(std::ostream& out, const PeakReport& r, const Topology& topology) {
   out << "\nMeasured peak (" << ToString(r.isa) << " kernels, pinned threads, median)\n";
   out << "                       1 core   " << r.cores << (r.cores == 1 ? " core\n" : " cores\n");
   auto row = [&](const char* name, const std::optional<Throughput>& t, const char* unit,
@@ -124,6 +125,16 @@ void PrintPeaks(std::ostream& out, const PeakReport& r) {
   row("int8 dot product", r.int8_dot, "GOP/s",
       "  n/a (no avx512_vnni / avx_vnni at this ISA level)");
   row("memory read", r.memory_read_gbs, "GB/s", "n/a");
+  if (!r.read_sweep.empty()) {
+    out << "\nRead bandwidth by working set (1 core)\n";
+    for (const ReadSweepPoint& point : r.read_sweep) {
+      out << "  " << std::setw(9) << FormatBytes(point.bytes) << std::fixed
+          << std::setprecision(1) << std::setw(10) << point.gbs << "  GB/s\n";
+    }
+    out << "  effective last-level cache " << FormatBytes(r.effective_llc_bytes)
+        << " (read at >= " << kCacheSpeedup << "x memory's rate; hwloc lists "
+        << FormatBytes(LastLevelCacheBytes(topology)) << ")\n";
+  }
   out.unsetf(std::ios::floatfield);
 }
 
@@ -158,7 +169,7 @@ void RunInfo(const InfoOptions& options, Context& context) {
     return;
   }
   PrintMachine(*context.out, *machine);
-  if (peaks) PrintPeaks(*context.out, *peaks);
+  if (peaks) PrintPeaks(*context.out, *peaks, machine->topology);
 }
 
 }  // namespace

@@ -431,7 +431,7 @@ void RunTune(const TuneOptions& options, Context& context) {
                            [&](const TuneEvent& event) { printer(event); }, &g_stop);
   if (!summary) return context.Fail(kExitFailure, summary.error().message);
   PrintSummary(*context.out, *summary, peaks,
-               options.cold_cache ? 0 : LastLevelCacheBytes(machine->topology));
+               options.cold_cache ? 0 : WarmCacheBytes(machine->topology, peaks));
   if (summary->interrupted) {
     return context.Fail(130, "interrupted; measurements so far are in " + options.db +
                                  " (run the same command again to resume)");

@@ -75,4 +75,15 @@ std::uint64_t LastLevelCacheBytes(const Topology& topology) {
   return bytes;
 }
 
+std::uint64_t WarmCacheBytes(const Topology& topology, const nlohmann::json& peaks) {
+  if (peaks.is_object()) {
+    const auto effective = peaks.find("effective_llc_bytes");
+    if (effective != peaks.end() && effective->is_number_unsigned() &&
+        effective->get<std::uint64_t>() > 0) {
+      return effective->get<std::uint64_t>();
+    }
+  }
+  return LastLevelCacheBytes(topology);
+}
+
 }  // namespace mmtune

@@ -31,4 +31,8 @@ Roofline RooflineOf(const Problem& problem, const nlohmann::json& peaks,
 // The size of one instance of the last-level data cache (0 when the topology lists none).
 std::uint64_t LastLevelCacheBytes(const Topology& topology);
 
+// The cache a warm-cache timing runs from: the effective last-level cache that the read sweep of
+// `peaks` found ("effective_llc_bytes", tuner/peak.h), else hwloc's LastLevelCacheBytes.
+std::uint64_t WarmCacheBytes(const Topology& topology, const nlohmann::json& peaks);
+
 }  // namespace mmtune

@@ -52,15 +52,15 @@ std::string NowUtc() {
   return text;
 }
 
-// The cache the winner's timing ran from (see RooflineOf): the machine's last-level cache, unless
-// the session that measured it rotated cold buffers (recorded only in its command line) or the
-// stored topology cannot be read.
+// The cache the winner's timing ran from (see RooflineOf): the machine's effective last-level
+// cache, unless the session that measured it rotated cold buffers (recorded only in its command
+// line) or the stored topology cannot be read.
 std::uint64_t WarmCacheBytes(const ReportMachine& machine, const SessionRecord* session) {
   if (session != nullptr && session->info.command.find("--cold-cache") != std::string::npos) {
     return 0;
   }
   try {
-    return LastLevelCacheBytes(machine.description.at("topology").get<Topology>());
+    return WarmCacheBytes(machine.description.at("topology").get<Topology>(), machine.peaks);
   } catch (const nlohmann::json::exception&) {
     return 0;
   }

@@ -69,14 +69,48 @@ TEST(PeakTest, MeasuresEveryAvailableCeiling) {
   EXPECT_GT(report->memory_read_gbs.one_core, 0.0);
   EXPECT_GT(report->memory_read_gbs.all_cores, 0.0);
   EXPECT_EQ(report->bf16_dot.has_value(), PeakKernelsFor(report->isa, machine->cpu).bf16_dot != nullptr);
-  // One progress step per measurement: 1 core and, on multi-core machines, all cores.
+  // One progress step per measurement: 1 core and, on multi-core machines, all cores; one per
+  // point of the read sweep.
   const std::size_t per_measure = report->cores > 1 ? 2 : 1;
   const std::size_t measures = 3 + report->bf16_dot.has_value() + report->int8_dot.has_value();
-  EXPECT_EQ(steps.size(), per_measure * measures);
+
+  // The read sweep: from the L2 size, doubling, to half the 8 MiB buffer, one step each.
+  ASSERT_FALSE(report->read_sweep.empty());
+  EXPECT_LE(report->read_sweep.back().bytes, 4u << 20);
+  for (std::size_t i = 0; i < report->read_sweep.size(); ++i) {
+    EXPECT_GT(report->read_sweep[i].gbs, 0.0);
+    if (i > 0) {
+      EXPECT_EQ(report->read_sweep[i].bytes, 2 * report->read_sweep[i - 1].bytes);
+    }
+  }
+  EXPECT_EQ(report->effective_llc_bytes,
+            EffectiveLlcBytes(report->read_sweep, report->memory_read_gbs.one_core));
+  EXPECT_EQ(steps.size(), per_measure * measures + report->read_sweep.size());
 
   const nlohmann::json json = *report;
   EXPECT_GT(json.at("f32_fma_gflops").at("one_core").get<double>(), 0.0);
   EXPECT_EQ(json.at("bf16_dot_gops").is_null(), !report->bf16_dot.has_value());
+  EXPECT_EQ(json.at("effective_llc_bytes").get<std::uint64_t>(), report->effective_llc_bytes);
+  EXPECT_EQ(json.at("read_sweep_bytes_gbs").size(), report->read_sweep.size());
+}
+
+// The effective last-level cache is the largest working set up to which every point reads at
+// least 1.5x memory's rate; the first point (the L2 size) counts whatever it reads.
+TEST(PeakTest, EffectiveLlcIsWhereReadsSlowToMemorysRate) {
+  const std::uint64_t mib = 1u << 20;
+  // A guest whose hwloc lists a 508 MiB L3: 32 MiB still reads at 1.6x memory, 64 MiB at it.
+  const std::vector<ReadSweepPoint> guest = {{1 * mib, 130.0}, {2 * mib, 90.0}, {4 * mib, 95.0},
+                                             {8 * mib, 95.0},  {16 * mib, 65.0}, {32 * mib, 40.0},
+                                             {64 * mib, 29.0}, {128 * mib, 25.0}};
+  EXPECT_EQ(EffectiveLlcBytes(guest, 25.0), 32 * mib);
+  // A dip stops the search even if a larger set reads fast again (noise, not a cache).
+  std::vector<ReadSweepPoint> dip = guest;
+  dip[3].gbs = 30.0;
+  EXPECT_EQ(EffectiveLlcBytes(dip, 25.0), 4 * mib);
+  // Nothing beyond L2 is faster than memory: the L2 size.
+  EXPECT_EQ(EffectiveLlcBytes({{1 * mib, 30.0}, {2 * mib, 26.0}}, 25.0), 1 * mib);
+  EXPECT_EQ(EffectiveLlcBytes({{1 * mib, 100.0}, {2 * mib, 90.0}}, 25.0), 2 * mib);
+  EXPECT_EQ(EffectiveLlcBytes({}, 25.0), 0u);
 }
 
 TEST(PeakTest, GenericCapMeasuresGenericLoops) {

@@ -117,6 +117,29 @@ TEST(QuietPeaksTest, StoredPeaksAreRaisedOnlyBeyondTheNoise) {
   EXPECT_EQ(F32One(result->peaks), 50.0);
 }
 
+// The read sweep and the effective LLC are not ceilings to raise: the latest measurement
+// replaces them, and stored peaks from before them gain them.
+TEST(QuietPeaksTest, EffectiveLlcTakesTheLatestMeasurement) {
+  PeakReport first = Report(100.0, 190.0);
+  first.read_sweep = {{1u << 20, 90.0}, {2u << 20, 30.0}};
+  first.effective_llc_bytes = 1u << 20;
+  PeakReport second = first;
+  second.read_sweep[1].gbs = 80.0;
+  second.effective_llc_bytes = 2u << 20;
+  const nlohmann::json before_sweeps = Report(100.0, 190.0);
+  Script script{{0.0}, {first, second}};
+  auto result =
+      MeasurePeaksWhenQuiet(testing::SyntheticZen3Machine(), before_sweeps, script.Options());
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->changed);
+  EXPECT_EQ(result->peaks.at("effective_llc_bytes"), 1u << 20);
+  result = MeasurePeaksWhenQuiet(testing::SyntheticZen3Machine(), result->peaks, script.Options());
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->changed);
+  EXPECT_EQ(result->peaks.at("effective_llc_bytes"), 2u << 20);
+  EXPECT_EQ(result->peaks.at("read_sweep_bytes_gbs").at(1).at(1), 80.0);
+}
+
 TEST(QuietPeaksTest, BusyCoresReadsProcStat) {
   auto busy = BusyCores(0.05);
   ASSERT_TRUE(busy.ok()) << busy.error().message;

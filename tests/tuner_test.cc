@@ -572,6 +572,27 @@ TEST(RooflineTest, CacheResidentOperandsAreComputeBound) {
   EXPECT_EQ(LastLevelCacheBytes(Topology{}), 0u);
 }
 
+// The warm cache is the effective last-level cache the peaks measured where they hold one, else
+// hwloc's: a 64 MiB GEMV on a guest that lists 508 MiB but streams beyond 32 MiB at memory speed
+// is bound by memory.
+TEST(RooflineTest, WarmCacheIsTheMeasuredEffectiveLlc) {
+  const Topology topology = testing::SyntheticZen3Machine().topology;
+  nlohmann::json peaks = {{"f32_fma_gflops", {{"one_core", 100.0}, {"all_cores", 190.0}}},
+                          {"memory_read_gbs", {{"one_core", 20.0}, {"all_cores", 30.0}}}};
+  EXPECT_EQ(WarmCacheBytes(topology, peaks), 32u << 20);  // hwloc's, nothing measured
+  EXPECT_EQ(WarmCacheBytes(topology, nullptr), 32u << 20);
+  peaks["effective_llc_bytes"] = std::uint64_t{16} << 20;
+  EXPECT_EQ(WarmCacheBytes(topology, peaks), 16u << 20);
+  const Problem gemv = MakeProblem(DType::kF32, 1, 2048, 2048);  // 16 MiB + 16 KiB
+  EXPECT_FALSE(RooflineOf(gemv, peaks, WarmCacheBytes(topology, peaks)).cache_resident);
+  EXPECT_TRUE(RooflineOf(gemv, peaks, LastLevelCacheBytes(topology)).cache_resident);
+  for (const nlohmann::json& wrong : {nlohmann::json("16 MiB"), nlohmann::json(-5),
+                                      nlohmann::json(0)}) {
+    peaks["effective_llc_bytes"] = wrong;
+    EXPECT_EQ(WarmCacheBytes(topology, peaks), 32u << 20) << wrong.dump();
+  }
+}
+
 TEST(TuneSessionTest, NearestWinnersAreFilteredAndOrdered) {
   const Machine machine = Host();
   auto winner = [&](std::int64_t m, DType dtype, const std::string& fingerprint) {

@@ -159,6 +159,56 @@ Result<double> MeasureReadBandwidth(ReadLoop read_sum, int threads, std::size_t 
   return MedianRate(threads, options, prepare, work);
 }
 
+// One core's read bandwidth over the first `size` bytes of one buffer, for each size of `sizes`
+// (ascending): one allocation, touched once, for the whole sweep.
+Result<std::vector<ReadSweepPoint>> MeasureReadSweep(ReadLoop read_sum,
+                                                     const std::vector<std::uint64_t>& sizes,
+                                                     const PeakOptions& options,
+                                                     const PeakProgress& progress) {
+  std::vector<ReadSweepPoint> sweep;
+  if (sizes.empty()) return sweep;
+  const std::size_t total = static_cast<std::size_t>(sizes.back() / sizeof(double)) / 16 * 16;
+  std::unique_ptr<double, FreeDeleter> buffer(
+      static_cast<double*>(std::aligned_alloc(64, total * sizeof(double))));
+  if (!buffer) {
+    return MakeError(ErrorCode::kIo, "cannot allocate " + std::to_string(sizes.back() >> 20) +
+                                         " MiB for the read-bandwidth sweep");
+  }
+  double* data = buffer.get();
+  for (std::size_t i = 0; i < total; ++i) data[i] = 1.0 + static_cast<double>(i & 7);
+  for (const std::uint64_t size : sizes) {
+    if (progress) progress("read bandwidth of " + std::to_string(size >> 10) + " KiB, 1 core");
+    const std::size_t count = static_cast<std::size_t>(size / sizeof(double)) / 16 * 16;
+    int passes = 1;
+    auto prepare = [&](int) {
+      const auto start = Clock::now();
+      volatile double sink = read_sum(data, count);
+      static_cast<void>(sink);
+      passes = std::max(1, static_cast<int>(options.sample_seconds /
+                                            std::max(SecondsSince(start), 1e-9)));
+    };
+    auto work = [&](int) {
+      double sum = 0.0;
+      for (int pass = 0; pass < passes; ++pass) sum += read_sum(data, count);
+      volatile double sink = sum;
+      static_cast<void>(sink);
+      return static_cast<double>(passes) * static_cast<double>(count * sizeof(double));
+    };
+    sweep.push_back({size, MedianRate(1, options, prepare, work)});
+  }
+  return sweep;
+}
+
+// One core's L2 (the first level-2 data or unified cache hwloc lists); 1 MiB where none is.
+std::uint64_t L2Bytes(const Topology& topology) {
+  for (const CacheLevel& cache : topology.caches) {
+    if (cache.level == 2 && cache.kind != CacheKind::kInstruction && cache.size_bytes > 0) {
+      return cache.size_bytes;
+    }
+  }
+  return 1u << 20;
+}
+
 std::uint64_t PhysicalMemoryBytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_bytes = ::sysconf(_SC_PAGE_SIZE);
@@ -168,6 +218,15 @@ std::uint64_t PhysicalMemoryBytes() {
 }
 
 }  // namespace
+
+std::uint64_t EffectiveLlcBytes(const std::vector<ReadSweepPoint>& sweep, double memory_gbs) {
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i < sweep.size(); ++i) {
+    if (i > 0 && sweep[i].gbs < kCacheSpeedup * memory_gbs) break;
+    bytes = sweep[i].bytes;
+  }
+  return bytes;
+}
 
 // At most 1 GiB: a guest may report private L3s of hundreds of MiB, and 8x those alone (GiBs a
 // process) send a few concurrent `mmtune tune` runs into swap. Past 1 GiB the buffer may sit in
@@ -220,6 +279,20 @@ Result<PeakReport> MeasurePeaks(const Machine& machine, const PeakOptions& optio
     if (!all) return all.error();
     report.memory_read_gbs.all_cores = *all;
   }
+  // Fewer samples than the peaks': the sweep's points differ by far more than their noise, and
+  // each point's calibrating pass warms it.
+  PeakOptions sweep_options = options;
+  sweep_options.warmup_samples = 0;
+  sweep_options.samples = std::min(options.samples, 3);
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t size = L2Bytes(machine.topology); size <= bytes / 2; size *= 2) {
+    sizes.push_back(size);
+  }
+  auto sweep = MeasureReadSweep(kernels.read_sum, sizes, sweep_options, progress);
+  if (!sweep) return sweep.error();
+  report.read_sweep = std::move(*sweep);
+  report.effective_llc_bytes =
+      EffectiveLlcBytes(report.read_sweep, report.memory_read_gbs.one_core);
   return report;
 }
 
@@ -235,6 +308,12 @@ void to_json(nlohmann::json& json, const PeakReport& r) {
           {"bf16_dot_gops", entry(r.bf16_dot)},
           {"int8_dot_gops", entry(r.int8_dot)},
           {"memory_read_gbs", entry(r.memory_read_gbs)}};
+  if (!r.read_sweep.empty()) {
+    nlohmann::json sweep = nlohmann::json::array();
+    for (const ReadSweepPoint& point : r.read_sweep) sweep.push_back({point.bytes, point.gbs});
+    json["read_sweep_bytes_gbs"] = std::move(sweep);
+    json["effective_llc_bytes"] = r.effective_llc_bytes;
+  }
 }
 
 }  // namespace mmtune

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -29,6 +30,12 @@ struct Throughput {
   double all_cores = 0.0;  // the same with one pinned thread on every core
 };
 
+// One point of the read-bandwidth sweep over working-set sizes (one core).
+struct ReadSweepPoint {
+  std::uint64_t bytes = 0;
+  double gbs = 0.0;
+};
+
 struct PeakReport {
   IsaLevel isa = IsaLevel::kGeneric;
   int cores = 1;
@@ -37,7 +44,18 @@ struct PeakReport {
   std::optional<Throughput> bf16_dot;  // GOP/s; absent where the CPU has no bf16 dot product
   std::optional<Throughput> int8_dot;  // GOP/s; absent where the CPU has no int8 dot product
   Throughput memory_read_gbs;          // GB/s (1e9 bytes)
+  // One core's read bandwidth from the L2 size up, doubling, to half the memory buffer; and
+  // the effective last-level cache it shows (EffectiveLlcBytes). hwloc's figure can be far off
+  // in a virtual machine (a guest that lists a 508 MiB L3 streams 64 MiB at memory speed).
+  std::vector<ReadSweepPoint> read_sweep;
+  std::uint64_t effective_llc_bytes = 0;
 };
+
+// The largest working set of `sweep` (in order of size) up to which every point reads at least
+// kCacheSpeedup times `memory_gbs`: what still comes from a cache. The first point (the L2 size)
+// counts as cache whatever it reads. 0 for an empty sweep.
+inline constexpr double kCacheSpeedup = 1.5;
+std::uint64_t EffectiveLlcBytes(const std::vector<ReadSweepPoint>& sweep, double memory_gbs);
 
 // Called before each measurement with a short description, e.g. "f32 FMA, 2 cores".
 using PeakProgress = std::function<void(std::string_view)>;

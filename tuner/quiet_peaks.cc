@@ -44,7 +44,14 @@ nlohmann::json Merge(const nlohmann::json& stored, const nlohmann::json& fresh, 
   }
   nlohmann::json merged = stored;
   for (const auto& [key, entry] : fresh.items()) {
-    if (!entry.is_object()) continue;
+    if (!entry.is_object()) {
+      // The read sweep and the effective LLC: the latest measurement stands.
+      if (!merged.contains(key) || merged[key] != entry) {
+        merged[key] = entry;
+        *changed = true;
+      }
+      continue;
+    }
     nlohmann::json& kept = merged[key];
     if (!kept.is_object()) {
       kept = entry;
