@@ -273,16 +273,21 @@ mmtune_status ListedBatchFromC(const char* routine, mmtune_runtime* handle, int 
 template <class Fixed, typename T>
 mmtune_status BindFromC(const char* routine, const mmtune_runtime* handle, int layout,
                         int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, T alpha,
-                        int64_t lda, int64_t ldb, T beta, int64_t ldc, Fixed** out) {
+                        int64_t lda, int64_t ldb, T beta, int64_t ldc, Fixed** out,
+                        const mmtune_epilogue* epilogue = nullptr) {
   if (out == nullptr) return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
   KindFromC kind;
   if (auto code = CheckKind(routine, handle, layout, trans_a, trans_b, &kind); code != MMTUNE_OK) {
     return code;
   }
+  mmtune::Epilogue<T> fused;
+  if (epilogue != nullptr) {
+    if (auto code = EpilogueFromC(routine, *epilogue, &fused); code != MMTUNE_OK) return code;
+  }
   return CallFromC(routine, [&]() -> mmtune::Status {
     auto bound = handle->runtime->Bind(kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha,
-                                       lda, ldb, beta, ldc);
+                                       lda, ldb, beta, ldc, fused);
     if (!bound) return bound.error();
     *out = new Fixed{{std::move(*bound), PointerNeeds::Of(m, n, k, alpha)}};
     return mmtune::OkStatus();
@@ -601,6 +606,24 @@ mmtune_status mmtune_bind_dgemm(const mmtune_runtime* runtime, int layout, int t
                                 mmtune_fixed_dgemm** fixed) {
   return BindFromC("mmtune_bind_dgemm", runtime, layout, trans_a, trans_b, m, n, k, alpha, lda,
                    ldb, beta, ldc, fixed);
+}
+
+mmtune_status mmtune_bind_sgemm_epilogue(const mmtune_runtime* runtime, int layout, int trans_a,
+                                         int trans_b, int64_t m, int64_t n, int64_t k,
+                                         float alpha, int64_t lda, int64_t ldb, float beta,
+                                         int64_t ldc, const mmtune_epilogue* epilogue,
+                                         mmtune_fixed_sgemm** fixed) {
+  return BindFromC("mmtune_bind_sgemm_epilogue", runtime, layout, trans_a, trans_b, m, n, k,
+                   alpha, lda, ldb, beta, ldc, fixed, epilogue);
+}
+
+mmtune_status mmtune_bind_dgemm_epilogue(const mmtune_runtime* runtime, int layout, int trans_a,
+                                         int trans_b, int64_t m, int64_t n, int64_t k,
+                                         double alpha, int64_t lda, int64_t ldb, double beta,
+                                         int64_t ldc, const mmtune_epilogue* epilogue,
+                                         mmtune_fixed_dgemm** fixed) {
+  return BindFromC("mmtune_bind_dgemm_epilogue", runtime, layout, trans_a, trans_b, m, n, k,
+                   alpha, lda, ldb, beta, ldc, fixed, epilogue);
 }
 
 mmtune_status mmtune_fixed_sgemm_run(const mmtune_fixed_sgemm* fixed, const float* a,

@@ -758,10 +758,21 @@ Result<FixedGemm<T>> Runtime::Bind(Layout layout, Trans trans_a, Trans trans_b, 
                                    std::int64_t n, std::int64_t k, T alpha, std::int64_t lda,
                                    std::int64_t ldb, std::type_identity_t<T> beta,
                                    std::int64_t ldc) const {
+  return Bind<T>(layout, trans_a, trans_b, m, n, k, alpha, lda, ldb, beta, ldc, Epilogue<T>{});
+}
+
+template <typename T>
+  requires std::is_same_v<T, float> || std::is_same_v<T, double>
+Result<FixedGemm<T>> Runtime::Bind(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                                   std::int64_t n, std::int64_t k, T alpha, std::int64_t lda,
+                                   std::int64_t ldb, std::type_identity_t<T> beta,
+                                   std::int64_t ldc,
+                                   const Epilogue<std::type_identity_t<T>>& epilogue) const {
   auto fixed = std::make_unique<typename FixedGemm<T>::Impl>();
   fixed->pool = impl_->pool;
   if (m <= 0 || n <= 0 || k < 0) {
     // As in Gemm: negative dimensions are an error, M or N = 0 computes nothing.
+    if (Status status = CheckEpilogue(epilogue); !status) return status.error();
     if (Status status = CheckGemmArguments(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
         !status) {
       return status.error();
@@ -774,7 +785,7 @@ Result<FixedGemm<T>> Runtime::Bind(Layout layout, Trans trans_a, Trans trans_b, 
   if (!entry) return entry.error();
   const TypedPlans<T>& plans = (*entry)->template Plans<T>();
   const GemmArgs<T> shape{layout,  trans_a, trans_b, m,   n,    k,       alpha,
-                          nullptr, lda,     nullptr, ldb, beta, nullptr, ldc, {}};
+                          nullptr, lda,     nullptr, ldb, beta, nullptr, ldc, epilogue};
   auto plan = plans->plan.Bind(shape);
   if (!plan) return plan.error();
   auto solo = plans->solo.Bind(shape);
@@ -1104,5 +1115,14 @@ template Result<FixedGemm<double>> Runtime::Bind<double>(Layout, Trans, Trans, s
                                                          std::int64_t, std::int64_t, double,
                                                          std::int64_t, std::int64_t, double,
                                                          std::int64_t) const;
+template Result<FixedGemm<float>> Runtime::Bind<float>(Layout, Trans, Trans, std::int64_t,
+                                                       std::int64_t, std::int64_t, float,
+                                                       std::int64_t, std::int64_t, float,
+                                                       std::int64_t, const Epilogue<float>&) const;
+template Result<FixedGemm<double>> Runtime::Bind<double>(Layout, Trans, Trans, std::int64_t,
+                                                         std::int64_t, std::int64_t, double,
+                                                         std::int64_t, std::int64_t, double,
+                                                         std::int64_t,
+                                                         const Epilogue<double>&) const;
 
 }  // namespace mmtune

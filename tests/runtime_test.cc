@@ -2079,6 +2079,107 @@ void ExpectPackedEpiloguesMatchUnpacked(Runtime& runtime, DType dtype) {
   EXPECT_EQ(c, std::vector<C>(16, C(5)));
 }
 
+// A fixed problem with an epilogue (Bind): the same C, bit for bit, as the Gemm overload with
+// that epilogue, canaries and NaN under beta = 0 included, on the bound direct tiles' shapes
+// (8^3, 16^3), gemv, direct and packed sizes, both layouts, column and row bias; a malformed
+// epilogue fails the binding, M = 0 included.
+template <typename T>
+void ExpectFixedEpiloguesMatchGemm(Runtime& runtime, DType dtype) {
+  int cases = 0;
+  for (const auto [m, n, k] : {std::array<std::int64_t, 3>{8, 8, 8}, {16, 16, 16}, {1, 33, 17},
+                               {37, 53, 61}, {130, 80, 300}}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      const Layout layout = variant % 2 == 0 ? Layout::kRowMajor : Layout::kColMajor;
+      const Trans ta = variant == 3 ? Trans::kYes : Trans::kNo;
+      const Problem p = MakeProblem(m, n, k, 1, dtype, layout, ta, Trans::kNo);
+      const T beta = T(variant / 2 == 0 ? 0 : -1);
+      ExactOperands<T> x(p, 1, false, T(2), beta, static_cast<unsigned>(m + n + variant));
+      const BiasKind kind = variant % 2 == 0 ? BiasKind::kPerColumn : BiasKind::kPerRow;
+      std::vector<T> bias(static_cast<std::size_t>(kind == BiasKind::kPerRow ? m : n));
+      for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = T(static_cast<int>(i % 7) - 3);
+      const Epilogue<T> epilogue{kind, bias.data(),
+                                 variant < 2 ? Activation::kRelu : Activation::kSilu};
+      SCOPED_TRACE(p.ToString() + " " + ToString(kind) + " " + ToString(epilogue.activation));
+      auto fixed = runtime.Bind(layout, ta, Trans::kNo, m, n, k, T(2), x.lda, x.ldb, beta, x.ldc,
+                                epilogue);
+      ASSERT_TRUE(fixed) << fixed.error().message;
+      std::vector<T> want = x.c;
+      const Status status = runtime.Gemm(layout, ta, Trans::kNo, m, n, k, T(2), x.a.data(), x.lda,
+                                         x.b.data(), x.ldb, beta, want.data(), x.ldc, epilogue);
+      ASSERT_TRUE(status) << status.error().message;
+      ASSERT_TRUE(fixed->Run(x.a.data(), x.b.data(), x.c.data()));
+      ASSERT_EQ(std::memcmp(x.c.data(), want.data(), want.size() * sizeof(T)), 0);
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 20);
+  const Epilogue<T> no_bias{BiasKind::kPerRow, nullptr, Activation::kNone};
+  for (const std::int64_t m : {4, 0}) {
+    auto refused = runtime.Bind(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, 4, 4, T(1), 4, 4,
+                                T(0), 4, no_bias);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(refused.error().message.find("row bias is a null pointer"), std::string::npos)
+        << refused.error().message;
+  }
+}
+
+TEST_F(RuntimeTest, FixedGemmsRunFusedEpilogues) {
+  for (int threads : {1, 2}) {
+    auto runtime = Open("", threads);
+    ASSERT_NE(runtime, nullptr);
+    ExpectFixedEpiloguesMatchGemm<float>(*runtime, DType::kF32);
+    ExpectFixedEpiloguesMatchGemm<double>(*runtime, DType::kF64);
+  }
+}
+
+// The C binding with an epilogue: relu with a column bias on a 2x2 problem, NULL for none; an
+// unknown activation fails the binding (*fixed NULL, the routine named).
+TEST_F(RuntimeTest, CApiFixedGemmsWithAnEpilogue) {
+  mmtune_runtime* runtime = nullptr;
+  ASSERT_EQ(mmtune_open(nullptr, &runtime), MMTUNE_OK) << mmtune_last_error();
+  const float bias[2] = {1.0f, -20.0f};
+  const mmtune_epilogue relu = {MMTUNE_BIAS_PER_COLUMN, bias, MMTUNE_ACT_RELU};
+  mmtune_fixed_sgemm* fixed = nullptr;
+  ASSERT_EQ(mmtune_bind_sgemm_epilogue(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS,
+                                       MMTUNE_NO_TRANS, 2, 2, 2, 1.0f, 2, 2, 0.0f, 2, &relu,
+                                       &fixed),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  const float a[4] = {1, 2, -3, 4};
+  const float b[4] = {1, -1, 2, 3};
+  float c[4] = {NAN, NAN, NAN, NAN};
+  ASSERT_EQ(mmtune_fixed_sgemm_run(fixed, a, b, c), MMTUNE_OK) << mmtune_last_error();
+  EXPECT_EQ(c[0], 6.0f);  // A B = {5, 5; 5, 15}, plus {1, -20}, relu
+  EXPECT_EQ(c[1], 0.0f);
+  EXPECT_EQ(c[2], 6.0f);
+  EXPECT_EQ(c[3], 0.0f);
+  mmtune_fixed_sgemm_free(fixed);
+  mmtune_fixed_dgemm* plain = nullptr;
+  ASSERT_EQ(mmtune_bind_dgemm_epilogue(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS,
+                                       MMTUNE_NO_TRANS, 2, 2, 2, 1.0, 2, 2, 0.0, 2, nullptr,
+                                       &plain),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  const double da[4] = {1, 2, -3, 4};
+  const double db[4] = {1, -1, 2, 3};
+  double dc[4] = {};
+  ASSERT_EQ(mmtune_fixed_dgemm_run(plain, da, db, dc), MMTUNE_OK);
+  EXPECT_EQ(dc[3], 15.0);
+  mmtune_fixed_dgemm_free(plain);
+  const mmtune_epilogue unknown = {MMTUNE_BIAS_NONE, nullptr, 9};
+  mmtune_fixed_sgemm* refused = reinterpret_cast<mmtune_fixed_sgemm*>(&plain);
+  EXPECT_EQ(mmtune_bind_sgemm_epilogue(runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS,
+                                       MMTUNE_NO_TRANS, 2, 2, 2, 1.0f, 2, 2, 0.0f, 2, &unknown,
+                                       &refused),
+            MMTUNE_INVALID_ARGUMENT);
+  EXPECT_EQ(refused, nullptr);
+  EXPECT_NE(std::string(mmtune_last_error()).find("mmtune_bind_sgemm_epilogue"),
+            std::string::npos)
+      << mmtune_last_error();
+  mmtune_close(runtime);
+}
+
 TEST_F(RuntimeTest, PackedWeightsRunFusedEpilogues) {
   for (int threads : {1, 2}) {
     auto runtime = Open("", threads);

@@ -145,6 +145,19 @@ mmtune_status mmtune_gemm_u8s8s32_epilogue(mmtune_runtime* runtime, int layout, 
                                            int32_t* c, int64_t ldc,
                                            const mmtune_epilogue* epilogue);
 
+/* mmtune_bind_sgemm / mmtune_bind_dgemm with an epilogue fixed too (NULL: none); its bias is
+ * read at every run, so it must outlive the fixed GEMM. Epilogue errors fail the binding. */
+mmtune_status mmtune_bind_sgemm_epilogue(const mmtune_runtime* runtime, int layout, int trans_a,
+                                         int trans_b, int64_t m, int64_t n, int64_t k,
+                                         float alpha, int64_t lda, int64_t ldb, float beta,
+                                         int64_t ldc, const mmtune_epilogue* epilogue,
+                                         mmtune_fixed_sgemm** fixed);
+mmtune_status mmtune_bind_dgemm_epilogue(const mmtune_runtime* runtime, int layout, int trans_a,
+                                         int trans_b, int64_t m, int64_t n, int64_t k,
+                                         double alpha, int64_t lda, int64_t ldb, double beta,
+                                         int64_t ldc, const mmtune_epilogue* epilogue,
+                                         mmtune_fixed_dgemm** fixed);
+
 /* Quantized layers (mmtune/runtime.h, the Runtime::Gemm taking a Dequantization): the 8-bit
  * GEMM of A (u8, or s8) and B (s8) with its s32 sums turned into f32 C in the same pass,
  * C = act(a_scale * b_scale_j * sum_p (A_ip - a_zero_point) B_pj + bias), the epilogue (NULL:

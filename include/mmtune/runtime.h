@@ -261,6 +261,14 @@ class Runtime {
                             std::int64_t n, std::int64_t k, T alpha, std::int64_t lda,
                             std::int64_t ldb, std::type_identity_t<T> beta,
                             std::int64_t ldc) const;
+  // The same with a fused epilogue fixed too (as the Gemm overloads with one take it; its bias
+  // is read at every run, so it must outlive the FixedGemm). A malformed epilogue fails here.
+  template <typename T>
+    requires std::is_same_v<T, float> || std::is_same_v<T, double>
+  Result<FixedGemm<T>> Bind(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
+                            std::int64_t n, std::int64_t k, T alpha, std::int64_t lda,
+                            std::int64_t ldb, std::type_identity_t<T> beta, std::int64_t ldc,
+                            const Epilogue<std::type_identity_t<T>>& epilogue) const;
 
   // Packs op(B), K x N stored as `layout` / `trans_b` with leading dimension `ldb`, for GEMMs
   // of about `m` rows (M >= 1: the config is looked up for that M, see PackedWeights; a GEMM of
