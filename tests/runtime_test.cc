@@ -2201,7 +2201,9 @@ void ExpectPackedDequantizedMatchUnpacked(Runtime& runtime) {
   std::mt19937 rng(17);
   constexpr bool kSigned = std::is_signed_v<A>;
   int cases = 0;
-  for (const auto [n, k] : {std::array<std::int64_t, 2>{53, 41}, {20, 0}}) {
+  // Weights packed for 48 rows hold panels; for one row, column-major ones hold a copy.
+  for (const auto [n, k, pack_m] :
+       {std::array<std::int64_t, 3>{53, 41, 48}, {20, 0, 48}, {53, 41, 1}}) {
     for (int variant = 0; variant < 8; ++variant) {
       const Layout layout = variant % 2 == 0 ? Layout::kRowMajor : Layout::kColMajor;
       const Trans ta = (variant / 2) % 2 == 0 ? Trans::kNo : Trans::kYes;
@@ -2209,8 +2211,11 @@ void ExpectPackedDequantizedMatchUnpacked(Runtime& runtime) {
       const std::int32_t zero_point = variant % 3 == 0 ? 0 : (kSigned ? -5 : 7);
       const bool per_column = variant % 2 == 0;
       auto b = testing::MakeStored<std::int8_t>(layout, tb, k, n, rng);
-      auto packed = runtime.PackB(layout, tb, 48, n, k, b.values.data(), b.ld);
+      auto packed = runtime.PackB(layout, tb, pack_m, n, k, b.values.data(), b.ld);
       ASSERT_TRUE(packed) << packed.error().message;
+      if (pack_m == 1) {
+        EXPECT_EQ(packed->holds_panels(), layout == Layout::kRowMajor);
+      }
       const auto original_b = b.values;
       for (auto& v : b.values) v = 100;
       std::vector<float> b_scales;
@@ -2244,7 +2249,7 @@ void ExpectPackedDequantizedMatchUnpacked(Runtime& runtime) {
       }
     }
   }
-  EXPECT_EQ(cases, 48);
+  EXPECT_EQ(cases, 72);
   // Malformed: a column bias without values, A's leading dimension below the minimum; M = 0 is
   // still checked. Nothing is written.
   std::vector<std::int8_t> b(16, 1);

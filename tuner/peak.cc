@@ -160,7 +160,8 @@ Result<double> MeasureReadBandwidth(ReadLoop read_sum, int threads, std::size_t 
 }
 
 // One core's read bandwidth over the first `size` bytes of one buffer, for each size of `sizes`
-// (ascending): one allocation, touched once, for the whole sweep.
+// (ascending): one allocation for the whole sweep, touched first by the measuring thread so that
+// its pages sit on that core's NUMA node.
 Result<std::vector<ReadSweepPoint>> MeasureReadSweep(ReadLoop read_sum,
                                                      const std::vector<std::uint64_t>& sizes,
                                                      const PeakOptions& options,
@@ -175,12 +176,16 @@ Result<std::vector<ReadSweepPoint>> MeasureReadSweep(ReadLoop read_sum,
                                          " MiB for the read-bandwidth sweep");
   }
   double* data = buffer.get();
-  for (std::size_t i = 0; i < total; ++i) data[i] = 1.0 + static_cast<double>(i & 7);
+  bool touched = false;
   for (const std::uint64_t size : sizes) {
     if (progress) progress("read bandwidth of " + std::to_string(size >> 10) + " KiB, 1 core");
     const std::size_t count = static_cast<std::size_t>(size / sizeof(double)) / 16 * 16;
     int passes = 1;
     auto prepare = [&](int) {
+      if (!touched) {
+        for (std::size_t i = 0; i < total; ++i) data[i] = 1.0 + static_cast<double>(i & 7);
+        touched = true;
+      }
       const auto start = Clock::now();
       volatile double sink = read_sum(data, count);
       static_cast<void>(sink);
