@@ -188,6 +188,23 @@ mmtune_status GemmFromC(const char* routine, mmtune_runtime* handle, int layout,
   }
 }
 
+// `dequantization` (not NULL) and `epilogue` (NULL: none) as the library's, checked; MMTUNE_OK,
+// else the error.
+mmtune_status DequantizationFromC(const char* routine,
+                                  const mmtune_dequantization* dequantization,
+                                  const mmtune_epilogue* epilogue, mmtune::Dequantization* scales,
+                                  mmtune::Epilogue<float>* fused) {
+  if (dequantization == nullptr) {
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "the dequantization is NULL");
+  }
+  if (epilogue != nullptr) {
+    if (auto code = EpilogueFromC(routine, *epilogue, fused); code != MMTUNE_OK) return code;
+  }
+  *scales = {dequantization->a_scale, dequantization->a_zero_point, dequantization->b_scales,
+             dequantization->b_scale};
+  return MMTUNE_OK;
+}
+
 // The 8-bit GEMMs dequantized to f32 (TA: uint8_t or int8_t).
 template <typename TA>
 mmtune_status DequantizedGemmFromC(const char* routine, mmtune_runtime* handle, int layout,
@@ -204,15 +221,12 @@ mmtune_status DequantizedGemmFromC(const char* routine, mmtune_runtime* handle, 
       code != MMTUNE_OK) {
     return code;
   }
-  if (dequantization == nullptr) {
-    return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "the dequantization is NULL");
-  }
+  mmtune::Dequantization scales;
   mmtune::Epilogue<float> fused;
-  if (epilogue != nullptr) {
-    if (auto code = EpilogueFromC(routine, *epilogue, &fused); code != MMTUNE_OK) return code;
+  if (auto code = DequantizationFromC(routine, dequantization, epilogue, &scales, &fused);
+      code != MMTUNE_OK) {
+    return code;
   }
-  const mmtune::Dequantization scales{dequantization->a_scale, dequantization->a_zero_point,
-                                      dequantization->b_scales, dequantization->b_scale};
   return CallFromC(routine, [&] {
     return handle->runtime->Gemm(kind.layout, kind.trans_a, kind.trans_b, m, n, k, a, lda, b,
                                  ldb, c, ldc, scales, fused);
@@ -392,15 +406,12 @@ mmtune_status PackedDequantizedGemmFromC(const char* routine, mmtune_runtime* ha
       code != MMTUNE_OK) {
     return code;
   }
-  if (dequantization == nullptr) {
-    return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "the dequantization is NULL");
-  }
+  mmtune::Dequantization scales;
   mmtune::Epilogue<float> fused;
-  if (epilogue != nullptr) {
-    if (auto code = EpilogueFromC(routine, *epilogue, &fused); code != MMTUNE_OK) return code;
+  if (auto code = DequantizationFromC(routine, dequantization, epilogue, &scales, &fused);
+      code != MMTUNE_OK) {
+    return code;
   }
-  const mmtune::Dequantization scales{dequantization->a_scale, dequantization->a_zero_point,
-                                      dequantization->b_scales, dequantization->b_scale};
   return CallFromC(routine, [&] {
     return handle->runtime->Gemm(kind.layout, kind.trans_a, m, a, lda, *weights, c, ldc, scales,
                                  fused);
