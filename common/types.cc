@@ -43,6 +43,21 @@ Result<Layout> ParseLayout(std::string_view text) {
                    "unknown layout '" + std::string(text) + "' (expected row or col)");
 }
 
+const char* ToString(CallForm form) {
+  switch (form) {
+    case CallForm::kPlain: return "plain";
+    case CallForm::kPackedB: return "packed-b";
+  }
+  return "?";
+}
+
+Result<CallForm> ParseCallForm(std::string_view text) {
+  if (text == "plain") return CallForm::kPlain;
+  if (text == "packed-b") return CallForm::kPackedB;
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "unknown call form '" + std::string(text) + "' (expected plain or packed-b)");
+}
+
 Result<std::pair<Trans, Trans>> ParseTransPair(std::string_view text) {
   auto one = [](char c) -> std::optional<Trans> {
     if (c == 'N' || c == 'n') return Trans::kNo;
@@ -124,7 +139,8 @@ Status Problem::Validate() const {
 std::string Problem::ToString() const {
   return std::string(mmtune::ToString(dtype)) + " " + mmtune::ToString(layout) + " " +
          TransPairToString(trans_a, trans_b) + " " + std::to_string(m) + "x" +
-         std::to_string(n) + "x" + std::to_string(k) + " t" + std::to_string(threads);
+         std::to_string(n) + "x" + std::to_string(k) + " t" + std::to_string(threads) +
+         (form == CallForm::kPlain ? "" : std::string(" ") + mmtune::ToString(form));
 }
 
 Result<Shape> ParseShape(std::string_view text) {

@@ -129,6 +129,14 @@ Result<WinnerRecord> ParseWinner(const nlohmann::json& json, const std::string& 
     if (!value) return value.error();
     *field = *value;
   }
+  // Absent in version 1, whose winners are all plain calls'.
+  if (json.contains("form")) {
+    auto form = reader.String("form");
+    if (!form) return form.error();
+    auto parsed_form = ParseCallForm(*form);
+    if (!parsed_form) return reader.Wrong(parsed_form.error().message);
+    problem.form = *parsed_form;
+  }
   if (Status valid = problem.Validate(); !valid) return reader.Wrong(valid.error().message);
 
   auto config_json = reader.Get("config", nlohmann::json::value_t::object);
@@ -208,6 +216,7 @@ nlohmann::json ExportDocumentOf(const WinnerSet& content) {
                        {"n", problem.n},
                        {"k", problem.k},
                        {"threads", problem.threads},
+                       {"form", ToString(problem.form)},
                        {"config", std::move(config)},
                        {"gflops", winner.gflops},
                        {"median_seconds", winner.median_seconds},
@@ -241,11 +250,11 @@ Result<WinnerSet> ParseExportDocument(const nlohmann::json& document, const std:
   if (version == document.end() || !version->is_number_integer()) {
     return reader.Wrong("is not an mmtune JSON export (no \"schema_version\")");
   }
-  if (*version != kExportJsonSchemaVersion) {
+  if (*version != kExportJsonSchemaVersion && *version != 1) {
     return MakeError(ErrorCode::kUnsupported,
                      origin + " is a JSON export of schema version " + version->dump() +
-                         ", which this mmtune cannot read (it reads version " +
-                         std::to_string(kExportJsonSchemaVersion) + ")");
+                         ", which this mmtune cannot read (it reads versions " +
+                         "1 and " + std::to_string(kExportJsonSchemaVersion) + ")");
   }
   auto machines = reader.Get("machines", nlohmann::json::value_t::array);
   if (!machines) return machines.error();

@@ -14,16 +14,18 @@
 
 namespace mmtune {
 
-// The JSON export's layout version, written as "schema_version". Version 1:
-//   {"schema_version": 1, "generator": "mmtune X.Y.Z (rev)",
+// The JSON export's layout version, written as "schema_version". Version 2:
+//   {"schema_version": 2, "generator": "mmtune X.Y.Z (rev)",
 //    "machines": [{"fingerprint", "fingerprint_basis", "description", "peaks"}],
-//    "winners": [{"fingerprint", "dtype", "layout", "trans", "m", "n", "k", "threads",
+//    "winners": [{"fingerprint", "dtype", "layout", "trans", "m", "n", "k", "threads", "form",
 //                 "config", "gflops", "median_seconds", "default_gflops", "updated_at"}],
 //    "ranges": [{"fingerprint", "dtype", "layout", "trans", "threads", "range", "buckets",
 //                "updated_at"}]}
-// ("ranges", the shape ranges the winners stand for, may be absent: none.)
+// ("ranges", the shape ranges the winners stand for, may be absent: none.) Version 1 had no
+// "form": every winner a plain call's; a reader of version 1 would take a packed-b winner for a
+// plain one, hence the new version. Both are read.
 // A reader must refuse a version it does not know; fields may be added within a version.
-inline constexpr int kExportJsonSchemaVersion = 1;
+inline constexpr int kExportJsonSchemaVersion = 2;
 
 nlohmann::json ExportDocumentOf(const WinnerSet& content);
 

@@ -147,12 +147,38 @@ CREATE TABLE range_validations (
 CREATE INDEX range_validations_by_machine ON range_validations(machine_id);
 )sql";
 
+// Version 4 keys problems by how the GEMM is called as well (`form`: `plain`, `packed-b`), so
+// that `tune --packed-b` keeps its winners apart from a plain call's. SQLite cannot change a
+// UNIQUE constraint in place: the table is rebuilt with the same ids, which the other tables
+// reference, and every existing problem becomes a plain one. Runs with foreign keys off (the
+// drop would otherwise check every measurement and winner against a vanishing table);
+// MigrateToCurrentSchema checks them all before it commits.
+constexpr std::string_view kSchemaV4 = R"sql(
+CREATE TABLE problems_v4 (
+  id      INTEGER PRIMARY KEY,
+  dtype   TEXT NOT NULL,
+  layout  TEXT NOT NULL,
+  trans   TEXT NOT NULL,
+  m       INTEGER NOT NULL,
+  n       INTEGER NOT NULL,
+  k       INTEGER NOT NULL,
+  threads INTEGER NOT NULL,
+  form    TEXT NOT NULL DEFAULT 'plain',
+  UNIQUE (dtype, layout, trans, m, n, k, threads, form)
+);
+INSERT INTO problems_v4 (id, dtype, layout, trans, m, n, k, threads)
+  SELECT id, dtype, layout, trans, m, n, k, threads FROM problems;
+DROP TABLE problems;
+ALTER TABLE problems_v4 RENAME TO problems;
+)sql";
+
 // Step i takes a file from version i to version i + 1, with statements that keep every existing
 // row (tests/data/schema_v1.db is a file of version 1 that every build must migrate).
 constexpr std::string_view kMigrations[] = {
     kSchemaV1,
     kSchemaV2,
     kSchemaV3,
+    kSchemaV4,
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kDbSchemaVersion),
               "every schema version needs exactly one migration step");
@@ -206,7 +232,10 @@ Result<int> CheckDbIdentity(const DbIdentity& identity, const std::string& path)
   return static_cast<int>(identity.user_version);
 }
 
-Status MigrateToCurrentSchema(sqlite::Database& db) {
+namespace {
+
+// The steps proper, in one transaction.
+Status MigrateInTransaction(sqlite::Database& db) {
   auto transaction = sqlite::Transaction::Begin(db);
   if (!transaction) return transaction.error();
   // Read again under the write lock: the check before the lock may be stale.
@@ -230,7 +259,41 @@ Status MigrateToCurrentSchema(sqlite::Database& db) {
       !status) {
     return status;
   }
+  // A rebuilt table must still hold every id that the other tables reference.
+  auto violations = sqlite::Statement::Prepare(db, "PRAGMA foreign_key_check");
+  if (!violations) return violations.error();
+  auto violation = violations->Step();
+  if (!violation) return violation.error();
+  if (*violation) {
+    return MakeError(ErrorCode::kCorrupt,
+                     db.path() + ": migrating the schema left a row of table " +
+                         violations->ColumnText(0) + " referencing a missing row");
+  }
+  violations->Reset();
   return transaction->Commit();
+}
+
+}  // namespace
+
+Status MigrateToCurrentSchema(sqlite::Database& db) {
+  // Foreign keys cannot be switched inside a transaction, so they are switched around it, and
+  // the connection's setting comes back whatever happened.
+  bool enforced = false;
+  {
+    auto pragma = sqlite::Statement::Prepare(db, "PRAGMA foreign_keys");
+    if (!pragma) return pragma.error();
+    auto row = pragma->Step();
+    if (!row) return row.error();
+    enforced = *row && pragma->ColumnInt64(0) != 0;
+  }
+  if (Status status = db.Execute("PRAGMA foreign_keys = OFF"); !status) return status;
+  Status migrated = MigrateInTransaction(db);
+  if (enforced) {
+    if (Status status = db.Execute("PRAGMA foreign_keys = ON"); !status && migrated) {
+      return status;
+    }
+  }
+  return migrated;
 }
 
 }  // namespace mmtune

@@ -12,7 +12,7 @@
 namespace mmtune {
 
 // The schema this build writes. Older files are migrated on open (read-write mode only).
-inline constexpr int kDbSchemaVersion = 3;
+inline constexpr int kDbSchemaVersion = 4;
 
 // 'mmtu' in ASCII. Below 2^31 because SQLite stores the application id as a signed 32-bit int.
 inline constexpr std::int32_t kMmtuneApplicationId = 0x6D6D7475;

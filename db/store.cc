@@ -321,6 +321,11 @@ struct TuningStore::Impl {
   }
   // The id of the config's row, inserting it on first use. Runs inside the caller's transaction.
   Result<std::int64_t> InternConfig(const KernelConfig& config);
+  // The problems' call form as a column of `alias` ("p." or ""): a file older than version 4,
+  // read as it is, has plain problems only.
+  std::string FormColumn(const std::string& alias) const {
+    return schema_version >= 4 ? alias + "form" : std::string("'plain'");
+  }
   // The id of the problem's row, inserting it on first use. Runs inside the caller's transaction;
   // the caller has validated the problem.
   Result<std::int64_t> InternProblem(const Problem& problem);
@@ -366,18 +371,18 @@ Result<std::int64_t> TuningStore::Impl::InternProblem(const Problem& problem) {
   auto bind_key = [&](sqlite::Statement& statement) -> sqlite::Statement& {
     return statement.Bind(1, ToString(problem.dtype)).Bind(2, ToString(problem.layout))
         .Bind(3, trans).Bind(4, problem.m).Bind(5, problem.n).Bind(6, problem.k)
-        .Bind(7, problem.threads);
+        .Bind(7, problem.threads).Bind(8, ToString(problem.form));
   };
   {
     auto insert = Prepare(
-        "INSERT OR IGNORE INTO problems (dtype, layout, trans, m, n, k, threads) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+        "INSERT OR IGNORE INTO problems (dtype, layout, trans, m, n, k, threads, form) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     if (!insert) return insert.error();
     if (Status status = bind_key(**insert).Run(); !status) return status.error();
   }
   auto select = Prepare(
       "SELECT id FROM problems WHERE dtype = ?1 AND layout = ?2 AND trans = ?3 AND m = ?4 "
-      "AND n = ?5 AND k = ?6 AND threads = ?7");
+      "AND n = ?5 AND k = ?6 AND threads = ?7 AND form = ?8");
   if (!select) return select.error();
   auto row = bind_key(**select).Step();
   if (!row) return row.error();
@@ -656,11 +661,12 @@ Result<std::int64_t> TuningStore::UpsertProblem(const Problem& problem) {
 Result<std::optional<std::int64_t>> TuningStore::FindProblem(const Problem& problem) const {
   auto select = impl_->Prepare(
       "SELECT id FROM problems WHERE dtype = ?1 AND layout = ?2 AND trans = ?3 AND m = ?4 "
-      "AND n = ?5 AND k = ?6 AND threads = ?7");
+      "AND n = ?5 AND k = ?6 AND threads = ?7 AND " + impl_->FormColumn("") + " = ?8");
   if (!select) return select.error();
   (*select)->Bind(1, ToString(problem.dtype)).Bind(2, ToString(problem.layout))
       .Bind(3, TransPairToString(problem.trans_a, problem.trans_b)).Bind(4, problem.m)
-      .Bind(5, problem.n).Bind(6, problem.k).Bind(7, problem.threads);
+      .Bind(5, problem.n).Bind(6, problem.k).Bind(7, problem.threads)
+      .Bind(8, ToString(problem.form));
   auto row = (*select)->Step();
   if (!row) return row.error();
   if (!*row) return std::optional<std::int64_t>();
@@ -776,8 +782,9 @@ Result<std::vector<WinnerRecord>> TuningStore::Winners(std::string_view fingerpr
   // fingerprint's unique index.
   const std::string select_all =
       "SELECT ma.fingerprint, p.dtype, p.layout, p.trans, p.m, p.n, p.k, p.threads, c.json, "
-      "w.gflops, w.median_seconds, w.default_gflops, w.session_id, w.updated_at, w.problem_id "
-      "FROM winners AS w JOIN machines AS ma ON ma.id = w.machine_id "
+      "w.gflops, w.median_seconds, w.default_gflops, w.session_id, w.updated_at, w.problem_id, " +
+      impl_->FormColumn("p.") +
+      " FROM winners AS w JOIN machines AS ma ON ma.id = w.machine_id "
       "JOIN problems AS p ON p.id = w.problem_id JOIN configs AS c ON c.id = w.config_id";
   auto select = fingerprint.empty()
                     ? impl_->Prepare(select_all + " ORDER BY w.machine_id, w.problem_id")
@@ -810,6 +817,7 @@ Result<std::vector<WinnerRecord>> TuningStore::Winners(std::string_view fingerpr
     // The winners table is WITHOUT ROWID; its key names the row in the warning.
     const std::string row_id = "machine " + record.fingerprint + " problem " +
                                std::to_string((*select)->ColumnInt64(14));
+    const std::string form = reader.Text(15);
     if (!reader.ok()) {
       skipped.Add(row_id, reader.error());
       continue;
@@ -823,10 +831,14 @@ Result<std::vector<WinnerRecord>> TuningStore::Winners(std::string_view fingerpr
     auto trans_a = ParseTransLetter(trans[0]);
     auto trans_b = ParseTransLetter(trans[1]);
     auto config = ParseStoredConfig(config_json);
-    if (!trans_a || !trans_b || !config) {
-      skipped.Add(row_id, !config ? config.error().message : "transpose '" + trans + "'");
+    auto parsed_form = ParseCallForm(form);
+    if (!trans_a || !trans_b || !config || !parsed_form) {
+      skipped.Add(row_id, !config        ? config.error().message
+                          : !parsed_form ? parsed_form.error().message
+                                         : "transpose '" + trans + "'");
       continue;
     }
+    record.problem.form = *parsed_form;
     record.problem.dtype = *parsed_dtype;
     record.problem.layout = *parsed_layout;
     record.problem.trans_a = *trans_a;

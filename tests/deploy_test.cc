@@ -148,6 +148,7 @@ struct Tuned {
   int mc = 120;          // the config
   double gflops = 10.0;
   nlohmann::json peaks = nullptr;  // stored with the machine unless null
+  CallForm form = CallForm::kPlain;
 };
 
 // Writes a tuning DB the way `mmtune tune` does: for every entry a session with a measurement
@@ -164,7 +165,9 @@ void WriteTuningDb(const std::string& path, const std::vector<Tuned>& entries) {
     ASSERT_TRUE(session_id.ok()) << session_id.error().message;
     for (const auto& [m, mc, won] : {std::tuple{entry.m, entry.mc, true},
                                      std::tuple<std::int64_t, int, bool>{9999, 480, false}}) {
-      auto problem_id = store->UpsertProblem(TestProblem(m));
+      Problem problem = TestProblem(m);
+      problem.form = entry.form;
+      auto problem_id = store->UpsertProblem(problem);
       ASSERT_TRUE(problem_id.ok()) << problem_id.error().message;
       MeasurementRecord measurement;
       measurement.config = TestConfig(mc);
@@ -177,7 +180,7 @@ void WriteTuningDb(const std::string& path, const std::vector<Tuned>& entries) {
       if (!won) continue;
       WinnerRecord winner;
       winner.fingerprint = entry.machine.fingerprint;
-      winner.problem = TestProblem(m);
+      winner.problem = problem;
       winner.config = TestConfig(mc);
       winner.gflops = entry.gflops;
       winner.median_seconds = 1e-4;
@@ -359,7 +362,7 @@ TEST(DeployExportTest, JsonDocumentHasTheDocumentedFields) {
 
   const nlohmann::json doc = nlohmann::json::parse(Slurp(out), nullptr, false);
   ASSERT_FALSE(doc.is_discarded());
-  EXPECT_EQ(doc.value("schema_version", 0), 1);
+  EXPECT_EQ(doc.value("schema_version", 0), 2);
   EXPECT_EQ(doc.value("generator", "").rfind("mmtune ", 0), 0u);
   EXPECT_FALSE(doc.contains("measurements"));
   EXPECT_FALSE(doc.contains("sessions"));
@@ -379,11 +382,12 @@ TEST(DeployExportTest, JsonDocumentHasTheDocumentedFields) {
   bool saw_fastest = false;
   for (const nlohmann::json& winner : doc.at("winners")) {
     for (const char* key : {"fingerprint", "dtype", "layout", "trans", "m", "n", "k", "threads",
-                            "config", "gflops", "median_seconds", "default_gflops"}) {
+                            "form", "config", "gflops", "median_seconds", "default_gflops"}) {
       EXPECT_TRUE(winner.contains(key)) << key << " missing in " << winner.dump();
     }
     EXPECT_EQ(winner.at("dtype"), "f32");
     EXPECT_EQ(winner.at("trans"), "NN");
+    EXPECT_EQ(winner.at("form"), "plain");
     EXPECT_EQ(winner.at("n"), 96);
     auto config = KernelConfigFromJson(winner.at("config"));
     ASSERT_TRUE(config.ok());
@@ -736,6 +740,53 @@ TEST(DeployMergeTest, JsonExportsMergeLikeTheDbsTheyCameFrom) {
   EXPECT_EQ(again->changes.winners_added + again->changes.winners_replaced, 0);
 }
 
+// A winner tuned with B packed beforehand (`tune --packed-b`) and the plain winner of the same
+// shape are two winners: through a SQLite or JSON export and a merge, each keeps its form. A
+// JSON export of version 1, which had no "form", holds plain winners.
+TEST(DeployMergeTest, PackedBWinnersTravelApartFromPlainOnes) {
+  ScratchDir dir("forms");
+  const std::string source = dir / "tuned.db";
+  WriteTuningDb(source, {Tuned{TestMachine(1), 128, 120, 10.0, nullptr},
+                         Tuned{TestMachine(1), 128, 60, 12.0, nullptr, CallForm::kPackedB}});
+  auto forms_of = [](const std::string& path) {
+    std::map<CallForm, int> mc_by_form;
+    for (const WinnerRecord& winner : ReadWinners(path)) {
+      EXPECT_EQ(mc_by_form.count(winner.problem.form), 0u) << winner.problem.ToString();
+      mc_by_form[winner.problem.form] = winner.config.mc;
+    }
+    return mc_by_form;
+  };
+  const std::map<CallForm, int> expected = {{CallForm::kPlain, 120}, {CallForm::kPackedB, 60}};
+  ASSERT_EQ(forms_of(source), expected);
+
+  const std::string json = dir / "tuned.json";
+  ASSERT_TRUE(ExportWinners(source, json, ExportAll(ExportFormat::kJson)).ok());
+  const nlohmann::json document = nlohmann::json::parse(Slurp(json));
+  std::multiset<std::string> written_forms;
+  for (const nlohmann::json& winner : document.at("winners")) {
+    written_forms.insert(winner.at("form").get<std::string>());
+  }
+  EXPECT_EQ(written_forms, (std::multiset<std::string>{"packed-b", "plain"}));
+  const std::string exported = dir / "exported.db";
+  ASSERT_TRUE(ExportWinners(source, exported, ExportAll(ExportFormat::kSqlite)).ok());
+  EXPECT_EQ(forms_of(exported), expected);
+  ASSERT_TRUE(MergeStores(dir / "from_json.db", {json}).ok());
+  EXPECT_EQ(forms_of(dir / "from_json.db"), expected);
+
+  nlohmann::json version1 = document;
+  version1["schema_version"] = 1;
+  for (nlohmann::json& winner : version1["winners"]) {
+    winner.erase("form");
+    winner["m"] = winner.at("config").at("mc") == 60 ? 64 : 128;  // two plain shapes
+  }
+  const std::string old_json = dir / "version1.json";
+  { std::ofstream(old_json) << version1.dump(); }
+  ASSERT_TRUE(MergeStores(dir / "from_version1.db", {old_json}).ok());
+  const std::vector<WinnerRecord> old_winners = ReadWinners(dir / "from_version1.db");
+  ASSERT_EQ(old_winners.size(), 2u);
+  for (const WinnerRecord& winner : old_winners) EXPECT_EQ(winner.problem.form, CallForm::kPlain);
+}
+
 // The shape ranges that winners stand for travel with them: into a SQLite or JSON export (of the
 // selected machines only) and through a merge, each range once.
 TEST(DeployMergeTest, ShapeRangesTravelWithTheirWinners) {
@@ -828,8 +879,10 @@ TEST(DeployMergeTest, BadJsonInputsWriteNothingAndNameTheFault) {
   const std::vector<Case> cases = {
       {"truncated", document.dump().substr(0, 40), ErrorCode::kCorrupt, "not valid JSON"},
       {"not_an_export", "{\"a\": 1}", ErrorCode::kCorrupt, "schema_version"},
-      {"newer", edited([](auto& d) { d["schema_version"] = 2; }), ErrorCode::kUnsupported,
-       "schema version 2"},
+      {"newer", edited([](auto& d) { d["schema_version"] = 3; }), ErrorCode::kUnsupported,
+       "schema version 3"},
+      {"form", edited([](auto& d) { d["winners"][0]["form"] = "packed-a"; }),
+       ErrorCode::kCorrupt, "call form 'packed-a'"},
       {"no_winners", edited([](auto& d) { d.erase("winners"); }), ErrorCode::kCorrupt,
        "\"winners\""},
       {"dtype", edited([](auto& d) { d["winners"][1]["dtype"] = "f128"; }), ErrorCode::kCorrupt,
@@ -914,7 +967,7 @@ TEST(DeployCliTest, ExportCurrentAllAndOneMachine) {
   EXPECT_NE(all.out.find("2 machines and 3 winners"), std::string::npos) << all.out;
   const nlohmann::json doc = nlohmann::json::parse(Slurp(dir / "all.json"), nullptr, false);
   ASSERT_FALSE(doc.is_discarded());
-  EXPECT_EQ(doc.at("schema_version"), 1);
+  EXPECT_EQ(doc.at("schema_version"), 2);
   EXPECT_EQ(doc.at("machines").size(), 2u);
   EXPECT_EQ(doc.at("winners").size(), 3u);
 

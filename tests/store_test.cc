@@ -337,7 +337,15 @@ TEST(TuningStoreTest, ProblemsAreKeyedByEveryField) {
   p = TestProblem();
   p.threads = 1;
   ids.insert(*store->UpsertProblem(p));
-  EXPECT_EQ(ids.size(), 6u);
+  p = TestProblem();
+  p.form = CallForm::kPackedB;
+  ids.insert(*store->UpsertProblem(p));
+  EXPECT_EQ(ids.size(), 7u);
+  auto packed_id = store->FindProblem(p);
+  ASSERT_TRUE(packed_id.ok() && packed_id->has_value());
+  auto plain_id = store->FindProblem(TestProblem());
+  ASSERT_TRUE(plain_id.ok() && plain_id->has_value());
+  EXPECT_NE(**packed_id, **plain_id);
 
   Problem negative = TestProblem(-1);
   auto refused = store->UpsertProblem(negative);
@@ -375,6 +383,23 @@ TEST(TuningStoreTest, WinnersAreReplacedAndListedPerMachineOrAll) {
   EXPECT_EQ((*all)[1].fingerprint, TestMachine(2).fingerprint);
   EXPECT_EQ((*all)[1].problem, TestProblem(128, Trans::kYes));
   EXPECT_EQ((*all)[1].session_id, 0);
+
+  // A winner for the same shape called with B packed beforehand is a winner of its own.
+  Problem packed = w.winner.problem;
+  packed.form = CallForm::kPackedB;
+  auto packed_problem = store->UpsertProblem(packed);
+  ASSERT_TRUE(packed_problem.ok());
+  WinnerRecord packed_winner = w.winner;
+  packed_winner.problem = packed;
+  packed_winner.config = TestConfig(96);
+  ASSERT_TRUE(store->SetWinner(w.machine_id, *packed_problem, w.session_id, packed_winner).ok());
+  auto both = store->Winners(w.winner.fingerprint);
+  ASSERT_TRUE(both.ok());
+  ASSERT_EQ(both->size(), 2u);
+  EXPECT_EQ((*both)[0].problem.form, CallForm::kPlain);
+  EXPECT_EQ((*both)[0].config, TestConfig(60));
+  EXPECT_EQ((*both)[1].problem, packed);
+  EXPECT_EQ((*both)[1].config, TestConfig(96));
 
   auto nobody = store->Winners("ffffffffffffffff");
   ASSERT_TRUE(nobody.ok());
@@ -447,6 +472,9 @@ TEST(TuningStoreTest, AFileOfTheFirstSchemaOpensWithEveryRow) {
   const std::string path = scratch.path() + "/v1.db";
   std::filesystem::copy_file(MMTUNE_TEST_DATA_DIR "/schema_v1.db", path);
   ASSERT_EQ(QueryInt(path, "PRAGMA user_version"), 1);
+  // Version 4 rebuilds the problems table: every id must survive, as measurements and winners
+  // point at them.
+  const std::int64_t id_sum = QueryInt(path, "SELECT sum(id * id) FROM problems");
   std::map<std::string, std::int64_t> rows;
   for (const char* table : {"machines", "sessions", "problems", "configs", "measurements",
                             "winners"}) {
@@ -475,6 +503,7 @@ TEST(TuningStoreTest, AFileOfTheFirstSchemaOpensWithEveryRow) {
       EXPECT_TRUE(winner.config.Validate(winner.problem, *DetectHostMachine()).ok())
           << winner.config.ToString();
       EXPECT_GT(winner.gflops, 0.0);
+      EXPECT_EQ(winner.problem.form, CallForm::kPlain);
     }
     EXPECT_EQ(problems.size(), 3u);
     auto sessions = store->Sessions();
@@ -494,6 +523,29 @@ TEST(TuningStoreTest, AFileOfTheFirstSchemaOpensWithEveryRow) {
   for (const auto& [table, count] : rows) {
     EXPECT_EQ(QueryInt(path, "SELECT count(*) FROM " + table), count) << table << " lost rows";
   }
+  EXPECT_EQ(QueryInt(path, "SELECT sum(id * id) FROM problems"), id_sum);
+  EXPECT_EQ(QueryInt(path, "SELECT count(*) FROM problems WHERE form = 'plain'"),
+            rows["problems"]);
+  EXPECT_EQ(QueryInt(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+}
+
+// The migration turns foreign keys off around its table rebuild; the store's connection must
+// enforce them again afterwards.
+TEST(TuningStoreTest, AMigratedFileStillEnforcesForeignKeys) {
+  ScratchDir scratch("migrated_keys");
+  const std::string path = scratch.path() + "/v1.db";
+  std::filesystem::copy_file(MMTUNE_TEST_DATA_DIR "/schema_v1.db", path);
+  auto store = TuningStore::Open(path, DbOpenMode::kReadWrite);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto machines = store->Machines();
+  ASSERT_TRUE(machines.ok() && !machines->empty());
+  auto winners = store->Winners("");
+  ASSERT_TRUE(winners.ok() && !winners->empty());
+  const std::int64_t missing_problem = QueryInt(path, "SELECT max(id) + 1 FROM problems");
+  Status refused = store->SetWinner(machines->front().id, missing_problem, 0, winners->front());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("FOREIGN KEY"), std::string::npos)
+      << refused.error().message;
 }
 
 // A copy of tests/data/schema_v1.db in `scratch`, opened read-write (so migrated), with its one

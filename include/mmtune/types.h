@@ -17,14 +17,23 @@ namespace mmtune {
 enum class DType : std::uint8_t { kF32, kF64, kBF16, kS8 };
 enum class Layout : std::uint8_t { kRowMajor, kColMajor };
 enum class Trans : std::uint8_t { kNo, kYes };
+// How a GEMM is called, which tuning keeps apart because the fastest config differs: with B
+// packed once beforehand (Runtime::PackB) no call pays for B's packing, so tiles and blocks
+// that pack B slowly but run fast win there and not in a plain call.
+enum class CallForm : std::uint8_t {
+  kPlain,    // every operand as stored, B packed (where the config packs) on every call
+  kPackedB,  // B packed once for the config beforehand, its packing not part of the call
+};
 
 const char* ToString(DType dtype);
 const char* ToString(Layout layout);
+const char* ToString(CallForm form);  // "plain", "packed-b"
 // Two letters, for A then B: "NN", "NT", "TN", "TT".
 std::string TransPairToString(Trans trans_a, Trans trans_b);
 
 Result<DType> ParseDType(std::string_view text);
 Result<Layout> ParseLayout(std::string_view text);
+Result<CallForm> ParseCallForm(std::string_view text);
 // "NN", "NT", "TN", "TT" (either case): op(A) then op(B).
 Result<std::pair<Trans, Trans>> ParseTransPair(std::string_view text);
 
@@ -44,12 +53,13 @@ struct Problem {
   std::int64_t n = 0;
   std::int64_t k = 0;
   int threads = 1;
+  CallForm form = CallForm::kPlain;
 
   // Floating-point operations of one multiply, counting a fused multiply-add as two.
   double Flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) *
                                 static_cast<double>(k); }
   Status Validate() const;
-  std::string ToString() const;  // e.g. "f32 row NN 128x768x768 t1"
+  std::string ToString() const;  // e.g. "f32 row NN 128x768x768 t1", "... t1 packed-b"
 
   friend bool operator==(const Problem&, const Problem&) = default;
 };
