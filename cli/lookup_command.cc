@@ -18,6 +18,7 @@ struct LookupOptions {
   ProblemKindText kind;
   std::string threads = "all";
   bool allow_compatible = false;
+  bool packed_b = false;
   bool json = false;
   bool db_given = false;
 };
@@ -41,7 +42,8 @@ void RunLookup(const LookupOptions& options, Context& context) {
   if (!runtime) return context.Fail(kExitFailure, runtime.error().message);
 
   const Problem problem{kind->dtype, kind->layout, kind->trans_a, kind->trans_b,
-                        shape->m, shape->n, shape->k, (*runtime)->max_threads()};
+                        shape->m, shape->n, shape->k, (*runtime)->max_threads(),
+                        options.packed_b ? CallForm::kPackedB : CallForm::kPlain};
   const LookupReport report = (*runtime)->Lookup(problem);
   const bool tuned = report.tier != LookupTier::kDefault;
 
@@ -69,7 +71,11 @@ void RunLookup(const LookupOptions& options, Context& context) {
                << "  tier:    " << ToString(report.tier);
   switch (report.tier) {
     case LookupTier::kExact:
-      *context.out << " (tuned winner of this problem)\n";
+      // Weights with no winner tuned for them run the plain call's.
+      *context.out << (report.tuned.form == problem.form
+                           ? " (tuned winner of this problem)\n"
+                           : " (tuned winner of this shape called plain; none tuned with B "
+                             "packed beforehand)\n");
       break;
     case LookupTier::kBucket:
       *context.out << " (winner of its bucket " << report.tuned.ToString()
@@ -123,6 +129,9 @@ void SetupLookupCommand(CLI::App& app, Context& context) {
       ->capture_default_str();
   lookup->add_flag("--allow-compatible", options->allow_compatible,
                    "Also use winners of machines with the same ISA level and cache sizes");
+  lookup->add_flag("--packed-b", options->packed_b,
+                   "The config weights packed once (Runtime::PackB) run with: winners of `tune "
+                   "--packed-b`, else the plain call's winner, else the packed default");
   lookup->add_flag("--json", options->json, "Print JSON instead of text");
   lookup->callback([options, &context, lookup]() {
     options->db_given = lookup->get_option("--db")->count() > 0;

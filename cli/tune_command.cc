@@ -45,6 +45,7 @@ struct TuneOptions {
   std::int64_t evals = 0;
   std::uint64_t seed = 1;
   bool cold_cache = false;
+  bool packed_b = false;
   bool no_wait = false;
   int validate = 0;
   std::string shard;
@@ -161,11 +162,16 @@ class ProgressPrinter {
 // `warm_cache_bytes`: the cache warm-cache timings run from (0 for --cold-cache), see RooflineOf.
 void PrintSummary(std::ostream& out, const TuneSummary& summary, const nlohmann::json& peaks,
                   std::uint64_t warm_cache_bytes) {
-  out << "\n" << std::left << std::setw(28) << "problem" << std::setw(54) << "winner"
+  std::size_t problem_width = 28;
+  for (const ProblemOutcome& o : summary.outcomes) {
+    problem_width = std::max(problem_width, o.problem.ToString().size() + 2);
+  }
+  const int width = static_cast<int>(problem_width);
+  out << "\n" << std::left << std::setw(width) << "problem" << std::setw(54) << "winner"
       << std::right << std::setw(9) << "GFLOP/s" << std::setw(8) << "% roof" << std::setw(10)
       << "vs dflt" << std::setw(16) << "evals (f/s/r)" << "\n";
   for (const ProblemOutcome& o : summary.outcomes) {
-    out << std::left << std::setw(28) << o.problem.ToString();
+    out << std::left << std::setw(width) << o.problem.ToString();
     if (!o.winner) {
       out << "not tuned: " << o.error << "\n";
       continue;
@@ -301,6 +307,12 @@ void RunTune(const TuneOptions& options, Context& context) {
                                       "--shapes (e.g. 1..2048x4096x4096) or a preset with ranges");
     }
   }
+  if (options.packed_b && !std::all_of(ranges->begin(), ranges->end(), [](const ShapeRange& r) {
+        return r.IsSingleShape();
+      })) {
+    return context.Fail(kExitUsage, "--packed-b tunes single shapes, not ranges: the runtime "
+                                    "answers shapes inside a range for plain calls only");
+  }
   auto machine = DetectHostMachineOrFail(context);
   if (!machine) return;
   auto threads = ParseTuneThreads(options.threads, DefaultRuntimeThreads(),
@@ -313,8 +325,9 @@ void RunTune(const TuneOptions& options, Context& context) {
     // The record's problems carry their dtype, layout, transposes and threads; most
     // time-consuming first, so an interrupted or budget-limited run tunes what matters most.
     if (options.problem_options_given) {
-      return context.Fail(kExitUsage, "--dtype, --layout, --trans and --threads come from the "
-                                      "record file; do not give them with --from-record");
+      return context.Fail(kExitUsage, "--dtype, --layout, --trans, --threads and --packed-b "
+                                      "come from the record file; do not give them with "
+                                      "--from-record");
     }
     auto recorded = ReadRecordFile(options.from_record);
     if (!recorded) return context.Fail(kExitUsage, recorded.error().message);
@@ -333,7 +346,8 @@ void RunTune(const TuneOptions& options, Context& context) {
       std::vector<Problem> of_shape;
       for (int count : threads->counts) {
         of_shape.push_back(Problem{kind->dtype, kind->layout, kind->trans_a, kind->trans_b,
-                                   shape.m, shape.n, shape.k, count});
+                                   shape.m, shape.n, shape.k, count,
+                                   options.packed_b ? CallForm::kPackedB : CallForm::kPlain});
       }
       return of_shape;
     };
@@ -493,6 +507,10 @@ void SetupTuneCommand(CLI::App& app, Context& context) {
   tune->add_flag("--cold-cache", options->cold_cache,
                  "Time with operands evicted from the caches (rotating copies larger than the "
                  "last-level cache) instead of warm");
+  tune->add_flag("--packed-b", options->packed_b,
+                 "Tune for weights packed once (Runtime::PackB, `bench --packed-b`): time each "
+                 "candidate with B packed beforehand, untimed, and keep these winners apart "
+                 "from a plain call's (single shapes only)");
   tune->add_flag("--no-wait", options->no_wait,
                  "Exit with an error at once when another tune runs on this machine or this DB, "
                  "instead of waiting for it (one tune at a time keeps timings undisturbed)");
@@ -511,7 +529,7 @@ void SetupTuneCommand(CLI::App& app, Context& context) {
   tune->callback([options, &context, tune]() {
     options->command_line = context.command_line;
     options->problem_options_given = false;
-    for (const char* name : {"--dtype", "--layout", "--trans", "--threads"}) {
+    for (const char* name : {"--dtype", "--layout", "--trans", "--threads", "--packed-b"}) {
       if (tune->get_option(name)->count() > 0) options->problem_options_given = true;
     }
     RunTune(*options, context);

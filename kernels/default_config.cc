@@ -188,6 +188,7 @@ int DefaultThreadCount(const Problem& problem, int max_threads) {
 }
 
 KernelConfig DefaultConfig(const Problem& original, const Machine& machine) {
+  if (original.form == CallForm::kPackedB) return PackedWeightsConfig(original, machine);
   const Problem problem = RowMajorView(original);
   switch (problem.dtype) {
     case DType::kF32: return DefaultFor<float>(problem, machine);
@@ -214,7 +215,9 @@ bool BatchSpillsL2(const Problem& problem, std::int64_t count, const CacheBudget
   return bytes > static_cast<double>(cache.l2);
 }
 
-KernelConfig PackedWeightsConfig(const Problem& original, const Machine& machine) {
+KernelConfig PackedWeightsConfig(const Problem& packed_b, const Machine& machine) {
+  Problem original = packed_b;
+  original.form = CallForm::kPlain;
   KernelConfig config = DefaultConfig(original, machine);
   const Problem problem = RowMajorView(original);
   // Row-major weights are the panels' B side; column-major ones would be A panels of a

@@ -12,7 +12,8 @@
 
 namespace mmtune {
 
-// Always valid for `problem` on `machine` (KernelConfig::Validate passes), for any shape.
+// Always valid for `problem` on `machine` (KernelConfig::Validate passes), for any shape. A
+// problem called with B packed beforehand (CallForm::kPackedB) gets PackedWeightsConfig.
 KernelConfig DefaultConfig(const Problem& problem, const Machine& machine);
 
 // Other model configs worth one measurement each when the search starts: where the default sits
@@ -45,7 +46,8 @@ KernelConfig ColdOperandsConfig(const Problem& problem, const Machine& machine);
 // config. Its panels hold B in the k-grouped order the dot-product instructions take, which B
 // as stored is not, and one-row calls run the packed kernel of one row over them
 // (docs/runtime.md, Packed weights, has the measurements). Its row blocks are a tall problem's,
-// for the larger calls the same weights may serve. DefaultConfig elsewhere.
+// for the larger calls the same weights may serve. DefaultConfig of the plain call elsewhere,
+// whatever `problem.form` says.
 KernelConfig PackedWeightsConfig(const Problem& problem, const Machine& machine);
 
 // `config`, the winner of `tuned_for`, as the runtime lends it to `problem` (same dtype, layout

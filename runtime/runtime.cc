@@ -317,6 +317,28 @@ struct Runtime::Impl {
     });
   }
 
+  // The config weights packed for `problem` (CallForm::kPackedB) run with: a winner tuned with
+  // B packed beforehand (`tune --packed-b`), exact or nearest; else the plain call's winner,
+  // whose B packing the tune timed too, except a gemv one, which reads B as stored where the
+  // weights' panels serve one row better (PackedWeightsConfig); else the packed default.
+  mmtune::Lookup FindPackedWeights(const Problem& problem) const {
+    mmtune::Lookup found = index.Find(problem);
+    if (found.tier != LookupTier::kDefault) return found;
+    Problem plain = problem;
+    plain.form = CallForm::kPlain;
+    mmtune::Lookup tuned_plain = index.Find(plain);
+    if (tuned_plain.tier == LookupTier::kDefault) return found;
+    if (tuned_plain.config.family == KernelFamily::kGemv) {
+      Problem sized = problem;
+      sized.threads = tuned_plain.config.threads;
+      KernelConfig panels = PackedWeightsConfig(sized, machine);
+      if (panels.family == KernelFamily::kPacked) {
+        return {LookupTier::kDefault, panels, Problem{}, 0.0, tuned_plain.threads_reason, ""};
+      }
+    }
+    return tuned_plain;
+  }
+
   // Runtime::PackB, which may throw std::bad_alloc.
   template <typename T>
   Result<PackedWeights<T>> PackWeights(Layout layout, Trans trans_b, std::int64_t m,
@@ -684,6 +706,7 @@ Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int6
 LookupReport Runtime::Lookup(const Problem& problem) const {
   Problem asked = problem;
   asked.threads = impl_->max_threads;
+  if (asked.form == CallForm::kPackedB) return ReportOf(impl_->FindPackedWeights(asked));
   return ReportOf(impl_->index.Find(asked));
 }
 
@@ -886,18 +909,10 @@ Result<PackedWeights<T>> Runtime::Impl::PackWeights(Layout layout, Trans trans_b
   }
   // Empty weights still need a config that runs (BLAS semantics of K = 0); it is chosen as for
   // one column or one k.
-  const Problem problem = ProblemOf(GemmTypes<X>::kDType, layout, Trans::kNo, trans_b, m,
-                                    std::max<std::int64_t>(n, 1), std::max<std::int64_t>(k, 1));
-  mmtune::Lookup found = index.Find(problem);
-  if (found.config.family == KernelFamily::kGemv) {
-    // The gemv family reads B as stored; the packed weights of a one-row GEMM take panels.
-    Problem sized = problem;
-    sized.threads = found.config.threads;
-    KernelConfig panels = PackedWeightsConfig(sized, machine);
-    if (panels.family == KernelFamily::kPacked) {
-      found = {LookupTier::kDefault, panels, Problem{}, 0.0, found.threads_reason, ""};
-    }
-  }
+  Problem problem = ProblemOf(GemmTypes<X>::kDType, layout, Trans::kNo, trans_b, m,
+                              std::max<std::int64_t>(n, 1), std::max<std::int64_t>(k, 1));
+  problem.form = CallForm::kPackedB;
+  const mmtune::Lookup found = FindPackedWeights(problem);
   auto impl = std::make_unique<typename PackedWeights<T>::Impl>();
   impl->layout = layout;
   impl->trans_b = trans_b;

@@ -64,7 +64,7 @@ std::string TunedThreadsReason(const std::string& whose, const KernelConfig& win
 
 bool WinnerIndex::SameKind(const Problem& a, const Problem& b) {
   return a.dtype == b.dtype && a.layout == b.layout && a.trans_a == b.trans_a &&
-         a.trans_b == b.trans_b;
+         a.trans_b == b.trans_b && a.form == b.form;
 }
 
 WinnerIndex WinnerIndex::Build(const std::vector<WinnerRecord>& winners, const Machine& machine,
@@ -120,6 +120,8 @@ const WinnerIndex::Entry* WinnerIndex::FindBucket(const Problem& problem,
                                                   const ShapeRangeRecord** range) const {
   // Of the ranges that hold the problem, the one whose bucket is closest to it; the bucket's
   // winner follows the exact tier's thread rules for the bucket shape, and must run this shape.
+  // Shape ranges are tuned as plain calls only (`tune --packed-b` takes no range).
+  if (problem.form != CallForm::kPlain) return nullptr;
   const Shape shape{problem.m, problem.n, problem.k};
   const Entry* best = nullptr;
   double best_distance = std::numeric_limits<double>::infinity();

@@ -1,7 +1,7 @@
 // The winners of one machine, indexed for the runtime's four lookup tiers: the exact problem,
 // else the winner of its bucket shape where a tuned shape range holds it, else the nearest tuned
-// problem (log-space distance over M, N, K with the same dtype, layout, transposes; its config
-// re-validated for the new shape), else the analytical default. Built once
+// problem (log-space distance over M, N, K with the same dtype, layout, transposes and call
+// form; its config re-validated for the new shape), else the analytical default. Built once
 // when a runtime opens, from DB rows it checks itself; immutable afterwards, so any number of
 // threads may look up at once without a lock.
 #pragma once

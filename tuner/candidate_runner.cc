@@ -32,8 +32,9 @@ std::uint64_t ColdCacheTargetBytes(const Machine& machine) {
 // What the runner needs to know of one GEMM (gemm_types.h): its operand buffers and result
 // checker, and the runs that verify a candidate. Each kind verifies with alpha 1, beta 0 on a
 // poisoned C (a correct GEMM never reads it) and with a general alpha and beta on a random C.
-template <class Kind, typename Buffers_, typename Checker_>
+template <class Kind_, typename Buffers_, typename Checker_>
 struct Workload {
+  using Kind = Kind_;
   using Plan = GemmPlan<Kind>;
   using Args = GemmArgs<Kind>;
   using Scalar = typename GemmTypes<Kind>::Scalar;
@@ -81,17 +82,16 @@ class Runner final : public CandidateRunner {
   bool full_check() const override { return checker_.full(); }
 
   Status Verify(const KernelConfig& config) override {
-    auto plan = Plan::Create(config);
-    if (!plan) return plan.error();
-    return VerifyPlan(*plan);
+    auto candidate = Prepare(0, config);
+    if (!candidate) return candidate.error();
+    return VerifyCandidate(*candidate);
   }
 
   void WarmUp(const KernelConfig& config, double seconds) override {
-    auto plan = Plan::Create(config);
-    if (!plan) return;
-    Candidate candidate{0, *plan, 1, {}, true};
+    auto candidate = Prepare(0, config);
+    if (!candidate) return;
     const Clock::time_point start = Clock::now();
-    while (SecondsSince(start) < seconds) (void)Sample(candidate);
+    while (SecondsSince(start) < seconds) (void)Sample(*candidate);
   }
 
   std::vector<CandidateMeasurement> Measure(const std::vector<KernelConfig>& configs,
@@ -111,12 +111,11 @@ class Runner final : public CandidateRunner {
     for (std::size_t i = 0; i < configs.size(); ++i) {
       const Clock::time_point start = Clock::now();
       results[i].config = configs[i];
-      auto plan = Plan::Create(configs[i]);
-      const Status status = plan ? VerifyPlan(*plan) : Status(plan.error());
+      auto candidate = Prepare(i, configs[i]);
+      const Status status = candidate ? VerifyCandidate(*candidate) : Status(candidate.error());
       if (status) {
-        Candidate candidate{i, *plan, 1, {}, true};
-        Calibrate(candidate, sample_seconds);
-        candidates.push_back(std::move(candidate));
+        Calibrate(*candidate, sample_seconds);
+        candidates.push_back(std::move(*candidate));
         results[i].seconds_spent += SecondsSince(start);
       } else {
         results[i].status = MeasurementStatus::kFailed;
@@ -140,20 +139,46 @@ class Runner final : public CandidateRunner {
   struct Candidate {
     std::size_t index;  // into the batch
     Plan plan;
+    // A problem called with B packed beforehand (CallForm::kPackedB) and a packed config: B of
+    // every operand copy, packed once and untimed, as the runtime's packed weights hold it.
+    // Empty otherwise: other families read B as stored, from the weights' copy at run time.
+    std::vector<PackedB<typename W::Kind>> packed_b;
     int calls_per_sample = 1;
     std::vector<double> samples;
     bool active = true;
   };
 
-  Status VerifyPlan(const Plan& plan) {
+  Result<Candidate> Prepare(std::size_t index, const KernelConfig& config) {
+    auto plan = Plan::Create(config);
+    if (!plan) return plan.error();
+    Candidate candidate{index, std::move(*plan), {}, 1, {}, true};
+    if (problem_.form == CallForm::kPackedB && config.family == KernelFamily::kPacked) {
+      for (int copy = 0; copy < buffers_.copies(); ++copy) {
+        const Args args = buffers_.template ArgsFor<Args>(copy, Scalar(1), Scalar(0));
+        auto packed = candidate.plan.PackB(args.layout, args.trans_b, args.n, args.k, args.b,
+                                           args.ldb);
+        if (!packed) return packed.error();
+        candidate.packed_b.push_back(std::move(*packed));
+      }
+    }
+    return candidate;
+  }
+
+  // One call of `candidate` on operand copy `copy`.
+  Status Run(const Candidate& candidate, int copy, Scalar alpha, Scalar beta) {
+    const Args args = buffers_.template ArgsFor<Args>(copy, alpha, beta);
+    if (candidate.packed_b.empty()) return candidate.plan.Run(args, pool_);
+    return candidate.plan.Run(args, candidate.packed_b[static_cast<std::size_t>(copy)], pool_);
+  }
+
+  Status VerifyCandidate(const Candidate& candidate) {
     for (const auto& run : W::kRuns) {
       if (run.poison) {
         buffers_.PoisonC(0);
       } else {
         buffers_.ResetC(0);
       }
-      if (auto status = plan.Run(buffers_.template ArgsFor<Args>(0, run.alpha, run.beta), pool_);
-          !status) {
+      if (auto status = Run(candidate, 0, run.alpha, run.beta); !status) {
         return status;
       }
       if (!buffers_.CanariesIntact(0)) {
@@ -182,7 +207,7 @@ class Runner final : public CandidateRunner {
       next_copy_ = (next_copy_ + 1) % buffers_.copies();
       // Verified plans on valid arguments cannot fail; a failure would show as a wrong result
       // in the next verification, so the status is not needed here.
-      (void)candidate.plan.Run(buffers_.template ArgsFor<Args>(copy, Scalar(1), Scalar(0)), pool_);
+      (void)Run(candidate, copy, Scalar(1), Scalar(0));
     }
     return SecondsSince(start) / candidate.calls_per_sample;
   }
