@@ -317,26 +317,33 @@ struct Runtime::Impl {
     });
   }
 
-  // The config weights packed for `problem` (CallForm::kPackedB) run with: a winner tuned with
-  // B packed beforehand (`tune --packed-b`), exact or nearest; else the plain call's winner,
-  // whose B packing the tune timed too, except a gemv one, which reads B as stored where the
-  // weights' panels serve one row better (PackedWeightsConfig); else the packed default.
+  // The config weights packed for `problem` (CallForm::kPackedB) run with. A winner measured on
+  // this shape comes first: tuned with B packed beforehand (`tune --packed-b`), else the plain
+  // call's (exact or bucket), whose timing included packing B; then the nearest winner, of
+  // weights before plain calls; then the packed default. A plain gemv winner reads B as stored,
+  // where the weights' panels serve one row better: it gives way to PackedWeightsConfig.
   mmtune::Lookup FindPackedWeights(const Problem& problem) const {
-    mmtune::Lookup found = index.Find(problem);
-    if (found.tier != LookupTier::kDefault) return found;
+    const mmtune::Lookup weights = index.Find(problem);
+    if (weights.tier == LookupTier::kExact) return weights;
     Problem plain = problem;
     plain.form = CallForm::kPlain;
     mmtune::Lookup tuned_plain = index.Find(plain);
-    if (tuned_plain.tier == LookupTier::kDefault) return found;
-    if (tuned_plain.config.family == KernelFamily::kGemv) {
+    const bool plain_tuned = tuned_plain.tier != LookupTier::kDefault;
+    if (tuned_plain.config.family == KernelFamily::kGemv && plain_tuned) {
       Problem sized = problem;
       sized.threads = tuned_plain.config.threads;
       KernelConfig panels = PackedWeightsConfig(sized, machine);
       if (panels.family == KernelFamily::kPacked) {
-        return {LookupTier::kDefault, panels, Problem{}, 0.0, tuned_plain.threads_reason, ""};
+        tuned_plain = {LookupTier::kDefault, panels, Problem{}, 0.0, tuned_plain.threads_reason,
+                       ""};
       }
     }
-    return tuned_plain;
+    const bool measured_here = tuned_plain.tier == LookupTier::kExact ||
+                               tuned_plain.tier == LookupTier::kBucket;
+    if (measured_here || weights.tier != LookupTier::kDefault) {
+      return measured_here ? tuned_plain : weights;
+    }
+    return plain_tuned ? tuned_plain : weights;
   }
 
   // Runtime::PackB, which may throw std::bad_alloc.

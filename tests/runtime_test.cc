@@ -2315,6 +2315,62 @@ TEST_F(RuntimeTest, PackedWeightsArePanelsForPackedConfigsElseACopy) {
   }
 }
 
+// Weights run the winner tuned for weights (`tune --packed-b`) before the plain call's winner of
+// the same shape, exactly; a plain call never runs a packed-b winner; without a packed-b winner
+// the plain one serves the weights. A packed-b winner of a one-row GEMM is not replaced by
+// panels: it was timed as the weights run it.
+TEST_F(RuntimeTest, PackedWeightsRunTheWinnerTunedForThem) {
+  const Problem plain = MakeProblem(256, 80, 300);
+  Problem weights = plain;
+  weights.form = CallForm::kPackedB;
+  KernelConfig plain_config = ColdOperandsConfig(plain, machine_);
+  ASSERT_EQ(plain_config.family, KernelFamily::kPacked) << plain_config.ToString();
+  plain_config.kc = 32;
+  KernelConfig weights_config = plain_config;
+  weights_config.kc = 64;
+  const Problem other = MakeProblem(200, 80, 300);  // a plain winner only
+  KernelConfig other_config = plain_config;
+  other_config.kc = 16;
+  Problem decode = MakeProblem(1, 53, 41);
+  decode.form = CallForm::kPackedB;
+  const KernelConfig gemv = DefaultConfig(MakeProblem(1, 53, 41), machine_);
+  ASSERT_EQ(gemv.family, KernelFamily::kGemv) << gemv.ToString();
+  auto runtime = Open(MakeDb("forms.db", {Winner(plain, plain_config, 40.0, machine_.fingerprint),
+                                          Winner(weights, weights_config, 45.0,
+                                                 machine_.fingerprint),
+                                          Winner(other, other_config, 41.0, machine_.fingerprint),
+                                          Winner(decode, gemv, 5.0, machine_.fingerprint)}));
+  ASSERT_NE(runtime, nullptr);
+  EXPECT_EQ(runtime->Lookup(plain).config_text, plain_config.ToString());
+  EXPECT_EQ(runtime->Lookup(weights).config_text, weights_config.ToString());
+  EXPECT_EQ(runtime->Lookup(weights).tuned, weights);
+
+  std::vector<float> b(300 * 80, 1.0f);
+  auto packed = runtime->PackB(Layout::kRowMajor, Trans::kNo, 256, 80, 300, b.data(), 80);
+  ASSERT_TRUE(packed) << packed.error().message;
+  EXPECT_EQ(packed->lookup().tier, LookupTier::kExact);
+  EXPECT_EQ(packed->lookup().config_text, weights_config.ToString());
+  EXPECT_EQ(packed->lookup().tuned, weights);
+  auto borrowed = runtime->PackB(Layout::kRowMajor, Trans::kNo, 200, 80, 300, b.data(), 80);
+  ASSERT_TRUE(borrowed) << borrowed.error().message;
+  EXPECT_EQ(borrowed->lookup().tier, LookupTier::kExact);
+  EXPECT_EQ(borrowed->lookup().config_text, other_config.ToString());
+  EXPECT_EQ(borrowed->lookup().tuned, other);
+  Problem other_weights = other;
+  other_weights.form = CallForm::kPackedB;
+  EXPECT_EQ(runtime->Lookup(other_weights).config_text, other_config.ToString());
+
+  auto one_row = runtime->PackB(Layout::kRowMajor, Trans::kNo, 1, 53, 41, b.data(), 53);
+  ASSERT_TRUE(one_row) << one_row.error().message;
+  EXPECT_EQ(one_row->lookup().tier, LookupTier::kExact);
+  EXPECT_EQ(one_row->lookup().config_text, gemv.ToString());
+  EXPECT_FALSE(one_row->holds_panels());
+  for (std::int64_t m : {1, 7, 256, 300}) {
+    ExpectPackedWeightsExact<float>(*runtime, MakeProblem(m, 80, 300), 256, 2.0f, -1.0f);
+    ExpectPackedWeightsExact<float>(*runtime, MakeProblem(m, 53, 41), 1, 1.0f, 0.0f);
+  }
+}
+
 // Weights packed for a one-row GEMM hold panels of the packed family (PackedWeightsConfig), even
 // where a gemv winner is tuned for that very problem (it was timed reading B as stored); the
 // report says the default tier. Column-major weights keep the copy. Exact in every dtype for

@@ -90,7 +90,8 @@ TEST(TuneCliTest, BadInputIsRefusedBeforeTheDbIsCreated) {
         "--shapes 1..8x8x8 --validate -1", "--shapes 1..8x8x8 --validate x",
         "--shapes 1..8x8x8 --validate 1001",
         "--shapes 8x8x8 --validate 2", "--shapes 1..8x8x8 --validate 2 --shard 0/2",
-        "--from-record /no/such.csv --validate 1"}) {
+        "--from-record /no/such.csv --validate 1", "--shapes 1..64x64x64 --packed-b",
+        "--from-record /no/such.csv --packed-b"}) {
     SCOPED_TRACE(args);
     const RunResult r = RunMmtune("tune --db '" + db + "' " + args);
     ExpectOneLineError(r, 2);
@@ -186,6 +187,43 @@ TEST(TuneCliTest, LowPrecisionDtypesAreTunedAndLookedUp) {
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 2);
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM measurements WHERE status = 'failed'"), 0);
   EXPECT_GE(QueryInt(db, "SELECT COUNT(*) FROM measurements"), 2 * 6);
+}
+
+// `tune --packed-b` keeps its winners apart from the plain call's of the same shape; `lookup
+// --packed-b` shows them, and the plain lookup still shows the plain winner.
+TEST(TuneCliTest, PackedBWinnersAreStoredApartAndLookedUp) {
+  const std::string dir = FreshTestDir("tune_packed_b");
+  const std::string db = dir + "/tuned.db";
+  for (const char* shapes_and_form : {"40x56x72,24x56x72", "40x56x72 --packed-b"}) {
+    SCOPED_TRACE(shapes_and_form);
+    const RunResult r = RunMmtune("tune --db '" + db + "' --dtype s8 --strategy random --evals 4 "
+                                  "--budget 0 --seed 2 --threads 1 --shapes " +
+                                  std::string(shapes_and_form));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 3);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM problems WHERE form = 'packed-b'"), 1);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM measurements WHERE status = 'failed'"), 0);
+  const std::string lookup = "lookup --db '" + db + "' --dtype s8 --shape 40x56x72 --threads 1";
+  const RunResult weights = RunMmtune(lookup + " --packed-b");
+  ASSERT_EQ(weights.exit_code, 0) << weights.err;
+  EXPECT_NE(weights.out.find("s8 row NN 40x56x72 t1 packed-b\n  tier:    exact (tuned winner "
+                             "of this problem)"),
+            std::string::npos)
+      << weights.out;
+  const RunResult plain = RunMmtune(lookup);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("measured on s8 row NN 40x56x72 t1\n"), std::string::npos)
+      << plain.out;
+  // Weights of a shape tuned only plain run the plain winner, and say so.
+  const RunResult borrowed = RunMmtune("lookup --db '" + db +
+                                       "' --dtype s8 --shape 24x56x72 --threads 1 --packed-b");
+  ASSERT_EQ(borrowed.exit_code, 0) << borrowed.err;
+  EXPECT_NE(borrowed.out.find("tier:    exact (tuned winner of this shape called plain"),
+            std::string::npos)
+      << borrowed.out;
+  EXPECT_NE(borrowed.out.find("measured on s8 row NN 24x56x72 t1\n"), std::string::npos)
+      << borrowed.out;
 }
 
 TEST(TuneCliTest, TuneStoresAWinnerPerShapeAndPrintsATable) {

@@ -390,6 +390,41 @@ TEST(CandidateRunnerTest, LowPrecisionCandidatesAreVerifiedAndTimed) {
   }
 }
 
+// A problem called with B packed beforehand: its packed candidates run on B packed once per
+// candidate, verified like any other (a config whose panels did not match its plan would fail
+// here), in every dtype; the default is the packed weights' (panels for one row, not gemv).
+TEST(CandidateRunnerTest, PackedBCandidatesAreVerifiedAndTimedOnPanels) {
+  const Machine machine = Host();
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kS8}) {
+    for (Problem p : {MakeProblem(dtype, 1, 300, 70), MakeProblem(dtype, 45, 37, 70),
+                      MakeProblem(dtype, 130, 70, 90, Layout::kColMajor, Trans::kYes)}) {
+      p.form = CallForm::kPackedB;
+      SCOPED_TRACE(p.ToString());
+      MeasureOptions options;
+      options.min_sample_seconds = 0.0002;
+      auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
+      ASSERT_TRUE(runner.ok()) << runner.error().message;
+      const KernelConfig weights = DefaultConfig(p, machine);
+      EXPECT_EQ(weights, PackedWeightsConfig(p, machine));
+      Problem plain = p;
+      plain.form = CallForm::kPlain;
+      KernelConfig packed = ColdOperandsConfig(plain, machine);
+      if (packed.family != KernelFamily::kPacked) packed = weights;
+      std::vector<KernelConfig> configs = {weights, packed, DefaultConfig(plain, machine)};
+      for (const KernelConfig& config : configs) {
+        const Status verified = (*runner)->Verify(config);
+        EXPECT_TRUE(verified.ok()) << config.ToString() << ": " << verified.error().message;
+      }
+      auto results = (*runner)->Measure(configs, 0.0, TimingMode::kWhole);
+      ASSERT_EQ(results.size(), configs.size());
+      for (const CandidateMeasurement& result : results) {
+        EXPECT_EQ(result.status, MeasurementStatus::kOk) << result.config.ToString();
+        EXPECT_GT(result.gflops, 0.0);
+      }
+    }
+  }
+}
+
 TEST(CandidateRunnerTest, RejectsInvalidProblems) {
   Problem p = MakeProblem(DType::kF32, -1, 4, 4);
   EXPECT_FALSE(CandidateRunner::Create(p, Host(), {}, DefaultThreadPool()).ok());
