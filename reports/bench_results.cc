@@ -255,7 +255,8 @@ std::string ProblemKey(const Problem& problem) {
   return std::string(ToString(problem.dtype)) + "/" + ToString(problem.layout) + "/" +
          TransPairToString(problem.trans_a, problem.trans_b) + "/" + std::to_string(problem.m) +
          "x" + std::to_string(problem.n) + "x" + std::to_string(problem.k) + "/t" +
-         std::to_string(problem.threads);
+         std::to_string(problem.threads) +
+         (problem.form == CallForm::kPlain ? "" : std::string("/") + ToString(problem.form));
 }
 
 Result<BenchResults> ParseBenchResults(std::string_view text, const std::string& path) {

@@ -43,7 +43,8 @@ struct BenchResults {
   std::vector<BenchProblem> problems;  // in the order the file first names each problem
 };
 
-// The key of a problem in bench names and in the reports: "f32/row/NN/128x768x768/t1".
+// The key of a problem in bench names and in the reports: "f32/row/NN/128x768x768/t1", with
+// "/packed-b" after a problem tuned with B packed beforehand (bench names never have it).
 std::string ProblemKey(const Problem& problem);
 
 // A missing file is kNotFound (the caller's mistake); an unreadable one kIo; anything that does

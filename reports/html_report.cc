@@ -208,7 +208,8 @@ void WriteWinnersTable(std::ostream& out, const ReportData& data) {
     out << "<tr>";
     if (several_machines) out << "<td><code>" << Esc(tuned.fingerprint) << "</code></td>";
     out << "<td>" << Esc(std::string(ToString(p.dtype)) + " " + ToString(p.layout) + " " +
-                         TransPairToString(p.trans_a, p.trans_b))
+                         TransPairToString(p.trans_a, p.trans_b) +
+                         (p.form == CallForm::kPlain ? "" : std::string(" ") + ToString(p.form)))
         << "</td><td class=\"num\">" << p.m << "</td><td class=\"num\">" << p.n
         << "</td><td class=\"num\">" << p.k << "</td><td class=\"num\">" << p.threads
         << "</td><td><code>" << Esc(tuned.winner.ToString()) << "</code></td>"

@@ -22,7 +22,8 @@ json ProblemJson(const Problem& problem) {
           {"m", problem.m},
           {"n", problem.n},
           {"k", problem.k},
-          {"threads", problem.threads}};
+          {"threads", problem.threads},
+          {"form", ToString(problem.form)}};
 }
 
 json ConfigJson(const KernelConfig& config) {
