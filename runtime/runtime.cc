@@ -338,11 +338,10 @@ struct Runtime::Impl {
                        ""};
       }
     }
-    const bool measured_here = tuned_plain.tier == LookupTier::kExact ||
-                               tuned_plain.tier == LookupTier::kBucket;
-    if (measured_here || weights.tier != LookupTier::kDefault) {
-      return measured_here ? tuned_plain : weights;
+    if (tuned_plain.tier == LookupTier::kExact || tuned_plain.tier == LookupTier::kBucket) {
+      return tuned_plain;
     }
+    if (weights.tier != LookupTier::kDefault) return weights;
     return plain_tuned ? tuned_plain : weights;
   }
 
