@@ -76,6 +76,33 @@ mmtune_status FailIn(const char* routine, mmtune_status code, const std::string&
   return Fail(code, std::string(routine) + ": " + message);
 }
 
+// A lookup report as the JSON object of mmtune_lookup_json, written snprintf-style: at most
+// `size` bytes (NUL included) into `json`; returns the whole text's length, or -1 (with the
+// error set) for a NULL `json` with room or a negative `size`.
+int64_t CopyLookupJson(const char* routine, const mmtune::LookupReport& report, char* json,
+                       int64_t size) {
+  if (size < 0 || (size > 0 && json == nullptr)) {
+    return FailIn(routine, MMTUNE_INVALID_ARGUMENT, "json is NULL or size negative"), -1;
+  }
+  nlohmann::json out = {{"tier", mmtune::ToString(report.tier)},
+                        {"config", report.config_text},
+                        {"config_json", nlohmann::json::parse(report.config_json, nullptr, false)},
+                        {"threads", report.threads},
+                        {"threads_reason", report.threads_reason},
+                        {"tuned", nullptr},
+                        {"bucket_range", nullptr},
+                        {"gflops", report.gflops}};
+  if (report.tier != mmtune::LookupTier::kDefault) out["tuned"] = report.tuned.ToString();
+  if (!report.bucket_range.empty()) out["bucket_range"] = report.bucket_range;
+  const std::string text = out.dump();
+  if (size > 0) {
+    const std::size_t copied = std::min(text.size(), static_cast<std::size_t>(size - 1));
+    text.copy(json, copied);
+    json[copied] = '\0';
+  }
+  return static_cast<int64_t>(text.size());
+}
+
 // A GEMM's layout and transposes in C++ terms.
 struct KindFromC {
   mmtune::Layout layout;
@@ -109,6 +136,27 @@ mmtune_status CheckKind(const char* routine, const mmtune_runtime* handle, int l
       trans(trans_a) ? mmtune::Trans::kYes : mmtune::Trans::kNo,
       trans(trans_b) ? mmtune::Trans::kYes : mmtune::Trans::kNo};
   return MMTUNE_OK;
+}
+
+// mmtune_lookup_json and mmtune_lookup_packed_b_json: the problem's lookup in `form`.
+int64_t LookupJsonFromC(const char* routine, mmtune::CallForm form,
+                        const mmtune_runtime* runtime, const char* dtype, int layout,
+                        int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, char* json,
+                        int64_t size) {
+  try {
+    KindFromC kind;
+    if (CheckKind(routine, runtime, layout, trans_a, trans_b, &kind) != MMTUNE_OK) return -1;
+    auto parsed = mmtune::ParseDType(dtype == nullptr ? "" : dtype);
+    if (!parsed) return FailIn(routine, MMTUNE_INVALID_ARGUMENT, parsed.error().message), -1;
+    const mmtune::Problem problem{*parsed, kind.layout, kind.trans_a, kind.trans_b, m, n, k, 1,
+                                  form};
+    if (auto valid = problem.Validate(); !valid) {
+      return FailIn(routine, MMTUNE_INVALID_ARGUMENT, valid.error().message), -1;
+    }
+    return CopyLookupJson(routine, runtime->runtime->Lookup(problem), json, size);
+  } catch (const std::exception& e) {
+    return FailIn(routine, MMTUNE_INTERNAL, e.what()), -1;
+  }
 }
 
 // The pointers a call needs (PointerNeeds) are not NULL; MMTUNE_OK, else the error.
@@ -823,38 +871,25 @@ mmtune_status mmtune_gemm_u8s8s32_batch(mmtune_runtime* runtime, int layout, int
 int64_t mmtune_lookup_json(const mmtune_runtime* runtime, const char* dtype, int layout,
                            int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, char* json,
                            int64_t size) {
-  constexpr const char* kRoutine = "mmtune_lookup_json";
+  return LookupJsonFromC("mmtune_lookup_json", mmtune::CallForm::kPlain, runtime, dtype, layout,
+                         trans_a, trans_b, m, n, k, json, size);
+}
+
+int64_t mmtune_lookup_packed_b_json(const mmtune_runtime* runtime, const char* dtype, int layout,
+                                    int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                                    char* json, int64_t size) {
+  return LookupJsonFromC("mmtune_lookup_packed_b_json", mmtune::CallForm::kPackedB, runtime,
+                         dtype, layout, trans_a, trans_b, m, n, k, json, size);
+}
+
+int64_t mmtune_packed_b_lookup_json(const mmtune_packed_b* packed, char* json, int64_t size) {
+  constexpr const char* kRoutine = "mmtune_packed_b_lookup_json";
   try {
-    KindFromC kind;
-    if (CheckKind(kRoutine, runtime, layout, trans_a, trans_b, &kind) != MMTUNE_OK) return -1;
-    auto parsed = mmtune::ParseDType(dtype == nullptr ? "" : dtype);
-    if (!parsed) return FailIn(kRoutine, MMTUNE_INVALID_ARGUMENT, parsed.error().message), -1;
-    const mmtune::Problem problem{*parsed, kind.layout, kind.trans_a, kind.trans_b, m, n, k, 1};
-    if (auto valid = problem.Validate(); !valid) {
-      return FailIn(kRoutine, MMTUNE_INVALID_ARGUMENT, valid.error().message), -1;
-    }
-    if (size < 0 || (size > 0 && json == nullptr)) {
-      return FailIn(kRoutine, MMTUNE_INVALID_ARGUMENT, "json is NULL or size negative"), -1;
-    }
-    const mmtune::LookupReport report = runtime->runtime->Lookup(problem);
-    nlohmann::json out = {{"tier", mmtune::ToString(report.tier)},
-                          {"config", report.config_text},
-                          {"config_json", nlohmann::json::parse(report.config_json, nullptr,
-                                                                false)},
-                          {"threads", report.threads},
-                          {"threads_reason", report.threads_reason},
-                          {"tuned", nullptr},
-                          {"bucket_range", nullptr},
-                          {"gflops", report.gflops}};
-    if (report.tier != mmtune::LookupTier::kDefault) out["tuned"] = report.tuned.ToString();
-    if (!report.bucket_range.empty()) out["bucket_range"] = report.bucket_range;
-    const std::string text = out.dump();
-    if (size > 0) {
-      const std::size_t copied = std::min(text.size(), static_cast<std::size_t>(size - 1));
-      text.copy(json, copied);
-      json[copied] = '\0';
-    }
-    return static_cast<int64_t>(text.size());
+    if (packed == nullptr) return FailIn(kRoutine, MMTUNE_INVALID_ARGUMENT, "packed is NULL"), -1;
+    const mmtune::LookupReport& report =
+        std::visit([](const auto& w) -> const mmtune::LookupReport& { return w.lookup(); },
+                   packed->weights);
+    return CopyLookupJson(kRoutine, report, json, size);
   } catch (const std::exception& e) {
     return FailIn(kRoutine, MMTUNE_INTERNAL, e.what()), -1;
   }

@@ -2335,11 +2335,12 @@ TEST_F(RuntimeTest, PackedWeightsRunTheWinnerTunedForThem) {
   decode.form = CallForm::kPackedB;
   const KernelConfig gemv = DefaultConfig(MakeProblem(1, 53, 41), machine_);
   ASSERT_EQ(gemv.family, KernelFamily::kGemv) << gemv.ToString();
-  auto runtime = Open(MakeDb("forms.db", {Winner(plain, plain_config, 40.0, machine_.fingerprint),
-                                          Winner(weights, weights_config, 45.0,
-                                                 machine_.fingerprint),
-                                          Winner(other, other_config, 41.0, machine_.fingerprint),
-                                          Winner(decode, gemv, 5.0, machine_.fingerprint)}));
+  const std::string db = MakeDb("forms.db",
+                                {Winner(plain, plain_config, 40.0, machine_.fingerprint),
+                                 Winner(weights, weights_config, 45.0, machine_.fingerprint),
+                                 Winner(other, other_config, 41.0, machine_.fingerprint),
+                                 Winner(decode, gemv, 5.0, machine_.fingerprint)});
+  auto runtime = Open(db);
   ASSERT_NE(runtime, nullptr);
   EXPECT_EQ(runtime->Lookup(plain).config_text, plain_config.ToString());
   EXPECT_EQ(runtime->Lookup(weights).config_text, weights_config.ToString());
@@ -2369,6 +2370,34 @@ TEST_F(RuntimeTest, PackedWeightsRunTheWinnerTunedForThem) {
     ExpectPackedWeightsExact<float>(*runtime, MakeProblem(m, 80, 300), 256, 2.0f, -1.0f);
     ExpectPackedWeightsExact<float>(*runtime, MakeProblem(m, 53, 41), 1, 1.0f, 0.0f);
   }
+
+  // C: the weights say what they run, as mmtune_lookup_json says it for a plain call.
+  mmtune_options options;
+  mmtune_options_init(&options);
+  options.db_path = db.c_str();
+  options.max_threads = 1;
+  mmtune_runtime* c_runtime = nullptr;
+  ASSERT_EQ(mmtune_open_with_options(&options, &c_runtime), MMTUNE_OK) << mmtune_last_error();
+  mmtune_packed_b* c_packed = nullptr;
+  ASSERT_EQ(mmtune_pack_b_f32(c_runtime, MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS, 256, 80, 300,
+                              b.data(), 80, &c_packed),
+            MMTUNE_OK)
+      << mmtune_last_error();
+  const std::int64_t length = mmtune_packed_b_lookup_json(c_packed, nullptr, 0);
+  ASSERT_GT(length, 0) << mmtune_last_error();
+  std::string text(static_cast<std::size_t>(length) + 1, 'x');
+  ASSERT_EQ(mmtune_packed_b_lookup_json(c_packed, text.data(), length + 1), length);
+  text.resize(static_cast<std::size_t>(length));
+  const nlohmann::json report = nlohmann::json::parse(text);
+  EXPECT_EQ(report["tier"], "exact");
+  EXPECT_EQ(report["tuned"], weights.ToString());
+  EXPECT_EQ(report["config"], weights_config.ToString());
+  EXPECT_EQ(mmtune_packed_b_lookup_json(nullptr, nullptr, 0), -1);
+  EXPECT_NE(std::string(mmtune_last_error()).find("mmtune_packed_b_lookup_json"),
+            std::string::npos);
+  EXPECT_EQ(mmtune_packed_b_lookup_json(c_packed, nullptr, 5), -1);
+  mmtune_packed_b_free(c_packed);
+  mmtune_close(c_runtime);
 }
 
 // Weights packed for a one-row GEMM hold panels of the packed family (PackedWeightsConfig), even

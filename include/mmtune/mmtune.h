@@ -317,6 +317,16 @@ void mmtune_packed_b_free(mmtune_packed_b* packed);
 int64_t mmtune_lookup_json(const mmtune_runtime* runtime, const char* dtype, int layout,
                            int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, char* json,
                            int64_t size);
+/* The same for weights of that problem packed with mmtune_pack_b_*: what their GEMMs would run
+ * (a winner of `mmtune tune --packed-b`, else the plain call's of that shape, else the nearest,
+ * else the default). */
+int64_t mmtune_lookup_packed_b_json(const mmtune_runtime* runtime, const char* dtype, int layout,
+                                    int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                                    char* json, int64_t size);
+/* What GEMMs with `packed` run, chosen when the weights were packed (a winner of `mmtune tune
+ * --packed-b`, else the plain call's of that shape, else the nearest, else the default), as
+ * mmtune_lookup_json's JSON object and with its conventions; -1 for a NULL `packed`. */
+int64_t mmtune_packed_b_lookup_json(const mmtune_packed_b* packed, char* json, int64_t size);
 
 /* Conversions of `count` values: f32 to bf16 rounds to nearest, ties to even (NaN stays NaN,
  * overflow becomes Inf); bf16 to f32 is exact. */

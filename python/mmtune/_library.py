@@ -119,7 +119,10 @@ def load():
     lib.mmtune_packed_b_bytes.restype = _i64
     lib.mmtune_packed_b_free.argtypes = [_p]
     lib.mmtune_packed_b_free.restype = None
-    lib.mmtune_lookup_json.argtypes = [_p, ctypes.c_char_p, _int, _int, _int, _i64, _i64, _i64,
-                                       ctypes.c_char_p, _i64]
-    lib.mmtune_lookup_json.restype = _i64
+    for function in (lib.mmtune_lookup_json, lib.mmtune_lookup_packed_b_json):
+        function.argtypes = [_p, ctypes.c_char_p, _int, _int, _int, _i64, _i64, _i64,
+                             ctypes.c_char_p, _i64]
+        function.restype = _i64
+    lib.mmtune_packed_b_lookup_json.argtypes = [_p, ctypes.c_char_p, _i64]
+    lib.mmtune_packed_b_lookup_json.restype = _i64
     return lib

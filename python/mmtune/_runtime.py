@@ -201,6 +201,13 @@ class PackedWeights:
         """Bytes of the packed copy."""
         return int(_c().mmtune_packed_b_bytes(self._handle)) if self._handle else 0
 
+    def lookup(self):
+        """What matmul with these weights runs, chosen when they were packed, as
+        Runtime.lookup reports it."""
+        handle = self._live()
+        return _json_of(lambda buffer, size: _c().mmtune_packed_b_lookup_json(handle, buffer,
+                                                                              size))
+
     def close(self):
         if getattr(self, "_handle", None):
             _c().mmtune_packed_b_free(self._handle)
@@ -445,10 +452,11 @@ class Runtime:
             b.ctypes.data, ldb, stride_b, scalar(0), out.ctypes.data, ldc, stride_c, count))
         return out
 
-    def lookup(self, m, n, k, dtype="f32", layout="row", trans="NN"):
+    def lookup(self, m, n, k, dtype="f32", layout="row", trans="NN", packed_b=False):
         """What the runtime runs for the problem: a dict with tier ("exact", "bucket",
         "nearest", "default"), config (one line), config_json, threads, threads_reason, tuned,
-        bucket_range (the tuned range of the bucket tier, else None), gflops."""
+        bucket_range (the tuned range of the bucket tier, else None), gflops. `packed_b`: what
+        weights of this problem packed with pack_weights run."""
         if layout not in ("row", "col"):
             raise ValueError(f"layout must be 'row' or 'col', not {layout!r}")
         if len(trans) != 2 or any(t not in "NT" for t in trans):
@@ -456,12 +464,19 @@ class Runtime:
         flags = [_TRANS if t == "T" else _NO_TRANS for t in trans]
         args = [self._live(), str(dtype).encode(), _ROW_MAJOR if layout == "row" else _COL_MAJOR,
                 flags[0], flags[1], int(m), int(n), int(k)]
-        length = _c().mmtune_lookup_json(*args, None, 0)
-        if length < 0:
-            raise ValueError(_c().mmtune_last_error().decode())
-        buffer = ctypes.create_string_buffer(length + 1)
-        _c().mmtune_lookup_json(*args, buffer, length + 1)
-        return json.loads(buffer.value.decode())
+        function = _c().mmtune_lookup_packed_b_json if packed_b else _c().mmtune_lookup_json
+        return _json_of(lambda buffer, size: function(*args, buffer, size))
+
+
+def _json_of(write):
+    """The JSON object a C function writes snprintf-style: write(buffer, size) returns the
+    whole text's length, or -1 with the error set."""
+    length = write(None, 0)
+    if length < 0:
+        raise ValueError(_c().mmtune_last_error().decode())
+    buffer = ctypes.create_string_buffer(length + 1)
+    write(buffer, length + 1)
+    return json.loads(buffer.value.decode())
 
 
 def _shape_text(shape):
@@ -471,10 +486,12 @@ def _shape_text(shape):
     return f"{int(m)}x{int(n)}x{int(k)}"
 
 
-def tune(shapes, db, dtype="f32", budget=None, threads=None, strategy=None, extra_args=()):
+def tune(shapes, db, dtype="f32", budget=None, threads=None, strategy=None, packed_b=False,
+         extra_args=()):
     """Runs `mmtune tune` on this machine for `shapes` ("MxNxK" strings or (m, n, k) tuples)
     into `db` and returns each shape's winner as Runtime.lookup reports it, with "shape" added.
-    Raises Error with the CLI's message when the tune fails."""
+    `packed_b`: tune for weights packed once (`tune --packed-b`), the winners pack_weights
+    then runs. Raises Error with the CLI's message when the tune fails."""
     texts = [_shape_text(s) for s in shapes]
     if not texts:
         raise ValueError("tune needs at least one shape")
@@ -486,6 +503,8 @@ def tune(shapes, db, dtype="f32", budget=None, threads=None, strategy=None, extr
         command += ["--threads", str(threads)]
     if strategy is not None:
         command += ["--strategy", str(strategy)]
+    if packed_b:
+        command.append("--packed-b")
     command += [str(arg) for arg in extra_args]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -496,7 +515,7 @@ def tune(shapes, db, dtype="f32", budget=None, threads=None, strategy=None, extr
     with Runtime(db=db) as runtime:
         for text in texts:
             m, n, k = (int(v) for v in text.lower().split("x"))
-            winner = runtime.lookup(m, n, k, dtype=dtype)
+            winner = runtime.lookup(m, n, k, dtype=dtype, packed_b=packed_b)
             winner["shape"] = text
             winners.append(winner)
     return winners

@@ -145,6 +145,26 @@ def test_tune_returns_exact_winners(tmp_path):
         mmtune.tune(["0x4x4"], db=db)
 
 
+def test_tune_for_packed_weights(tmp_path):
+    db = tmp_path / "weights.db"
+    winners = mmtune.tune(["16x48x70"], db=db, dtype="s8", budget=0, threads=1,
+                          strategy="model", packed_b=True)
+    assert winners[0]["tier"] == "exact", winners
+    assert winners[0]["tuned"].endswith(" packed-b"), winners
+    with mmtune.Runtime(db=db, max_threads=1) as tuned:
+        assert tuned.lookup(16, 48, 70, dtype="s8")["tier"] == "default"
+        b = RNG.integers(-3, 4, size=(70, 48)).astype(np.int8)
+        weights = tuned.pack_weights(b, rows=16)
+        report = weights.lookup()
+        assert report["tier"] == "exact" and report["config"] == winners[0]["config"], report
+        a = RNG.integers(0, 4, size=(16, 70)).astype(np.uint8)
+        np.testing.assert_array_equal(tuned.matmul(a, weights),
+                                      (a.astype(np.int64) @ b).astype(np.int32))
+        weights.close()
+        with pytest.raises(ValueError, match="closed"):
+            weights.lookup()
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f64", "bf16", "s8"])
 @pytest.mark.parametrize("rows", [1, 48])
 def test_packed_weights_in_every_dtype(rt, dtype, rows):
