@@ -72,6 +72,26 @@ TEST(ProblemTest, ValidatesAndPrints) {
   Problem no_threads = problem;
   no_threads.threads = 0;
   EXPECT_FALSE(no_threads.Validate().ok());
+
+  // A problem called with B packed beforehand is another problem, and says so.
+  EXPECT_EQ(problem.form, CallForm::kPlain);
+  Problem weights = problem;
+  weights.form = CallForm::kPackedB;
+  EXPECT_NE(weights, problem);
+  EXPECT_TRUE(weights.Validate().ok());
+  EXPECT_EQ(weights.ToString(), "f32 row NT 128x768x3072 t1 packed-b");
+}
+
+TEST(CallFormTest, ParsesAndNamesEveryForm) {
+  for (CallForm form : {CallForm::kPlain, CallForm::kPackedB}) {
+    auto parsed = ParseCallForm(ToString(form));
+    ASSERT_TRUE(parsed.ok()) << ToString(form);
+    EXPECT_EQ(*parsed, form);
+  }
+  auto unknown = ParseCallForm("packed-a");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(unknown.error().message.find("packed-a"), std::string::npos);
 }
 
 TEST(ResultTest, CarriesValueOrError) {
