@@ -924,11 +924,14 @@ TEST(TuningStoreTest, HostileRowsAreSkippedOrReported) {
           ", (" + ids + ", 1, 'ok', 'search', x'ff00', 1, 1, 0, 3, 9.0, 7, 'now')"
           ", (" + ids + ", 1, 'ok', 'search', '', 1, 1, 0, 99999999999, 9.0, 7, 'now');"
           "UPDATE winners SET config_id = 100;"
-          "INSERT INTO problems (id, dtype, layout, trans, m, n, k, threads) "
-          "VALUES (50, 'f16', 'row', 'NN', 1, 1, 1, 1), (51, 'f32', 'row', 'XY', 1, 1, 1, 1);"
+          "INSERT INTO problems (id, dtype, layout, trans, m, n, k, threads, form) "
+          "VALUES (50, 'f16', 'row', 'NN', 1, 1, 1, 1, 'plain'), "
+          "(51, 'f32', 'row', 'XY', 1, 1, 1, 1, 'plain'), "
+          "(52, 'f32', 'row', 'NN', 1, 1, 1, 1, 'packed-z');"
           "INSERT INTO winners VALUES (" + std::to_string(w.machine_id) +
           ", 50, 1, 1, 1, 1, NULL, 'now'), (" + std::to_string(w.machine_id) +
-          ", 51, 1, 1, 1, 1, NULL, 'now');"
+          ", 51, 1, 1, 1, 1, NULL, 'now'), (" + std::to_string(w.machine_id) +
+          ", 52, 1, 1, 1, 1, NULL, 'now');"
           "INSERT INTO machines (fingerprint, fingerprint_basis, description, peaks, created_at, "
           "updated_at) VALUES ('badbadbadbadbad0', 'x', '{broken', NULL, 'now', 'now');");
 
