@@ -45,7 +45,15 @@ namespace {
 // with a plain call's config (GemmPlan::RunBatch splits it by that config's threads); or a
 // batch whose threads each run whole items alone, their operands warm in L2 or arriving from
 // beyond it (BatchSpillsL2). Each mode has its plans and team-or-alone timing apart.
-enum class CallMode : std::uint8_t { kWhole, kItemsInTurn, kItemsAlone, kColdItemsAlone };
+// kWeightsCopy: a GEMM on packed weights held as a copy of B, which runs a winner tuned for
+// weights (`tune --packed-b`) of its very shape where there is one, else what a plain call runs.
+enum class CallMode : std::uint8_t {
+  kWhole,
+  kItemsInTurn,
+  kItemsAlone,
+  kColdItemsAlone,
+  kWeightsCopy
+};
 
 // A call's identity for the plan caches: everything of the problem but the thread count, which
 // is the runtime's, and its mode.
@@ -288,7 +296,8 @@ struct Runtime::Impl {
   // Inlined into the public entry points, so that the call's arguments are not copied once
   // more on the way in. `Kind` is one of the GEMMs of gemm_types.h.
   template <class Kind>
-  [[gnu::always_inline]] inline Status Gemm(const GemmArgs<Kind>& args) const;
+  [[gnu::always_inline]] inline Status Gemm(const GemmArgs<Kind>& args,
+                                            CallMode mode = CallMode::kWhole) const;
 
   // `run(plan)` on the plans of `problem`'s entry for `mode` (made on first use): with the
   // pool's team or alone (RunWithPoolOrAlone), counted for the record file where it records.
@@ -379,6 +388,13 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
     return entry->MakePlans(entry->lookup.config);
   };
   entry->lookup = index.Find(problem);
+  if (mode == CallMode::kWeightsCopy) {
+    Problem weights = problem;
+    weights.form = CallForm::kPackedB;
+    if (mmtune::Lookup tuned = index.Find(weights); tuned.tier == LookupTier::kExact) {
+      entry->lookup = std::move(tuned);
+    }
+  }
   if (mode == CallMode::kColdItemsAlone && entry->lookup.tier == LookupTier::kDefault) {
     entry->lookup.config = ColdOperandsConfig(problem, machine);
   }
@@ -425,7 +441,7 @@ Result<std::shared_ptr<const PlanEntry>> Runtime::Impl::EntryFor(const Problem& 
 }
 
 template <class Kind>
-Status Runtime::Impl::Gemm(const GemmArgs<Kind>& args) const {
+Status Runtime::Impl::Gemm(const GemmArgs<Kind>& args, CallMode mode) const {
   // A malformed shape must fail before it creates a plan entry; the plan checks the leading
   // dimensions itself (one full check per call is enough, small GEMMs feel every nanosecond).
   if (args.m <= 0 || args.n <= 0 || args.k < 0) [[unlikely]] {
@@ -436,7 +452,7 @@ Status Runtime::Impl::Gemm(const GemmArgs<Kind>& args) const {
   }
   const Problem problem = ProblemOf(GemmTypes<Kind>::kDType, args.layout, args.trans_a,
                                     args.trans_b, args.m, args.n, args.k);
-  return RunOnEntry<Kind>(problem, CallMode::kWhole,
+  return RunOnEntry<Kind>(problem, mode,
                           [&](const GemmPlan<Kind>& plan) { return plan.Run(args, *pool); });
 }
 
@@ -1018,7 +1034,7 @@ Status Runtime::Impl::GemmWith(GemmArgs<typename GemmOfB<T>::X> args,
   args.trans_b = b.trans_b;
   args.b = b.copy.get();
   args.ldb = b.ldb;
-  return Gemm<X>(args);
+  return Gemm<X>(args, CallMode::kWeightsCopy);
 }
 
 Status Runtime::Impl::DequantizedWith(Layout layout, Trans trans_a, std::int64_t m,

@@ -2400,6 +2400,39 @@ TEST_F(RuntimeTest, PackedWeightsRunTheWinnerTunedForThem) {
   mmtune_close(c_runtime);
 }
 
+// Weights held as a copy of B (a config that reads B as stored) run a packed-b winner of the
+// call's very shape, as `tune --packed-b` timed it; other shapes run what a plain call runs.
+// Seen through the record file, which counts only calls without an exact winner.
+TEST_F(RuntimeTest, WeightsHeldAsACopyRunTheWinnerTunedForThem) {
+  Problem small = MakeProblem(12, 10, 20);
+  const KernelConfig marked = MarkedConfig(small, machine_);
+  ASSERT_NE(marked.family, KernelFamily::kPacked) << marked.ToString();
+  small.form = CallForm::kPackedB;
+  const std::string db = MakeDb("copy.db", {Winner(small, marked, 9.0, machine_.fingerprint)});
+  const std::string record = Path("copy_calls.json");
+  std::vector<float> b(20 * 10, 1.0f), a(12 * 20, 1.0f), c(12 * 10, 0.0f);
+  {
+    auto runtime = Open(db, 1, record);
+    ASSERT_NE(runtime, nullptr);
+    auto weights = runtime->PackB(Layout::kRowMajor, Trans::kNo, 12, 10, 20, b.data(), 10);
+    ASSERT_TRUE(weights) << weights.error().message;
+    EXPECT_FALSE(weights->holds_panels());
+    EXPECT_EQ(weights->lookup().tier, LookupTier::kExact);
+    EXPECT_EQ(weights->lookup().config_text, marked.ToString());
+    for (std::int64_t m : {12, 12, 12, 5, 5}) {
+      std::fill(c.begin(), c.end(), -1.0f);
+      ASSERT_TRUE(runtime->Gemm(Layout::kRowMajor, Trans::kNo, m, 1.0f, a.data(), 20, *weights,
+                                0.0f, c.data(), 10));
+      for (std::int64_t i = 0; i < m * 10; ++i) ASSERT_EQ(c[i], 20.0f) << "M = " << m;
+    }
+  }  // closing writes the record
+  auto recorded = ReadRecordFile(record);
+  ASSERT_TRUE(recorded) << recorded.error().message;
+  ASSERT_EQ(recorded->size(), 1u);
+  EXPECT_EQ((*recorded)[0].problem, MakeProblem(5, 10, 20));
+  EXPECT_EQ((*recorded)[0].calls, 2u);
+}
+
 // Weights packed for a one-row GEMM hold panels of the packed family (PackedWeightsConfig), even
 // where a gemv winner is tuned for that very problem (it was timed reading B as stored); the
 // report says the default tier. Column-major weights keep the copy. Exact in every dtype for
