@@ -19,6 +19,7 @@ struct LookupOptions {
   std::string threads = "all";
   bool allow_compatible = false;
   bool packed_b = false;
+  std::int64_t batch = 1;
   bool json = false;
   bool db_given = false;
 };
@@ -26,6 +27,13 @@ struct LookupOptions {
 void RunLookup(const LookupOptions& options, Context& context) {
   auto shape = ParseShape(options.shape);
   if (!shape) return context.Fail(kExitUsage, "--shape: " + shape.error().message);
+  if (options.batch < 1) {
+    return context.Fail(kExitUsage, "--batch must be >= 1, got " + std::to_string(options.batch));
+  }
+  if (options.packed_b && options.batch > 1) {
+    return context.Fail(kExitUsage, "--packed-b and --batch do not go together: a batch's "
+                                    "items bring B of their own");
+  }
   auto kind = ParseProblemKind(options.kind);
   if (!kind) return context.Fail(kExitUsage, kind.error().message);
   auto machine = DetectHostMachineOrFail(context);
@@ -43,7 +51,8 @@ void RunLookup(const LookupOptions& options, Context& context) {
 
   const Problem problem{kind->dtype, kind->layout, kind->trans_a, kind->trans_b,
                         shape->m, shape->n, shape->k, (*runtime)->max_threads(),
-                        options.packed_b ? CallForm::kPackedB : CallForm::kPlain};
+                        options.packed_b ? CallForm::kPackedB : CallForm::kPlain,
+                        options.batch};
   const LookupReport report = (*runtime)->Lookup(problem);
   const bool tuned = report.tier != LookupTier::kDefault;
 
@@ -71,11 +80,17 @@ void RunLookup(const LookupOptions& options, Context& context) {
                << "  tier:    " << ToString(report.tier);
   switch (report.tier) {
     case LookupTier::kExact:
-      // Weights with no winner tuned for them run the plain call's.
-      *context.out << (report.tuned.form == problem.form
-                           ? " (tuned winner of this problem)\n"
-                           : " (tuned winner of this shape called plain; none tuned with B "
-                             "packed beforehand)\n");
+      // Weights with no winner tuned for them run the plain call's, and a batch of a count
+      // nothing was tuned for runs one item's winner.
+      if (report.tuned.form == problem.form && report.tuned.batch == problem.batch) {
+        *context.out << " (tuned winner of this problem)\n";
+      } else if (problem.batch > 1) {
+        *context.out << " (tuned winner of one item, " << report.tuned.ToString()
+                     << "; none tuned for batches of " << problem.batch << ")\n";
+      } else {
+        *context.out << " (tuned winner of this shape called plain; none tuned with B packed "
+                        "beforehand)\n";
+      }
       break;
     case LookupTier::kBucket:
       *context.out << " (winner of its bucket " << report.tuned.ToString()
@@ -132,6 +147,10 @@ void SetupLookupCommand(CLI::App& app, Context& context) {
   lookup->add_flag("--packed-b", options->packed_b,
                    "The config weights packed once (Runtime::PackB) run with: winners of `tune "
                    "--packed-b`, else the plain call's winner, else the packed default");
+  lookup->add_option("--batch", options->batch,
+                     "The config a batch of B GEMMs of the shape (Runtime::GemmBatch) runs "
+                     "with: winners of `tune --batch B`, else what its items run")
+      ->capture_default_str();
   lookup->add_flag("--json", options->json, "Print JSON instead of text");
   lookup->callback([options, &context, lookup]() {
     options->db_given = lookup->get_option("--db")->count() > 0;

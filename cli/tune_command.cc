@@ -46,6 +46,7 @@ struct TuneOptions {
   std::uint64_t seed = 1;
   bool cold_cache = false;
   bool packed_b = false;
+  std::int64_t batch = 1;
   bool no_wait = false;
   int validate = 0;
   std::string shard;
@@ -307,11 +308,19 @@ void RunTune(const TuneOptions& options, Context& context) {
                                       "--shapes (e.g. 1..2048x4096x4096) or a preset with ranges");
     }
   }
-  if (options.packed_b && !std::all_of(ranges->begin(), ranges->end(), [](const ShapeRange& r) {
-        return r.IsSingleShape();
-      })) {
-    return context.Fail(kExitUsage, "--packed-b tunes single shapes, not ranges: the runtime "
-                                    "answers shapes inside a range for plain calls only");
+  if (options.batch < 1) {
+    return context.Fail(kExitUsage, "--batch must be >= 1, got " + std::to_string(options.batch));
+  }
+  if (options.packed_b && options.batch > 1) {
+    return context.Fail(kExitUsage, "--packed-b and --batch do not go together: a batch's "
+                                    "items bring B of their own");
+  }
+  const bool single_shapes = std::all_of(ranges->begin(), ranges->end(),
+                                         [](const ShapeRange& r) { return r.IsSingleShape(); });
+  if ((options.packed_b || options.batch > 1) && !single_shapes) {
+    return context.Fail(kExitUsage, std::string(options.packed_b ? "--packed-b" : "--batch") +
+                                        " tunes single shapes, not ranges: the runtime answers "
+                                        "shapes inside a range for plain single calls only");
   }
   auto machine = DetectHostMachineOrFail(context);
   if (!machine) return;
@@ -325,9 +334,9 @@ void RunTune(const TuneOptions& options, Context& context) {
     // The record's problems carry their dtype, layout, transposes and threads; most
     // time-consuming first, so an interrupted or budget-limited run tunes what matters most.
     if (options.problem_options_given) {
-      return context.Fail(kExitUsage, "--dtype, --layout, --trans, --threads and --packed-b "
-                                      "come from the record file; do not give them with "
-                                      "--from-record");
+      return context.Fail(kExitUsage, "--dtype, --layout, --trans, --threads, --packed-b and "
+                                      "--batch come from the record file; do not give them "
+                                      "with --from-record");
     }
     auto recorded = ReadRecordFile(options.from_record);
     if (!recorded) return context.Fail(kExitUsage, recorded.error().message);
@@ -347,7 +356,8 @@ void RunTune(const TuneOptions& options, Context& context) {
       for (int count : threads->counts) {
         of_shape.push_back(Problem{kind->dtype, kind->layout, kind->trans_a, kind->trans_b,
                                    shape.m, shape.n, shape.k, count,
-                                   options.packed_b ? CallForm::kPackedB : CallForm::kPlain});
+                                   options.packed_b ? CallForm::kPackedB : CallForm::kPlain,
+                                   options.batch});
       }
       return of_shape;
     };
@@ -511,6 +521,11 @@ void SetupTuneCommand(CLI::App& app, Context& context) {
                  "Tune for weights packed once (Runtime::PackB, `bench --packed-b`): time each "
                  "candidate with B packed beforehand, untimed, and keep these winners apart "
                  "from a plain call's (single shapes only)");
+  tune->add_option("--batch", options->batch,
+                   "Tune for batches of B GEMMs of each shape (Runtime::GemmBatch, `bench "
+                   "--batch`): time the batch as a whole, each item on operands of its own, and "
+                   "keep these winners apart from a single call's (single shapes only)")
+      ->capture_default_str();
   tune->add_flag("--no-wait", options->no_wait,
                  "Exit with an error at once when another tune runs on this machine or this DB, "
                  "instead of waiting for it (one tune at a time keeps timings undisturbed)");
@@ -529,7 +544,8 @@ void SetupTuneCommand(CLI::App& app, Context& context) {
   tune->callback([options, &context, tune]() {
     options->command_line = context.command_line;
     options->problem_options_given = false;
-    for (const char* name : {"--dtype", "--layout", "--trans", "--threads", "--packed-b"}) {
+    for (const char* name :
+         {"--dtype", "--layout", "--trans", "--threads", "--packed-b", "--batch"}) {
       if (tune->get_option(name)->count() > 0) options->problem_options_given = true;
     }
     RunTune(*options, context);

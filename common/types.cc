@@ -1,5 +1,6 @@
 #include "mmtune/types.h"
 
+#include <charconv>
 #include <optional>
 
 #include "common/shape_range.h"
@@ -133,6 +134,14 @@ Status Problem::Validate() const {
     return MakeError(ErrorCode::kInvalidArgument,
                      "thread count " + std::to_string(threads) + " must be >= 1");
   }
+  if (batch < 1) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "batch count " + std::to_string(batch) + " must be >= 1");
+  }
+  if (batch > 1 && form != CallForm::kPlain) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "a batch of GEMMs has no " + std::string(mmtune::ToString(form)) + " form");
+  }
   return OkStatus();
 }
 
@@ -140,7 +149,39 @@ std::string Problem::ToString() const {
   return std::string(mmtune::ToString(dtype)) + " " + mmtune::ToString(layout) + " " +
          TransPairToString(trans_a, trans_b) + " " + std::to_string(m) + "x" +
          std::to_string(n) + "x" + std::to_string(k) + " t" + std::to_string(threads) +
-         (form == CallForm::kPlain ? "" : std::string(" ") + mmtune::ToString(form));
+         (form == CallForm::kPlain && batch == 1 ? "" : " " + FormName(*this));
+}
+
+std::string FormName(const Problem& problem) {
+  if (problem.batch != 1) return "batch:" + std::to_string(problem.batch);
+  return ToString(problem.form);
+}
+
+Status ParseFormName(std::string_view text, Problem& problem) {
+  constexpr std::string_view kBatch = "batch:";
+  if (text.starts_with(kBatch)) {
+    const std::string_view digits = text.substr(kBatch.size());
+    std::int64_t count = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), count);
+    if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() ||
+        count < 2) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "malformed call form '" + std::string(text) +
+                           "' (a batch is batch:B with B >= 2)");
+    }
+    problem.form = CallForm::kPlain;
+    problem.batch = count;
+    return OkStatus();
+  }
+  auto form = ParseCallForm(text);
+  if (!form) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "unknown call form '" + std::string(text) +
+                         "' (expected plain, packed-b or batch:B)");
+  }
+  problem.form = *form;
+  problem.batch = 1;
+  return OkStatus();
 }
 
 Result<Shape> ParseShape(std::string_view text) {

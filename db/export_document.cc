@@ -133,9 +133,9 @@ Result<WinnerRecord> ParseWinner(const nlohmann::json& json, const std::string& 
   if (json.contains("form")) {
     auto form = reader.String("form");
     if (!form) return form.error();
-    auto parsed_form = ParseCallForm(*form);
-    if (!parsed_form) return reader.Wrong(parsed_form.error().message);
-    problem.form = *parsed_form;
+    if (Status parsed = ParseFormName(*form, problem); !parsed) {
+      return reader.Wrong(parsed.error().message);
+    }
   }
   if (Status valid = problem.Validate(); !valid) return reader.Wrong(valid.error().message);
 
@@ -216,7 +216,7 @@ nlohmann::json ExportDocumentOf(const WinnerSet& content) {
                        {"n", problem.n},
                        {"k", problem.k},
                        {"threads", problem.threads},
-                       {"form", ToString(problem.form)},
+                       {"form", FormName(problem)},
                        {"config", std::move(config)},
                        {"gflops", winner.gflops},
                        {"median_seconds", winner.median_seconds},

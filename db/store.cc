@@ -371,7 +371,7 @@ Result<std::int64_t> TuningStore::Impl::InternProblem(const Problem& problem) {
   auto bind_key = [&](sqlite::Statement& statement) -> sqlite::Statement& {
     return statement.Bind(1, ToString(problem.dtype)).Bind(2, ToString(problem.layout))
         .Bind(3, trans).Bind(4, problem.m).Bind(5, problem.n).Bind(6, problem.k)
-        .Bind(7, problem.threads).Bind(8, ToString(problem.form));
+        .Bind(7, problem.threads).Bind(8, FormName(problem));
   };
   {
     auto insert = Prepare(
@@ -666,7 +666,7 @@ Result<std::optional<std::int64_t>> TuningStore::FindProblem(const Problem& prob
   (*select)->Bind(1, ToString(problem.dtype)).Bind(2, ToString(problem.layout))
       .Bind(3, TransPairToString(problem.trans_a, problem.trans_b)).Bind(4, problem.m)
       .Bind(5, problem.n).Bind(6, problem.k).Bind(7, problem.threads)
-      .Bind(8, ToString(problem.form));
+      .Bind(8, FormName(problem));
   auto row = (*select)->Step();
   if (!row) return row.error();
   if (!*row) return std::optional<std::int64_t>();
@@ -831,14 +831,13 @@ Result<std::vector<WinnerRecord>> TuningStore::Winners(std::string_view fingerpr
     auto trans_a = ParseTransLetter(trans[0]);
     auto trans_b = ParseTransLetter(trans[1]);
     auto config = ParseStoredConfig(config_json);
-    auto parsed_form = ParseCallForm(form);
+    const Status parsed_form = ParseFormName(form, record.problem);
     if (!trans_a || !trans_b || !config || !parsed_form) {
       skipped.Add(row_id, !config        ? config.error().message
                           : !parsed_form ? parsed_form.error().message
                                          : "transpose '" + trans + "'");
       continue;
     }
-    record.problem.form = *parsed_form;
     record.problem.dtype = *parsed_dtype;
     record.problem.layout = *parsed_layout;
     record.problem.trans_a = *trans_a;

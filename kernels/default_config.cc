@@ -187,7 +187,40 @@ int DefaultThreadCount(const Problem& problem, int max_threads) {
   return static_cast<int>(std::clamp(by_work, 1.0, static_cast<double>(std::max(1, max_threads))));
 }
 
+namespace {
+
+// One item of a batch as BatchDefault runs it: alone on one thread where the batch has items
+// enough for its threads, else on the batch's threads.
+Problem ItemOf(const Problem& batch) {
+  Problem item = batch;
+  item.batch = 1;
+  if (batch.batch >= batch.threads) item.threads = 1;
+  return item;
+}
+
+// The configs a batch's item may run with alone: its 1-thread default, and the packed model's
+// where the batch spills L2 (ColdOperandsConfig). The first is BatchDefault's.
+std::vector<KernelConfig> ItemsAloneConfigs(const Problem& batch, const Machine& machine) {
+  const Problem item = ItemOf(batch);
+  std::vector<KernelConfig> configs = {DefaultConfig(item, machine),
+                                       ColdOperandsConfig(item, machine)};
+  if (BatchSpillsL2(item, batch.batch, CacheBudgetOf(machine.topology))) {
+    std::swap(configs[0], configs[1]);
+  }
+  if (configs[0] == configs[1]) configs.pop_back();
+  for (KernelConfig& config : configs) config.threads = batch.threads;
+  return configs;
+}
+
+}  // namespace
+
+KernelConfig BatchDefault(const Problem& batch, const Machine& machine) {
+  if (batch.batch < batch.threads) return UntunedConfig(ItemOf(batch), machine);
+  return ItemsAloneConfigs(batch, machine).front();
+}
+
 KernelConfig DefaultConfig(const Problem& original, const Machine& machine) {
+  if (original.batch > 1) return BatchDefault(original, machine);
   if (original.form == CallForm::kPackedB) return PackedWeightsConfig(original, machine);
   const Problem problem = RowMajorView(original);
   switch (problem.dtype) {
@@ -261,6 +294,12 @@ KernelConfig LentConfig(KernelConfig config, const Problem& tuned_for, const Pro
 
 std::vector<KernelConfig> AnalyticalAlternatives(const Problem& original,
                                                   const Machine& machine) {
+  if (original.batch > 1) {
+    if (original.batch < original.threads) return AnalyticalAlternatives(ItemOf(original), machine);
+    std::vector<KernelConfig> configs = ItemsAloneConfigs(original, machine);
+    configs.erase(configs.begin());
+    return configs;
+  }
   const Problem problem = RowMajorView(original);
   switch (problem.dtype) {
     case DType::kF32: return AlternativesFor<float>(problem, machine);

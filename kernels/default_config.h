@@ -13,8 +13,16 @@
 namespace mmtune {
 
 // Always valid for `problem` on `machine` (KernelConfig::Validate passes), for any shape. A
-// problem called with B packed beforehand (CallForm::kPackedB) gets PackedWeightsConfig.
+// problem called with B packed beforehand (CallForm::kPackedB) gets PackedWeightsConfig, a
+// batch (Problem::batch > 1) BatchDefault.
 KernelConfig DefaultConfig(const Problem& problem, const Machine& machine);
+
+// What Runtime::GemmBatch runs a batch of `batch.batch` GEMMs with when nothing is tuned for it:
+// with at least as many items as threads, a team of `batch.threads` whose members run whole
+// items alone, each with one item's 1-thread default (ColdOperandsConfig's where the batch
+// spills L2); with fewer items, one item's UntunedConfig on the batch's threads, item after item
+// (GemmPlan::RunBatch).
+KernelConfig BatchDefault(const Problem& batch, const Machine& machine);
 
 // Other model configs worth one measurement each when the search starts: where the default sits
 // near the boundary between the direct and packed families (operands within 4x of half of L2),

@@ -23,7 +23,7 @@ json ProblemJson(const Problem& problem) {
           {"n", problem.n},
           {"k", problem.k},
           {"threads", problem.threads},
-          {"form", ToString(problem.form)}};
+          {"form", FormName(problem)}};
 }
 
 json ConfigJson(const KernelConfig& config) {

@@ -50,6 +50,12 @@ Result<RecordedProblem> ProblemFromJson(const nlohmann::json& item) {
   recorded.problem = Problem{*dtype, *layout, trans->first, trans->second,
                              item["m"].get<std::int64_t>(), item["n"].get<std::int64_t>(),
                              item["k"].get<std::int64_t>(), item["threads"].get<int>()};
+  // Absent for plain single calls.
+  if (item.contains("form")) {
+    if (!item["form"].is_string()) return fail("'form' is not a string");
+    const Status form = ParseFormName(item["form"].get<std::string>(), recorded.problem);
+    if (!form) return fail(form.error().message);
+  }
   if (auto status = recorded.problem.Validate(); !status) return fail(status.error().message);
   const std::int64_t calls = item["calls"].get<std::int64_t>();
   recorded.seconds = item["seconds"].get<double>();
@@ -62,15 +68,17 @@ Result<RecordedProblem> ProblemFromJson(const nlohmann::json& item) {
 
 nlohmann::json ProblemToJson(const RecordedProblem& recorded) {
   const Problem& p = recorded.problem;
-  return {{"dtype", ToString(p.dtype)},
-          {"layout", ToString(p.layout)},
-          {"trans", TransPairToString(p.trans_a, p.trans_b)},
-          {"m", p.m},
-          {"n", p.n},
-          {"k", p.k},
-          {"threads", p.threads},
-          {"calls", recorded.calls},
-          {"seconds", recorded.seconds}};
+  nlohmann::json item = {{"dtype", ToString(p.dtype)},
+                         {"layout", ToString(p.layout)},
+                         {"trans", TransPairToString(p.trans_a, p.trans_b)},
+                         {"m", p.m},
+                         {"n", p.n},
+                         {"k", p.k},
+                         {"threads", p.threads},
+                         {"calls", recorded.calls},
+                         {"seconds", recorded.seconds}};
+  if (p.form != CallForm::kPlain || p.batch != 1) item["form"] = FormName(p);
+  return item;
 }
 
 void SortByTime(std::vector<RecordedProblem>& problems) {
@@ -81,7 +89,8 @@ void SortByTime(std::vector<RecordedProblem>& problems) {
 }
 
 auto KeyOf(const Problem& p) {
-  return std::make_tuple(p.dtype, p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, p.threads);
+  return std::make_tuple(p.dtype, p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, p.threads,
+                         p.form, p.batch);
 }
 
 // An exclusive advisory lock on "<path>.lock" for as long as it lives, so that processes merging

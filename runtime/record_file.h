@@ -5,6 +5,9 @@
 //   {"mmtune_record": 1, "problems": [{"dtype": "f32", "layout": "row", "trans": "NN",
 //     "m": 128, "n": 768, "k": 768, "threads": 2, "calls": 4096, "seconds": 1.93}, ...]}
 //
+// A batch of a count that `tune --batch` tuned (its winner not exact for the call) adds
+// "form": "batch:B", so that `tune --from-record` tunes it as a batch.
+//
 // Several processes (or runs) may record into one file: each write merges its counts into what
 // the file already holds, under an advisory lock, and replaces the file atomically.
 #pragma once

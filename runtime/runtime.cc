@@ -47,12 +47,15 @@ namespace {
 // beyond it (BatchSpillsL2). Each mode has its plans and team-or-alone timing apart.
 // kWeightsCopy: a GEMM on packed weights held as a copy of B, which runs a winner tuned for
 // weights (`tune --packed-b`) of its very shape where there is one, else what a plain call runs.
+// kTunedBatch: a batch of a count that `tune --batch` tuned (Problem::batch), which runs that
+// count's winner for its shape, or a nearest one, else the batch's analytical default.
 enum class CallMode : std::uint8_t {
   kWhole,
   kItemsInTurn,
   kItemsAlone,
   kColdItemsAlone,
-  kWeightsCopy
+  kWeightsCopy,
+  kTunedBatch
 };
 
 // A call's identity for the plan caches: everything of the problem but the thread count, which
@@ -61,13 +64,14 @@ struct CallKey {
   std::int64_t m;
   std::int64_t n;
   std::int64_t k;
+  std::int64_t batch;  // 1 but in kTunedBatch
   std::uint32_t kind;  // dtype, layout and transposes, a byte each
   CallMode mode;
   friend bool operator==(const CallKey&, const CallKey&) = default;
 };
 
 CallKey KeyOf(const Problem& p, CallMode mode = CallMode::kWhole) {
-  return CallKey{p.m, p.n, p.k,
+  return CallKey{p.m, p.n, p.k, p.batch,
                  static_cast<std::uint32_t>(p.dtype) | static_cast<std::uint32_t>(p.layout) << 8 |
                      static_cast<std::uint32_t>(p.trans_a) << 16 |
                      static_cast<std::uint32_t>(p.trans_b) << 24,
@@ -79,7 +83,8 @@ struct CallKeyHash {
     std::uint64_t h = 0x9E3779B97F4A7C15ull ^ key.kind ^
                       static_cast<std::uint64_t>(key.mode) << 32;
     for (std::uint64_t part : {static_cast<std::uint64_t>(key.m), static_cast<std::uint64_t>(key.n),
-                               static_cast<std::uint64_t>(key.k)}) {
+                               static_cast<std::uint64_t>(key.k),
+                               static_cast<std::uint64_t>(key.batch)}) {
       h = (h ^ part) * 0xBF58476D1CE4E5B9ull;
       h ^= h >> 31;
     }
@@ -292,6 +297,11 @@ struct Runtime::Impl {
     return !record_path.empty() && entry.lookup.tier != LookupTier::kExact;
   }
   Result<std::unique_ptr<PlanEntry>> MakeEntry(const Problem& problem, CallMode mode) const;
+  // The config calls of `problem` in `mode` run, before any plan is made.
+  mmtune::Lookup LookupFor(const Problem& problem, CallMode mode) const;
+  // How a batch of `count` GEMMs of `problem` (the runtime's threads) runs: the problem its
+  // config is looked up for, and the mode.
+  std::pair<Problem, CallMode> BatchCall(Problem problem, std::int64_t count) const;
 
   // Inlined into the public entry points, so that the call's arguments are not copied once
   // more on the way in. `Kind` is one of the GEMMs of gemm_types.h.
@@ -380,24 +390,10 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
   // A batch running whole items per thread: one item's config, its team the batch's.
   const bool items_alone = mode == CallMode::kItemsAlone || mode == CallMode::kColdItemsAlone;
   auto make_plans = [&] {
-    if (items_alone) {
-      entry->lookup.config.threads = max_threads;
-      entry->lookup.threads_reason = "a batch: whole items per thread, each with the config of "
-                                     "one item on one thread";
-    }
+    if (items_alone) entry->lookup.config.threads = max_threads;
     return entry->MakePlans(entry->lookup.config);
   };
-  entry->lookup = index.Find(problem);
-  if (mode == CallMode::kWeightsCopy) {
-    Problem weights = problem;
-    weights.form = CallForm::kPackedB;
-    if (mmtune::Lookup tuned = index.Find(weights); tuned.tier == LookupTier::kExact) {
-      entry->lookup = std::move(tuned);
-    }
-  }
-  if (mode == CallMode::kColdItemsAlone && entry->lookup.tier == LookupTier::kDefault) {
-    entry->lookup.config = ColdOperandsConfig(problem, machine);
-  }
+  entry->lookup = LookupFor(problem, mode);
   Status status = make_plans();
   if (!status && entry->lookup.tier != LookupTier::kDefault) {
     // The index validated the config; a plan can still fail (e.g. a kernel this build lacks).
@@ -413,6 +409,38 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
   }
   if (!status) return status.error();
   return entry;
+}
+
+mmtune::Lookup Runtime::Impl::LookupFor(const Problem& problem, CallMode mode) const {
+  mmtune::Lookup lookup = index.Find(problem);
+  if (mode == CallMode::kWeightsCopy) {
+    Problem weights = problem;
+    weights.form = CallForm::kPackedB;
+    if (mmtune::Lookup tuned = index.Find(weights); tuned.tier == LookupTier::kExact) {
+      lookup = std::move(tuned);
+    }
+  }
+  if (mode == CallMode::kColdItemsAlone && lookup.tier == LookupTier::kDefault) {
+    lookup.config = ColdOperandsConfig(problem, machine);
+  }
+  if (mode == CallMode::kItemsAlone || mode == CallMode::kColdItemsAlone) {
+    lookup.config.threads = max_threads;
+    lookup.threads_reason = "a batch: whole items per thread, each with the config of one item "
+                            "on one thread";
+  }
+  return lookup;
+}
+
+std::pair<Problem, CallMode> Runtime::Impl::BatchCall(Problem problem,
+                                                      std::int64_t count) const {
+  if (count > 1 && index.HasBatchesOf(count)) {
+    problem.batch = count;
+    return {problem, CallMode::kTunedBatch};
+  }
+  if (count < max_threads) return {problem, CallMode::kItemsInTurn};
+  problem.threads = 1;
+  return {problem, BatchSpillsL2(problem, count, cache) ? CallMode::kColdItemsAlone
+                                                        : CallMode::kItemsAlone};
 }
 
 Result<std::shared_ptr<const PlanEntry>> Runtime::Impl::EntryFor(const Problem& problem) const {
@@ -488,14 +516,10 @@ Status Runtime::Impl::Batch(const GemmArgs<Kind>& shape, std::int64_t count,
     }
     return OkStatus();
   }
-  Problem problem = ProblemOf(GemmTypes<Kind>::kDType, shape.layout, shape.trans_a,
-                              shape.trans_b, shape.m, shape.n, shape.k);
-  CallMode mode = CallMode::kItemsInTurn;
-  if (count >= max_threads) {
-    problem.threads = 1;
-    mode = BatchSpillsL2(problem, count, cache) ? CallMode::kColdItemsAlone
-                                                : CallMode::kItemsAlone;
-  }
+  const auto [problem, mode] =
+      BatchCall(ProblemOf(GemmTypes<Kind>::kDType, shape.layout, shape.trans_a, shape.trans_b,
+                          shape.m, shape.n, shape.k),
+                count);
   return RunOnEntry<Kind>(problem, mode, run);
 }
 
@@ -729,6 +753,13 @@ LookupReport Runtime::Lookup(const Problem& problem) const {
   Problem asked = problem;
   asked.threads = impl_->max_threads;
   if (asked.form == CallForm::kPackedB) return ReportOf(impl_->FindPackedWeights(asked));
+  if (asked.batch > 1) {
+    // What GemmBatch runs with a batch of this count.
+    const std::int64_t count = asked.batch;
+    asked.batch = 1;
+    const auto [looked_up, mode] = impl_->BatchCall(asked, count);
+    return ReportOf(impl_->LookupFor(looked_up, mode));
+  }
   return ReportOf(impl_->index.Find(asked));
 }
 

@@ -64,7 +64,7 @@ std::string TunedThreadsReason(const std::string& whose, const KernelConfig& win
 
 bool WinnerIndex::SameKind(const Problem& a, const Problem& b) {
   return a.dtype == b.dtype && a.layout == b.layout && a.trans_a == b.trans_a &&
-         a.trans_b == b.trans_b && a.form == b.form;
+         a.trans_b == b.trans_b && a.form == b.form && a.batch == b.batch;
 }
 
 WinnerIndex WinnerIndex::Build(const std::vector<WinnerRecord>& winners, const Machine& machine,
@@ -87,8 +87,16 @@ WinnerIndex WinnerIndex::Build(const std::vector<WinnerRecord>& winners, const M
       continue;
     }
     index.entries_.push_back(Entry{winner.problem, winner.config, winner.gflops});
+    if (winner.problem.batch > 1) index.batch_counts_.push_back(winner.problem.batch);
   }
+  std::sort(index.batch_counts_.begin(), index.batch_counts_.end());
+  index.batch_counts_.erase(std::unique(index.batch_counts_.begin(), index.batch_counts_.end()),
+                            index.batch_counts_.end());
   return index;
+}
+
+bool WinnerIndex::HasBatchesOf(std::int64_t count) const {
+  return std::binary_search(batch_counts_.begin(), batch_counts_.end(), count);
 }
 
 const WinnerIndex::Entry* WinnerIndex::FindExact(const Problem& problem,
@@ -120,8 +128,9 @@ const WinnerIndex::Entry* WinnerIndex::FindBucket(const Problem& problem,
                                                   const ShapeRangeRecord** range) const {
   // Of the ranges that hold the problem, the one whose bucket is closest to it; the bucket's
   // winner follows the exact tier's thread rules for the bucket shape, and must run this shape.
-  // Shape ranges are tuned as plain calls only (`tune --packed-b` takes no range).
-  if (problem.form != CallForm::kPlain) return nullptr;
+  // Shape ranges are tuned as plain single calls only (`tune --packed-b` and `tune --batch`
+  // take no range).
+  if (problem.form != CallForm::kPlain || problem.batch != 1) return nullptr;
   const Shape shape{problem.m, problem.n, problem.k};
   const Entry* best = nullptr;
   double best_distance = std::numeric_limits<double>::infinity();

@@ -48,6 +48,9 @@ class WinnerIndex {
 
   std::size_t size() const { return entries_.size(); }
 
+  // Whether any winner was tuned for batches of `count` GEMMs (`tune --batch`), of any shape.
+  bool HasBatchesOf(std::int64_t count) const;
+
  private:
   struct Entry {
     Problem problem;
@@ -62,6 +65,7 @@ class WinnerIndex {
   const Entry* FindBucket(const Problem& problem, const ShapeRangeRecord** range) const;
 
   std::vector<Entry> entries_;
+  std::vector<std::int64_t> batch_counts_;  // sorted, of the entries with batch > 1
   std::vector<ShapeRangeRecord> ranges_;
   Machine machine_;
 };

@@ -276,6 +276,23 @@ std::vector<KernelConfig> Generate(const Problem& problem, const Machine& machin
 
 std::vector<KernelConfig> GenerateSpace(const Problem& problem, const Machine& machine,
                                         const SpaceOptions& options) {
+  if (problem.batch > 1) {
+    Problem item = problem;
+    item.batch = 1;
+    if (problem.batch < problem.threads) return GenerateSpace(item, machine, options);
+    // Each member of the team runs whole items alone (GemmPlan::RunBatch): the configs of one
+    // item on one thread, for each team size.
+    item.threads = 1;
+    const std::vector<KernelConfig> alone = GenerateSpace(item, machine, options);
+    std::vector<KernelConfig> out;
+    for (int team : ThreadCounts(problem, options)) {
+      for (KernelConfig config : alone) {
+        config.threads = team;
+        out.push_back(config);
+      }
+    }
+    return out;
+  }
   // Tiles and blocks refer to the problem as the kernels run it (validity is the same for both
   // views: only gemv constrains the shape, and it takes M = 1 or N = 1 alike).
   return Generate(RowMajorView(problem), machine, options, LowpAIsKContiguous(problem));

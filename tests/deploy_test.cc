@@ -149,6 +149,7 @@ struct Tuned {
   double gflops = 10.0;
   nlohmann::json peaks = nullptr;  // stored with the machine unless null
   CallForm form = CallForm::kPlain;
+  std::int64_t batch = 1;
 };
 
 // Writes a tuning DB the way `mmtune tune` does: for every entry a session with a measurement
@@ -167,6 +168,7 @@ void WriteTuningDb(const std::string& path, const std::vector<Tuned>& entries) {
                                      std::tuple<std::int64_t, int, bool>{9999, 480, false}}) {
       Problem problem = TestProblem(m);
       problem.form = entry.form;
+      problem.batch = entry.batch;
       auto problem_id = store->UpsertProblem(problem);
       ASSERT_TRUE(problem_id.ok()) << problem_id.error().message;
       MeasurementRecord measurement;
@@ -740,23 +742,27 @@ TEST(DeployMergeTest, JsonExportsMergeLikeTheDbsTheyCameFrom) {
   EXPECT_EQ(again->changes.winners_added + again->changes.winners_replaced, 0);
 }
 
-// A winner tuned with B packed beforehand (`tune --packed-b`) and the plain winner of the same
-// shape are two winners: through a SQLite or JSON export and a merge, each keeps its form. A
-// JSON export of version 1, which had no "form", holds plain winners.
-TEST(DeployMergeTest, PackedBWinnersTravelApartFromPlainOnes) {
+// A winner tuned with B packed beforehand (`tune --packed-b`), one tuned for batches of 64
+// (`tune --batch 64`) and the plain winner of the same shape are three winners: through a SQLite
+// or JSON export and a merge, each keeps its form. A JSON export of version 1, which had no
+// "form", holds plain winners.
+TEST(DeployMergeTest, PackedBAndBatchWinnersTravelApartFromPlainOnes) {
   ScratchDir dir("forms");
   const std::string source = dir / "tuned.db";
-  WriteTuningDb(source, {Tuned{TestMachine(1), 128, 120, 10.0, nullptr},
-                         Tuned{TestMachine(1), 128, 60, 12.0, nullptr, CallForm::kPackedB}});
+  WriteTuningDb(source,
+                {Tuned{TestMachine(1), 128, 120, 10.0, nullptr},
+                 Tuned{TestMachine(1), 128, 60, 12.0, nullptr, CallForm::kPackedB},
+                 Tuned{TestMachine(1), 128, 66, 14.0, nullptr, CallForm::kPlain, 64}});
   auto forms_of = [](const std::string& path) {
-    std::map<CallForm, int> mc_by_form;
+    std::map<std::string, int> mc_by_form;
     for (const WinnerRecord& winner : ReadWinners(path)) {
-      EXPECT_EQ(mc_by_form.count(winner.problem.form), 0u) << winner.problem.ToString();
-      mc_by_form[winner.problem.form] = winner.config.mc;
+      EXPECT_EQ(mc_by_form.count(FormName(winner.problem)), 0u) << winner.problem.ToString();
+      mc_by_form[FormName(winner.problem)] = winner.config.mc;
     }
     return mc_by_form;
   };
-  const std::map<CallForm, int> expected = {{CallForm::kPlain, 120}, {CallForm::kPackedB, 60}};
+  const std::map<std::string, int> expected = {
+      {"plain", 120}, {"packed-b", 60}, {"batch:64", 66}};
   ASSERT_EQ(forms_of(source), expected);
 
   const std::string json = dir / "tuned.json";
@@ -766,7 +772,7 @@ TEST(DeployMergeTest, PackedBWinnersTravelApartFromPlainOnes) {
   for (const nlohmann::json& winner : document.at("winners")) {
     written_forms.insert(winner.at("form").get<std::string>());
   }
-  EXPECT_EQ(written_forms, (std::multiset<std::string>{"packed-b", "plain"}));
+  EXPECT_EQ(written_forms, (std::multiset<std::string>{"batch:64", "packed-b", "plain"}));
   const std::string exported = dir / "exported.db";
   ASSERT_TRUE(ExportWinners(source, exported, ExportAll(ExportFormat::kSqlite)).ok());
   EXPECT_EQ(forms_of(exported), expected);
@@ -777,14 +783,14 @@ TEST(DeployMergeTest, PackedBWinnersTravelApartFromPlainOnes) {
   version1["schema_version"] = 1;
   for (nlohmann::json& winner : version1["winners"]) {
     winner.erase("form");
-    winner["m"] = winner.at("config").at("mc") == 60 ? 64 : 128;  // two plain shapes
+    winner["m"] = winner.at("config").at("mc").get<int>();  // three plain shapes
   }
   const std::string old_json = dir / "version1.json";
   { std::ofstream(old_json) << version1.dump(); }
   ASSERT_TRUE(MergeStores(dir / "from_version1.db", {old_json}).ok());
   const std::vector<WinnerRecord> old_winners = ReadWinners(dir / "from_version1.db");
-  ASSERT_EQ(old_winners.size(), 2u);
-  for (const WinnerRecord& winner : old_winners) EXPECT_EQ(winner.problem.form, CallForm::kPlain);
+  ASSERT_EQ(old_winners.size(), 3u);
+  for (const WinnerRecord& winner : old_winners) EXPECT_EQ(FormName(winner.problem), "plain");
 }
 
 // The shape ranges that winners stand for travel with them: into a SQLite or JSON export (of the

@@ -2773,6 +2773,59 @@ TEST_F(RuntimeTest, BatchesRecordTheProblemTheirItemsRun) {
   EXPECT_EQ(problems, (std::vector<std::string>{"f32 row NN 6x7x5 t1", "f32 row NN 9x7x5 t2"}));
 }
 
+// A batch of a count `tune --batch` tuned runs that count's winner for its shape (exact in
+// every layout and transpose); other counts, and single calls, run what they ran before. Seen
+// through Lookup and the record file, which counts only calls without an exact winner and
+// names a batch of an untuned count by the problem its items run.
+TEST_F(RuntimeTest, BatchesRunTheWinnerTunedForTheirCount) {
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    const Problem item = MakeProblem(24, 40, 36, threads);
+    Problem tuned = item;
+    tuned.batch = 6;
+    const KernelConfig marked = MarkedConfig(tuned, machine_);
+    ASSERT_EQ(marked.threads, threads);
+    const std::string db = MakeDb("batch" + std::to_string(threads) + ".db",
+                                  {Winner(tuned, marked, 30.0, machine_.fingerprint)});
+    const std::string record = Path("batch_calls" + std::to_string(threads) + ".json");
+    {
+      auto runtime = Open(db, threads, record);
+      ASSERT_NE(runtime, nullptr);
+      if (runtime->max_threads() < threads) GTEST_SKIP() << "fewer cores than threads";
+      const LookupReport batch = runtime->Lookup(tuned);
+      EXPECT_EQ(batch.tier, LookupTier::kExact);
+      EXPECT_EQ(batch.config_text, marked.ToString());
+      EXPECT_EQ(batch.tuned, tuned);
+      Problem other_count = tuned;
+      other_count.batch = 5;
+      EXPECT_EQ(runtime->Lookup(other_count).tier, LookupTier::kDefault);
+      EXPECT_NE(runtime->Lookup(other_count).config_text, marked.ToString());
+      EXPECT_NE(runtime->Lookup(item).config_text, marked.ToString());
+      for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+        for (Trans ta : {Trans::kNo, Trans::kYes}) {
+          const Problem p = MakeProblem(24, 40, 36, threads, DType::kF32, layout, ta);
+          ExpectBatchExact<float>(*runtime, p, 6, false, 1.0f, 0.0f);
+          ExpectBatchExact<float>(*runtime, p, 5, true, 2.0f, -1.0f);
+        }
+      }
+    }  // closing writes the record
+    auto recorded = ReadRecordFile(record);
+    ASSERT_TRUE(recorded) << recorded.error().message;
+    std::vector<std::string> problems;
+    for (const auto& entry : *recorded) problems.push_back(entry.problem.ToString());
+    std::sort(problems.begin(), problems.end());
+    // The tuned count ran its winner, exactly, in row-major NN alone; every other call is
+    // recorded, a batch of 5 as its items (alone where there are items for every thread).
+    const std::string t = " t" + std::to_string(5 >= threads ? 1 : threads);
+    EXPECT_EQ(problems, (std::vector<std::string>{
+                            "f32 col NN 24x40x36" + t, "f32 col NN 24x40x36 t" +
+                            std::to_string(threads) + " batch:6", "f32 col TN 24x40x36" + t,
+                            "f32 col TN 24x40x36 t" + std::to_string(threads) + " batch:6",
+                            "f32 row NN 24x40x36" + t, "f32 row TN 24x40x36" + t,
+                            "f32 row TN 24x40x36 t" + std::to_string(threads) + " batch:6"}));
+  }
+}
+
 TEST_F(RuntimeTest, BatchesRefuseMalformedArgumentsAndWriteNothing) {
   auto runtime = Open("", 2);
   ASSERT_NE(runtime, nullptr);

@@ -401,6 +401,28 @@ TEST(TuningStoreTest, WinnersAreReplacedAndListedPerMachineOrAll) {
   EXPECT_EQ((*both)[1].problem, packed);
   EXPECT_EQ((*both)[1].config, TestConfig(96));
 
+  // So is a winner for batches of the shape, one per batch count.
+  for (std::int64_t count : {64, 8}) {
+    Problem batch = w.winner.problem;
+    batch.batch = count;
+    auto batch_problem = store->UpsertProblem(batch);
+    ASSERT_TRUE(batch_problem.ok());
+    WinnerRecord batch_winner = w.winner;
+    batch_winner.problem = batch;
+    batch_winner.config = TestConfig(count == 64 ? 66 : 12);
+    ASSERT_TRUE(store->SetWinner(w.machine_id, *batch_problem, w.session_id, batch_winner).ok());
+    auto found = store->FindProblem(batch);
+    ASSERT_TRUE(found.ok());
+    EXPECT_EQ(*found, std::optional<std::int64_t>(*batch_problem));
+  }
+  auto all_forms = store->Winners(w.winner.fingerprint);
+  ASSERT_TRUE(all_forms.ok());
+  ASSERT_EQ(all_forms->size(), 4u);
+  EXPECT_EQ((*all_forms)[2].problem.batch, 64);
+  EXPECT_EQ((*all_forms)[2].config, TestConfig(66));
+  EXPECT_EQ((*all_forms)[3].problem.batch, 8);
+  EXPECT_EQ((*all_forms)[3].config, TestConfig(12));
+
   auto nobody = store->Winners("ffffffffffffffff");
   ASSERT_TRUE(nobody.ok());
   EXPECT_TRUE(nobody->empty());

@@ -91,7 +91,10 @@ TEST(TuneCliTest, BadInputIsRefusedBeforeTheDbIsCreated) {
         "--shapes 1..8x8x8 --validate 1001",
         "--shapes 8x8x8 --validate 2", "--shapes 1..8x8x8 --validate 2 --shard 0/2",
         "--from-record /no/such.csv --validate 1", "--shapes 1..64x64x64 --packed-b",
-        "--from-record /no/such.csv --packed-b"}) {
+        "--from-record /no/such.csv --packed-b", "--shapes 8x8x8 --batch 0",
+        "--shapes 8x8x8 --batch -2", "--shapes 8x8x8 --batch x",
+        "--shapes 8x8x8 --batch 4 --packed-b", "--shapes 1..64x64x64 --batch 4",
+        "--from-record /no/such.csv --batch 4"}) {
     SCOPED_TRACE(args);
     const RunResult r = RunMmtune("tune --db '" + db + "' " + args);
     ExpectOneLineError(r, 2);
@@ -224,6 +227,35 @@ TEST(TuneCliTest, PackedBWinnersAreStoredApartAndLookedUp) {
       << borrowed.out;
   EXPECT_NE(borrowed.out.find("measured on s8 row NN 24x56x72 t1\n"), std::string::npos)
       << borrowed.out;
+}
+
+// `tune --batch B` times batches of B and keeps their winners apart from a single call's;
+// `lookup --batch B` shows them, and other counts and single calls do not run them.
+TEST(TuneCliTest, BatchWinnersAreStoredApartAndLookedUp) {
+  const std::string dir = FreshTestDir("tune_batch");
+  const std::string db = dir + "/tuned.db";
+  const RunResult r = RunMmtune("tune --db '" + db + "' --dtype bf16 --strategy random --evals 4 "
+                                "--budget 0 --seed 2 --threads 1 --shapes 40x56x72 --batch 8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("bf16 row NN 40x56x72 t1 batch:8"), std::string::npos) << r.out;
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 1);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM problems WHERE form = 'batch:8'"), 1);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM measurements WHERE status = 'failed'"), 0);
+  const std::string lookup = "lookup --db '" + db + "' --dtype bf16 --shape 40x56x72 --threads 1";
+  const RunResult batch = RunMmtune(lookup + " --batch 8");
+  ASSERT_EQ(batch.exit_code, 0) << batch.err;
+  EXPECT_NE(batch.out.find("bf16 row NN 40x56x72 t1 batch:8\n  tier:    exact (tuned winner "
+                           "of this problem)"),
+            std::string::npos)
+      << batch.out;
+  for (const char* other : {" --batch 4", ""}) {
+    const RunResult untuned = RunMmtune(lookup + other);
+    ASSERT_EQ(untuned.exit_code, 0) << untuned.err;
+    EXPECT_NE(untuned.out.find("tier:    default"), std::string::npos) << other << untuned.out;
+  }
+  for (const char* bad : {" --batch 0", " --batch 2 --packed-b", " --batch many"}) {
+    ExpectOneLineError(RunMmtune(lookup + bad), 2);
+  }
 }
 
 TEST(TuneCliTest, TuneStoresAWinnerPerShapeAndPrintsATable) {

@@ -17,6 +17,7 @@
 #include "kernels/lowp_reference.h"
 #include "kernels/reference_gemm.h"
 #include "machine/roofline.h"
+#include "search/space.h"
 #include "tests/synthetic_machine.h"
 #include "tuner/candidate_runner.h"
 #include "tuner/problem_buffers.h"
@@ -390,6 +391,20 @@ TEST(CandidateRunnerTest, LowPrecisionCandidatesAreVerifiedAndTimed) {
   }
 }
 
+// Every config of `configs` passes verification on `runner` and is timed.
+void ExpectVerifiedAndTimed(CandidateRunner& runner, const std::vector<KernelConfig>& configs) {
+  for (const KernelConfig& config : configs) {
+    const Status verified = runner.Verify(config);
+    EXPECT_TRUE(verified.ok()) << config.ToString() << ": " << verified.error().message;
+  }
+  auto results = runner.Measure(configs, 0.0, TimingMode::kWhole);
+  ASSERT_EQ(results.size(), configs.size());
+  for (const CandidateMeasurement& result : results) {
+    EXPECT_EQ(result.status, MeasurementStatus::kOk) << result.config.ToString();
+    EXPECT_GT(result.gflops, 0.0);
+  }
+}
+
 // A problem called with B packed beforehand: its packed candidates run on B packed once per
 // candidate, verified like any other (a config whose panels did not match its plan would fail
 // here), in every dtype; the default is the packed weights' (panels for one row, not gemv).
@@ -411,17 +426,79 @@ TEST(CandidateRunnerTest, PackedBCandidatesAreVerifiedAndTimedOnPanels) {
       KernelConfig packed = ColdOperandsConfig(plain, machine);
       if (packed.family != KernelFamily::kPacked) packed = weights;
       std::vector<KernelConfig> configs = {weights, packed, DefaultConfig(plain, machine)};
-      for (const KernelConfig& config : configs) {
-        const Status verified = (*runner)->Verify(config);
-        EXPECT_TRUE(verified.ok()) << config.ToString() << ": " << verified.error().message;
-      }
-      auto results = (*runner)->Measure(configs, 0.0, TimingMode::kWhole);
-      ASSERT_EQ(results.size(), configs.size());
-      for (const CandidateMeasurement& result : results) {
-        EXPECT_EQ(result.status, MeasurementStatus::kOk) << result.config.ToString();
-        EXPECT_GT(result.gflops, 0.0);
-      }
+      ExpectVerifiedAndTimed(**runner, configs);
     }
+  }
+}
+
+// A batch (`tune --batch`): each candidate runs every item on operands of its own, the
+// items checked one by one, and its time is the whole batch's. The default is the runtime's
+// untuned batch config; the alternative the other item config a team may run alone.
+TEST(CandidateRunnerTest, BatchCandidatesRunEveryItem) {
+  const Machine machine = Host();
+  const int threads = std::min(2, DefaultThreadPool().size());
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kS8}) {
+    for (Problem p : {MakeProblem(dtype, 24, 40, 36), MakeProblem(dtype, 7, 33, 20,
+                                                                  Layout::kColMajor, Trans::kYes)}) {
+      p.batch = 5;
+      p.threads = threads;
+      SCOPED_TRACE(p.ToString());
+      MeasureOptions options;
+      options.min_sample_seconds = 0.0002;
+      auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
+      ASSERT_TRUE(runner.ok()) << runner.error().message;
+      const KernelConfig batch_default = DefaultConfig(p, machine);
+      EXPECT_EQ(batch_default, BatchDefault(p, machine));
+      EXPECT_EQ(batch_default.threads, threads);  // the team; each member runs items alone
+      std::vector<KernelConfig> configs = {batch_default};
+      for (const KernelConfig& other : AnalyticalAlternatives(p, machine)) {
+        EXPECT_NE(other, batch_default);
+        configs.push_back(other);
+      }
+      ExpectVerifiedAndTimed(**runner, configs);
+    }
+  }
+}
+
+// The time of a batch candidate is the whole batch's: 32 items take far longer than one.
+TEST(CandidateRunnerTest, BatchTimeCoversEveryItem) {
+  const Machine machine = Host();
+  Problem one = MakeProblem(DType::kF32, 64, 64, 64);
+  Problem batch = one;
+  batch.batch = 32;
+  KernelConfig config = DefaultConfig(one, machine);
+  config.threads = 1;
+  MeasureOptions options;
+  options.min_sample_seconds = 0.0005;
+  double seconds[2] = {0.0, 0.0};
+  for (int i = 0; i < 2; ++i) {
+    auto runner = CandidateRunner::Create(i == 0 ? one : batch, machine, options,
+                                          DefaultThreadPool());
+    ASSERT_TRUE(runner.ok()) << runner.error().message;
+    auto results = (*runner)->Measure({config}, 0.0, TimingMode::kWhole);
+    ASSERT_EQ(results.size(), 1u);
+    ASSERT_EQ(results[0].status, MeasurementStatus::kOk) << results[0].error;
+    seconds[i] = results[0].stats.median;
+  }
+  EXPECT_GT(seconds[1], 8.0 * seconds[0]) << seconds[0] << " s for one, " << seconds[1]
+                                          << " s for 32";
+}
+
+// A batch's space: one item's configs on one thread, each run alone by a team of the batch's
+// threads.
+TEST(SpaceTest, BatchConfigsAreOneItemsForATeam) {
+  const Machine machine = testing::SyntheticZen5Machine();
+  Problem item = MakeProblem(DType::kF32, 128, 128, 64);
+  Problem batch = item;
+  batch.threads = 2;
+  batch.batch = 64;
+  const std::vector<KernelConfig> alone = GenerateSpace(item, machine, {});
+  const std::vector<KernelConfig> space = GenerateSpace(batch, machine, {});
+  ASSERT_EQ(space.size(), alone.size());
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    KernelConfig expected = alone[i];
+    expected.threads = 2;
+    EXPECT_EQ(space[i], expected);
   }
 }
 

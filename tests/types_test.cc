@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace mmtune {
 namespace {
 
@@ -80,6 +82,20 @@ TEST(ProblemTest, ValidatesAndPrints) {
   EXPECT_NE(weights, problem);
   EXPECT_TRUE(weights.Validate().ok());
   EXPECT_EQ(weights.ToString(), "f32 row NT 128x768x3072 t1 packed-b");
+
+  // A batch is another problem too, its work every item's; it has no packed-b form.
+  Problem batch = problem;
+  batch.batch = 64;
+  EXPECT_NE(batch, problem);
+  EXPECT_TRUE(batch.Validate().ok());
+  EXPECT_EQ(batch.ToString(), "f32 row NT 128x768x3072 t1 batch:64");
+  EXPECT_DOUBLE_EQ(batch.Flops(), 64.0 * problem.Flops());
+  Problem no_items = problem;
+  no_items.batch = 0;
+  EXPECT_FALSE(no_items.Validate().ok());
+  Problem packed_batch = batch;
+  packed_batch.form = CallForm::kPackedB;
+  EXPECT_FALSE(packed_batch.Validate().ok());
 }
 
 TEST(CallFormTest, ParsesAndNamesEveryForm) {
@@ -92,6 +108,33 @@ TEST(CallFormTest, ParsesAndNamesEveryForm) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(unknown.error().message.find("packed-a"), std::string::npos);
+}
+
+// The DB's name of a call form: plain, packed-b, batch:B; parsed back into the problem.
+TEST(CallFormTest, FormNamesRoundTripWithTheBatchCount) {
+  Problem problem;
+  for (auto [form, batch, name] : {std::tuple{CallForm::kPlain, 1, "plain"},
+                                   std::tuple{CallForm::kPackedB, 1, "packed-b"},
+                                   std::tuple{CallForm::kPlain, 64, "batch:64"},
+                                   std::tuple{CallForm::kPlain, 2, "batch:2"}}) {
+    Problem named;
+    named.form = form;
+    named.batch = batch;
+    EXPECT_EQ(FormName(named), name);
+    problem.form = CallForm::kPackedB;
+    problem.batch = 7;
+    ASSERT_TRUE(ParseFormName(name, problem).ok()) << name;
+    EXPECT_EQ(problem.form, form) << name;
+    EXPECT_EQ(problem.batch, batch) << name;
+  }
+  for (const char* bad : {"batch:", "batch:1", "batch:0", "batch:-4", "batch:6x", "batch:x",
+                          "batch:99999999999999999999", "batch", "packed-a", ""}) {
+    Problem untouched;
+    const Status parsed = ParseFormName(bad, untouched);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(untouched, Problem{}) << bad;
+  }
 }
 
 TEST(ResultTest, CarriesValueOrError) {

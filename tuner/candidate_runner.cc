@@ -70,13 +70,25 @@ class Runner final : public CandidateRunner {
   using Args = typename W::Args;
   using Scalar = typename W::Scalar;
 
+  // `copies`: operand sets, a multiple of the problem's batch (each call runs one group of
+  // `batch` sets, one set per item).
   Runner(const Problem& problem, const MeasureOptions& options, ThreadPool& pool, int copies)
       : problem_(problem),
         options_(options),
         pool_(pool),
         buffers_(problem, copies, options.data_seed, pool),
         checker_(problem, buffers_.a(0), buffers_.lda(), buffers_.b(0), buffers_.ldb(),
-                 buffers_.c_initial(), buffers_.ldc(), options.data_seed) {}
+                 buffers_.c_initial(), buffers_.ldc(), options.data_seed),
+        batch_(static_cast<int>(problem.batch)),
+        groups_(buffers_.copies() / batch_) {
+    if (batch_ > 1) {
+      for (int copy = 0; copy < buffers_.copies(); ++copy) {
+        item_a_.push_back(buffers_.a(copy));
+        item_b_.push_back(buffers_.b(copy));
+        item_c_.push_back(buffers_.c(copy));
+      }
+    }
+  }
 
   const Problem& problem() const override { return problem_; }
   bool full_check() const override { return checker_.full(); }
@@ -164,31 +176,44 @@ class Runner final : public CandidateRunner {
     return candidate;
   }
 
-  // One call of `candidate` on operand copy `copy`.
-  Status Run(const Candidate& candidate, int copy, Scalar alpha, Scalar beta) {
-    const Args args = buffers_.template ArgsFor<Args>(copy, alpha, beta);
+  // One call of `candidate` on operand group `group`: one GEMM on copy `group`, or a batch on
+  // the group's `batch_` copies.
+  Status Run(const Candidate& candidate, int group, Scalar alpha, Scalar beta) {
+    const int first = group * batch_;
+    const Args args = buffers_.template ArgsFor<Args>(first, alpha, beta);
+    if (batch_ > 1) {
+      const auto at = static_cast<std::size_t>(first);
+      return candidate.plan.RunBatch(args, batch_, &item_a_[at], &item_b_[at], &item_c_[at],
+                                     pool_);
+    }
     if (candidate.packed_b.empty()) return candidate.plan.Run(args, pool_);
-    return candidate.plan.Run(args, candidate.packed_b[static_cast<std::size_t>(copy)], pool_);
+    return candidate.plan.Run(args, candidate.packed_b[static_cast<std::size_t>(first)], pool_);
   }
 
+  // Every item of the first group against the reference, its canaries intact.
   Status VerifyCandidate(const Candidate& candidate) {
     for (const auto& run : W::kRuns) {
-      if (run.poison) {
-        buffers_.PoisonC(0);
-      } else {
-        buffers_.ResetC(0);
+      for (int item = 0; item < batch_; ++item) {
+        if (run.poison) {
+          buffers_.PoisonC(item);
+        } else {
+          buffers_.ResetC(item);
+        }
       }
       if (auto status = Run(candidate, 0, run.alpha, run.beta); !status) {
         return status;
       }
-      if (!buffers_.CanariesIntact(0)) {
-        return MakeError(ErrorCode::kWrongResult, "wrote outside C (canary overwritten)");
-      }
-      if (auto status = checker_.Check(run.alpha, run.beta, buffers_.c(0)); !status) {
-        return MakeError(status.error().code,
-                         status.error().message + " with alpha " +
-                             std::to_string(run.alpha) + ", beta " +
-                             std::to_string(run.beta));
+      for (int item = 0; item < batch_; ++item) {
+        const std::string which =
+            batch_ > 1 ? " (item " + std::to_string(item) + " of the batch)" : "";
+        if (!buffers_.CanariesIntact(item)) {
+          return MakeError(ErrorCode::kWrongResult, "wrote outside C (canary overwritten)" + which);
+        }
+        if (auto status = checker_.Check(run.alpha, run.beta, buffers_.c(item)); !status) {
+          return MakeError(status.error().code,
+                           status.error().message + which + " with alpha " +
+                               std::to_string(run.alpha) + ", beta " + std::to_string(run.beta));
+        }
       }
     }
     return OkStatus();
@@ -203,11 +228,11 @@ class Runner final : public CandidateRunner {
     if (const int team = candidate.plan.config().threads; team > 1) pool_.Run(team, [](int) {});
     const Clock::time_point start = Clock::now();
     for (int call = 0; call < candidate.calls_per_sample; ++call) {
-      const int copy = next_copy_;
-      next_copy_ = (next_copy_ + 1) % buffers_.copies();
+      const int group = next_group_;
+      next_group_ = (next_group_ + 1) % groups_;
       // Verified plans on valid arguments cannot fail; a failure would show as a wrong result
       // in the next verification, so the status is not needed here.
-      (void)Run(candidate, copy, Scalar(1), Scalar(0));
+      (void)Run(candidate, group, Scalar(1), Scalar(0));
     }
     return SecondsSince(start) / candidate.calls_per_sample;
   }
@@ -283,7 +308,13 @@ class Runner final : public CandidateRunner {
   ThreadPool& pool_;
   typename W::Buffers buffers_;
   typename W::Checker checker_;
-  int next_copy_ = 0;
+  int batch_;   // items per call
+  int groups_;  // operand groups, each `batch_` copies
+  // A batch's pointer arrays: every copy's operands, in copy order.
+  std::vector<const typename GemmTypes<typename W::Kind>::A*> item_a_;
+  std::vector<const typename GemmTypes<typename W::Kind>::B*> item_b_;
+  std::vector<typename GemmTypes<typename W::Kind>::C*> item_c_;
+  int next_group_ = 0;
 };
 
 }  // namespace
@@ -298,10 +329,27 @@ Result<std::unique_ptr<CandidateRunner>> CandidateRunner::Create(const Problem& 
                      "threads = " + std::to_string(problem.threads) + " exceeds the pool's " +
                          std::to_string(pool.size()));
   }
-  const int copies = options.cold_cache
-                         ? ColdCacheCopies(problem, ColdCacheTargetBytes(machine),
-                                           kColdCacheMemoryLimit)
-                         : 1;
+  // A batch's items come one after another from beyond the caches already; cold-cache timing
+  // gives it as many groups as make its copies exceed the last-level cache.
+  Problem item = problem;
+  item.batch = 1;
+  const int cold_copies = options.cold_cache ? ColdCacheCopies(item, ColdCacheTargetBytes(machine),
+                                                               kColdCacheMemoryLimit)
+                                             : 1;
+  const std::int64_t batch = problem.batch;
+  const std::int64_t groups = (cold_copies + batch - 1) / batch;
+  // Each copy's operands start on pages of their own (ProblemBuffers).
+  const double item_bytes =
+      4.0 * 4096.0 + static_cast<double>(DTypeSize(problem.dtype)) *
+          static_cast<double>(problem.m * problem.k + problem.k * problem.n) +
+      static_cast<double>(CTypeSize(problem.dtype)) * static_cast<double>(problem.m * problem.n);
+  if (batch > 1 && static_cast<double>(groups * batch) * item_bytes >
+                       static_cast<double>(kColdCacheMemoryLimit)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "the operands of " + problem.ToString() + " exceed the tuner's " +
+                         std::to_string(kColdCacheMemoryLimit >> 30) + " GiB for one batch");
+  }
+  const int copies = static_cast<int>(groups * batch);
   auto make = [&]<class W>() -> std::unique_ptr<CandidateRunner> {
     return std::make_unique<Runner<W>>(problem, options, pool, copies);
   };

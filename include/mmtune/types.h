@@ -19,7 +19,8 @@ enum class Layout : std::uint8_t { kRowMajor, kColMajor };
 enum class Trans : std::uint8_t { kNo, kYes };
 // How a GEMM is called, which tuning keeps apart because the fastest config differs: with B
 // packed once beforehand (Runtime::PackB) no call pays for B's packing, so tiles and blocks
-// that pack B slowly but run fast win there and not in a plain call.
+// that pack B slowly but run fast win there and not in a plain call. (A batch of GEMMs of one
+// shape is a plain call with Problem::batch > 1.)
 enum class CallForm : std::uint8_t {
   kPlain,    // every operand as stored, B packed (where the config packs) on every call
   kPackedB,  // B packed once for the config beforehand, its packing not part of the call
@@ -54,15 +55,28 @@ struct Problem {
   std::int64_t k = 0;
   int threads = 1;
   CallForm form = CallForm::kPlain;
+  // GEMMs of this shape per call (Runtime::GemmBatch), each on its own operands; 1 for a single
+  // GEMM. A batch is timed and tuned as a whole: its items come from beyond L1/L2 and its
+  // threads may run whole items each, so its fastest config differs from one GEMM's.
+  std::int64_t batch = 1;
 
-  // Floating-point operations of one multiply, counting a fused multiply-add as two.
-  double Flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) *
-                                static_cast<double>(k); }
+  // Floating-point operations of one call (every item of a batch), counting a fused
+  // multiply-add as two.
+  double Flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+           static_cast<double>(batch);
+  }
   Status Validate() const;
-  std::string ToString() const;  // e.g. "f32 row NN 128x768x768 t1", "... t1 packed-b"
+  // e.g. "f32 row NN 128x768x768 t1", "... t1 packed-b", "... t2 batch:64"
+  std::string ToString() const;
 
   friend bool operator==(const Problem&, const Problem&) = default;
 };
+
+// The call form as the tuning DB and reports name it: "plain", "packed-b", or "batch:B" for a
+// batch of B GEMMs; and the parse of that name into `problem`'s form and batch.
+std::string FormName(const Problem& problem);
+Status ParseFormName(std::string_view text, Problem& problem);
 
 // Where the items of a strided batch of GEMMs of one shape lie: item i's A, B and C start i *
 // `a`, i * `b` and i * `c` elements past item 0's. A and B may be shared by every item (stride
