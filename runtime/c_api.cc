@@ -138,8 +138,9 @@ mmtune_status CheckKind(const char* routine, const mmtune_runtime* handle, int l
   return MMTUNE_OK;
 }
 
-// mmtune_lookup_json and mmtune_lookup_packed_b_json: the problem's lookup in `form`.
-int64_t LookupJsonFromC(const char* routine, mmtune::CallForm form,
+// mmtune_lookup_json, mmtune_lookup_packed_b_json and mmtune_lookup_batch_json: the problem's
+// lookup in `form`, in batches of `batch`.
+int64_t LookupJsonFromC(const char* routine, mmtune::CallForm form, int64_t batch,
                         const mmtune_runtime* runtime, const char* dtype, int layout,
                         int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, char* json,
                         int64_t size) {
@@ -149,7 +150,7 @@ int64_t LookupJsonFromC(const char* routine, mmtune::CallForm form,
     auto parsed = mmtune::ParseDType(dtype == nullptr ? "" : dtype);
     if (!parsed) return FailIn(routine, MMTUNE_INVALID_ARGUMENT, parsed.error().message), -1;
     const mmtune::Problem problem{*parsed, kind.layout, kind.trans_a, kind.trans_b, m, n, k, 1,
-                                  form};
+                                  form, batch};
     if (auto valid = problem.Validate(); !valid) {
       return FailIn(routine, MMTUNE_INVALID_ARGUMENT, valid.error().message), -1;
     }
@@ -871,14 +872,21 @@ mmtune_status mmtune_gemm_u8s8s32_batch(mmtune_runtime* runtime, int layout, int
 int64_t mmtune_lookup_json(const mmtune_runtime* runtime, const char* dtype, int layout,
                            int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, char* json,
                            int64_t size) {
-  return LookupJsonFromC("mmtune_lookup_json", mmtune::CallForm::kPlain, runtime, dtype, layout,
-                         trans_a, trans_b, m, n, k, json, size);
+  return LookupJsonFromC("mmtune_lookup_json", mmtune::CallForm::kPlain, 1, runtime, dtype,
+                         layout, trans_a, trans_b, m, n, k, json, size);
 }
 
 int64_t mmtune_lookup_packed_b_json(const mmtune_runtime* runtime, const char* dtype, int layout,
                                     int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                                     char* json, int64_t size) {
-  return LookupJsonFromC("mmtune_lookup_packed_b_json", mmtune::CallForm::kPackedB, runtime,
+  return LookupJsonFromC("mmtune_lookup_packed_b_json", mmtune::CallForm::kPackedB, 1, runtime,
+                         dtype, layout, trans_a, trans_b, m, n, k, json, size);
+}
+
+int64_t mmtune_lookup_batch_json(const mmtune_runtime* runtime, const char* dtype, int layout,
+                                 int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                                 int64_t count, char* json, int64_t size) {
+  return LookupJsonFromC("mmtune_lookup_batch_json", mmtune::CallForm::kPlain, count, runtime,
                          dtype, layout, trans_a, trans_b, m, n, k, json, size);
 }
 

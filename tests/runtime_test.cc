@@ -2801,6 +2801,27 @@ TEST_F(RuntimeTest, BatchesRunTheWinnerTunedForTheirCount) {
       EXPECT_EQ(runtime->Lookup(other_count).tier, LookupTier::kDefault);
       EXPECT_NE(runtime->Lookup(other_count).config_text, marked.ToString());
       EXPECT_NE(runtime->Lookup(item).config_text, marked.ToString());
+      if (threads == 1) {  // C: mmtune_lookup_batch_json says the same
+        mmtune_options options;
+        mmtune_options_init(&options);
+        options.db_path = db.c_str();
+        options.max_threads = 1;
+        mmtune_runtime* c_runtime = nullptr;
+        ASSERT_EQ(mmtune_open_with_options(&options, &c_runtime), MMTUNE_OK);
+        char text[4096];
+        ASSERT_GT(mmtune_lookup_batch_json(c_runtime, "f32", MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS,
+                                           MMTUNE_NO_TRANS, 24, 40, 36, 6, text, sizeof text),
+                  0)
+            << mmtune_last_error();
+        const nlohmann::json report = nlohmann::json::parse(text);
+        EXPECT_EQ(report["tier"], "exact");
+        EXPECT_EQ(report["config"], marked.ToString());
+        EXPECT_EQ(mmtune_lookup_batch_json(c_runtime, "f32", MMTUNE_ROW_MAJOR, MMTUNE_NO_TRANS,
+                                           MMTUNE_NO_TRANS, 24, 40, 36, 0, text, sizeof text),
+                  -1);
+        EXPECT_NE(std::string(mmtune_last_error()).find("batch"), std::string::npos);
+        mmtune_close(c_runtime);
+      }
       for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
         for (Trans ta : {Trans::kNo, Trans::kYes}) {
           const Problem p = MakeProblem(24, 40, 36, threads, DType::kF32, layout, ta);

@@ -323,6 +323,12 @@ int64_t mmtune_lookup_json(const mmtune_runtime* runtime, const char* dtype, int
 int64_t mmtune_lookup_packed_b_json(const mmtune_runtime* runtime, const char* dtype, int layout,
                                     int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                                     char* json, int64_t size);
+/* The same for a batch of `count` GEMMs of that problem (mmtune_*_batch*): a winner of `mmtune
+ * tune --batch count`, else the nearest such, else the batch default, where any shape was tuned
+ * for that count; else what the items run. A count < 1 is -1. */
+int64_t mmtune_lookup_batch_json(const mmtune_runtime* runtime, const char* dtype, int layout,
+                                 int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                                 int64_t count, char* json, int64_t size);
 /* What GEMMs with `packed` run, chosen when the weights were packed (a winner of `mmtune tune
  * --packed-b`, else the plain call's of that shape, else the nearest, else the default), as
  * mmtune_lookup_json's JSON object and with its conventions; -1 for a NULL `packed`. */

@@ -123,6 +123,9 @@ def load():
         function.argtypes = [_p, ctypes.c_char_p, _int, _int, _int, _i64, _i64, _i64,
                              ctypes.c_char_p, _i64]
         function.restype = _i64
+    lib.mmtune_lookup_batch_json.argtypes = [_p, ctypes.c_char_p, _int, _int, _int, _i64, _i64,
+                                             _i64, _i64, ctypes.c_char_p, _i64]
+    lib.mmtune_lookup_batch_json.restype = _i64
     lib.mmtune_packed_b_lookup_json.argtypes = [_p, ctypes.c_char_p, _i64]
     lib.mmtune_packed_b_lookup_json.restype = _i64
     return lib

@@ -452,11 +452,14 @@ class Runtime:
             b.ctypes.data, ldb, stride_b, scalar(0), out.ctypes.data, ldc, stride_c, count))
         return out
 
-    def lookup(self, m, n, k, dtype="f32", layout="row", trans="NN", packed_b=False):
+    def lookup(self, m, n, k, dtype="f32", layout="row", trans="NN", packed_b=False, batch=1):
         """What the runtime runs for the problem: a dict with tier ("exact", "bucket",
         "nearest", "default"), config (one line), config_json, threads, threads_reason, tuned,
         bucket_range (the tuned range of the bucket tier, else None), gflops. `packed_b`: what
-        weights of this problem packed with pack_weights run."""
+        weights of this problem packed with pack_weights run; `batch`: what a batch of that
+        many GEMMs (matmul of 3-D stacks) runs."""
+        if packed_b and batch != 1:
+            raise ValueError("packed_b and batch do not go together")
         if layout not in ("row", "col"):
             raise ValueError(f"layout must be 'row' or 'col', not {layout!r}")
         if len(trans) != 2 or any(t not in "NT" for t in trans):
@@ -464,6 +467,9 @@ class Runtime:
         flags = [_TRANS if t == "T" else _NO_TRANS for t in trans]
         args = [self._live(), str(dtype).encode(), _ROW_MAJOR if layout == "row" else _COL_MAJOR,
                 flags[0], flags[1], int(m), int(n), int(k)]
+        if batch != 1:
+            return _json_of(lambda buffer, size: _c().mmtune_lookup_batch_json(
+                *args, int(batch), buffer, size))
         function = _c().mmtune_lookup_packed_b_json if packed_b else _c().mmtune_lookup_json
         return _json_of(lambda buffer, size: function(*args, buffer, size))
 
@@ -487,11 +493,13 @@ def _shape_text(shape):
 
 
 def tune(shapes, db, dtype="f32", budget=None, threads=None, strategy=None, packed_b=False,
-         extra_args=()):
+         batch=1, extra_args=()):
     """Runs `mmtune tune` on this machine for `shapes` ("MxNxK" strings or (m, n, k) tuples)
     into `db` and returns each shape's winner as Runtime.lookup reports it, with "shape" added.
     `packed_b`: tune for weights packed once (`tune --packed-b`), the winners pack_weights
-    then runs. Raises Error with the CLI's message when the tune fails."""
+    then runs; `batch`: tune batches of that many GEMMs (`tune --batch`), the winners matmul
+    of 3-D stacks of that many items runs. Raises Error with the CLI's message when the tune
+    fails."""
     texts = [_shape_text(s) for s in shapes]
     if not texts:
         raise ValueError("tune needs at least one shape")
@@ -505,6 +513,8 @@ def tune(shapes, db, dtype="f32", budget=None, threads=None, strategy=None, pack
         command += ["--strategy", str(strategy)]
     if packed_b:
         command.append("--packed-b")
+    if batch != 1:
+        command += ["--batch", str(int(batch))]
     command += [str(arg) for arg in extra_args]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -515,7 +525,7 @@ def tune(shapes, db, dtype="f32", budget=None, threads=None, strategy=None, pack
     with Runtime(db=db) as runtime:
         for text in texts:
             m, n, k = (int(v) for v in text.lower().split("x"))
-            winner = runtime.lookup(m, n, k, dtype=dtype, packed_b=packed_b)
+            winner = runtime.lookup(m, n, k, dtype=dtype, packed_b=packed_b, batch=batch)
             winner["shape"] = text
             winners.append(winner)
     return winners

@@ -165,6 +165,24 @@ def test_tune_for_packed_weights(tmp_path):
             weights.lookup()
 
 
+def test_tune_for_batches(tmp_path):
+    db = tmp_path / "batches.db"
+    winners = mmtune.tune(["16x24x40"], db=db, budget=0, threads=1, strategy="model", batch=6)
+    assert winners[0]["tier"] == "exact", winners
+    assert winners[0]["tuned"].endswith(" batch:6"), winners
+    with mmtune.Runtime(db=db, max_threads=1) as tuned:
+        assert tuned.lookup(16, 24, 40, batch=6)["config"] == winners[0]["config"]
+        assert tuned.lookup(16, 24, 40, batch=5)["tier"] == "default"
+        assert tuned.lookup(16, 24, 40)["tier"] == "default"
+        a = RNG.standard_normal((6, 16, 40)).astype(np.float32)
+        b = RNG.standard_normal((6, 40, 24)).astype(np.float32)
+        np.testing.assert_allclose(tuned.matmul(a, b), a @ b, rtol=1e-5, atol=1e-5)
+        with pytest.raises(ValueError, match="batch"):
+            tuned.lookup(16, 24, 40, batch=0)
+        with pytest.raises(ValueError, match="together"):
+            tuned.lookup(16, 24, 40, packed_b=True, batch=6)
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f64", "bf16", "s8"])
 @pytest.mark.parametrize("rows", [1, 48])
 def test_packed_weights_in_every_dtype(rt, dtype, rows):
