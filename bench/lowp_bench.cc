@@ -62,7 +62,7 @@ template <class Kind>
 void BM_Lowp(benchmark::State& state, const Machine* machine, BenchShape s) {
   Buffers<typename Kind::A, typename Kind::B, typename Kind::C> buffers(s);
   const Problem problem{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 1};
-  const KernelConfig config = DefaultConfig(problem, *machine);
+  const KernelConfig config = ModelConfig(problem, *machine);
   auto plan = GemmPlan<Kind>::Create(config);
   if (!plan) {
     state.SkipWithError(plan.error().message.c_str());
@@ -78,7 +78,7 @@ void BM_Lowp(benchmark::State& state, const Machine* machine, BenchShape s) {
 void BM_F32(benchmark::State& state, const Machine* machine, BenchShape s) {
   Buffers<float, float, float> buffers(s);
   const Problem problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 1};
-  const KernelConfig config = DefaultConfig(problem, *machine);
+  const KernelConfig config = ModelConfig(problem, *machine);
   auto plan = GemmPlan<float>::Create(config);
   if (!plan) {
     state.SkipWithError(plan.error().message.c_str());

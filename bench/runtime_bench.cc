@@ -49,7 +49,7 @@ void BM_Lookup(benchmark::State& state, const Machine* machine, LookupTier want)
     w.fingerprint = machine->fingerprint;
     w.problem = Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, dim(rng), dim(rng),
                         dim(rng), 1};
-    w.config = DefaultConfig(w.problem, *machine);
+    w.config = ModelConfig(w.problem, *machine);
     w.gflops = 50.0;
     winners.push_back(w);
   }

@@ -206,7 +206,7 @@ int main(int argc, char** argv) {
     // search measurement past the last re-timing. A shape measured in under a second has no
     // re-timing at all, and its candidates would otherwise be compared with the one default
     // timing taken before them, which can be several percent off.
-    const KernelConfig default_config = DefaultConfig(problem, *machine);
+    const KernelConfig default_config = ModelConfig(problem, *machine);
     const std::string default_hash = ConfigHash(default_config);
     std::map<std::int64_t, std::vector<std::pair<int, double>>> default_speed;  // by session
     std::map<std::int64_t, double> confirmed_default;                          // by session

@@ -19,15 +19,13 @@
 #include "machine/machine.h"
 #include "machine/roofline.h"
 #include "mmtune/runtime.h"
-#include "runtime/record_file.h"
 #include "search/strategy.h"
-#include "tuner/peak.h"
-#include "tuner/quiet_peaks.h"
 #include "tuner/range_validation.h"
 #include "tuner/shape_sets.h"
 #include "tuner/shard_cost.h"
 #include "tuner/tune_lock.h"
 #include "tuner/tune_session.h"
+#include "tuner/tune_setup.h"
 
 namespace mmtune::cli {
 namespace {
@@ -338,18 +336,10 @@ void RunTune(const TuneOptions& options, Context& context) {
                                       "--batch come from the record file; do not give them "
                                       "with --from-record");
     }
-    auto recorded = ReadRecordFile(options.from_record);
+    auto recorded = RecordedProblemsToTune(options.from_record, machine->topology.cores);
     if (!recorded) return context.Fail(kExitUsage, recorded.error().message);
-    std::vector<Problem> all;
-    for (const RecordedProblem& item : *recorded) {
-      // A call with K = 0 only scales C: there is no kernel to choose for it.
-      if (item.problem.k < 1) continue;
-      Problem problem = item.problem;
-      problem.threads = std::min(problem.threads, std::max(1, machine->topology.cores));
-      all.push_back(problem);
-    }
-    listed = all.size();
-    problems = ApplyShard(all, shard, EstimatedTuneCost);
+    listed = recorded->size();
+    problems = ApplyShard(*recorded, shard, EstimatedTuneCost);
   } else {
     auto problems_of = [&](const Shape& shape) {
       std::vector<Problem> of_shape;
@@ -400,20 +390,13 @@ void RunTune(const TuneOptions& options, Context& context) {
   if (!acquired) return context.Fail(kExitFailure, acquired.error().message);
   lock.emplace(std::move(*acquired));
 
-  // Peaks are kept in the DB per machine; "% of peak" needs them. Measured again on each tune
-  // while the machine is quiet, so that a low stored peak is corrected (see quiet_peaks.h).
-  auto known_machine = store->FindMachine(machine->fingerprint);
-  if (!known_machine) return context.Fail(kExitFailure, known_machine.error().message);
-  const nlohmann::json stored_peaks =
-      *known_machine ? (*known_machine)->peaks : nlohmann::json(nullptr);
-  *context.err << (stored_peaks.is_null() ? "measuring this machine's peaks ...\n"
-                                          : "checking this machine's stored peaks ...\n");
-  auto measured = MeasurePeaksWhenQuiet(*machine, stored_peaks);
-  if (!measured) return context.Fail(kExitFailure, measured.error().message);
-  if (!measured->note.empty()) *context.err << "mmtune: warning: " << measured->note << "\n";
-  const nlohmann::json& peaks = measured->peaks;
-  auto machine_id = store->UpsertMachine(*machine, peaks);
-  if (!machine_id) return context.Fail(kExitFailure, machine_id.error().message);
+  auto registered = RegisterTuneMachine(*store, *machine, [&](const std::string& what) {
+    *context.err << what << "\n";
+  });
+  if (!registered) return context.Fail(kExitFailure, registered.error().message);
+  if (!registered->note.empty()) *context.err << "mmtune: warning: " << registered->note << "\n";
+  const nlohmann::json& peaks = registered->peaks;
+  const std::int64_t machine_id = registered->id;
   // Every shard records every range: the merged DB then maps each problem of a range to its
   // bucket whichever shard tuned that bucket.
   std::vector<ShapeRangeRecord> range_records;
@@ -422,7 +405,7 @@ void RunTune(const TuneOptions& options, Context& context) {
     for (int count : threads->counts) {
       ShapeRangeRecord record{machine->fingerprint, kind->dtype, kind->layout, kind->trans_a,
                               kind->trans_b, count, range, *buckets, ""};
-      if (Status status = store->RecordShapeRange(*machine_id, record); !status) {
+      if (Status status = store->RecordShapeRange(machine_id, record); !status) {
         return context.Fail(kExitFailure, status.error().message);
       }
       range_records.push_back(record);
@@ -451,7 +434,7 @@ void RunTune(const TuneOptions& options, Context& context) {
                << ", DB " << options.db << "\n";
   const StopSignals stop_signals;
   ProgressPrinter printer(*context.err);
-  auto summary = RunTuning(*store, *machine_id, *machine, request, DefaultThreadPool(),
+  auto summary = RunTuning(*store, machine_id, *machine, request, DefaultThreadPool(),
                            [&](const TuneEvent& event) { printer(event); }, &g_stop);
   if (!summary) return context.Fail(kExitFailure, summary.error().message);
   PrintSummary(*context.out, *summary, peaks,
@@ -461,7 +444,7 @@ void RunTune(const TuneOptions& options, Context& context) {
                                  " (run the same command again to resume)");
   }
   if (options.validate > 0 &&
-      RunValidation(*store, *summary, *machine_id, *machine, range_records, options.validate,
+      RunValidation(*store, *summary, machine_id, *machine, range_records, options.validate,
                     request, context) &&
       g_stop.load()) {
     context.Fail(130, "interrupted; the winners and the shapes validated so far are in " +

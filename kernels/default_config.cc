@@ -202,7 +202,7 @@ Problem ItemOf(const Problem& batch) {
 // where the batch spills L2 (ColdOperandsConfig). The first is BatchDefault's.
 std::vector<KernelConfig> ItemsAloneConfigs(const Problem& batch, const Machine& machine) {
   const Problem item = ItemOf(batch);
-  std::vector<KernelConfig> configs = {DefaultConfig(item, machine),
+  std::vector<KernelConfig> configs = {ModelConfig(item, machine),
                                        ColdOperandsConfig(item, machine)};
   if (BatchSpillsL2(item, batch.batch, CacheBudgetOf(machine.topology))) {
     std::swap(configs[0], configs[1]);
@@ -219,7 +219,7 @@ KernelConfig BatchDefault(const Problem& batch, const Machine& machine) {
   return ItemsAloneConfigs(batch, machine).front();
 }
 
-KernelConfig DefaultConfig(const Problem& original, const Machine& machine) {
+KernelConfig ModelConfig(const Problem& original, const Machine& machine) {
   if (original.batch > 1) return BatchDefault(original, machine);
   if (original.form == CallForm::kPackedB) return PackedWeightsConfig(original, machine);
   const Problem problem = RowMajorView(original);
@@ -235,7 +235,7 @@ KernelConfig DefaultConfig(const Problem& original, const Machine& machine) {
 KernelConfig UntunedConfig(const Problem& problem, const Machine& machine) {
   Problem untuned = problem;
   untuned.threads = DefaultThreadCount(problem, problem.threads);
-  return DefaultConfig(untuned, machine);
+  return ModelConfig(untuned, machine);
 }
 
 bool BatchSpillsL2(const Problem& problem, std::int64_t count, const CacheBudget& cache) {
@@ -251,7 +251,7 @@ bool BatchSpillsL2(const Problem& problem, std::int64_t count, const CacheBudget
 KernelConfig PackedWeightsConfig(const Problem& packed_b, const Machine& machine) {
   Problem original = packed_b;
   original.form = CallForm::kPlain;
-  KernelConfig config = DefaultConfig(original, machine);
+  KernelConfig config = ModelConfig(original, machine);
   const Problem problem = RowMajorView(original);
   // Row-major weights are the panels' B side; column-major ones would be A panels of a
   // one-column product.
@@ -273,7 +273,7 @@ KernelConfig PackedWeightsConfig(const Problem& packed_b, const Machine& machine
 }
 
 KernelConfig ColdOperandsConfig(const Problem& original, const Machine& machine) {
-  const KernelConfig config = DefaultConfig(original, machine);
+  const KernelConfig config = ModelConfig(original, machine);
   if (config.family != KernelFamily::kDirect) return config;
   const Problem problem = RowMajorView(original);
   return problem.dtype == DType::kF64 ? PackedModel<double>(problem, machine)

@@ -12,10 +12,12 @@
 
 namespace mmtune {
 
-// Always valid for `problem` on `machine` (KernelConfig::Validate passes), for any shape. A
-// problem called with B packed beforehand (CallForm::kPackedB) gets PackedWeightsConfig, a
-// batch (Problem::batch > 1) BatchDefault.
-KernelConfig DefaultConfig(const Problem& problem, const Machine& machine);
+// The analytical model's config for `problem` on exactly `problem.threads` threads (what runs
+// untuned is UntunedConfig, which first picks the thread count). Always valid for `problem` on
+// `machine` (KernelConfig::Validate passes), for any shape. A problem called with B packed
+// beforehand (CallForm::kPackedB) gets PackedWeightsConfig, a batch (Problem::batch > 1)
+// BatchDefault.
+KernelConfig ModelConfig(const Problem& problem, const Machine& machine);
 
 // What Runtime::GemmBatch runs a batch of `batch.batch` GEMMs with when nothing is tuned for it:
 // with at least as many items as threads, a team of `batch.threads` whose members run whole
@@ -43,18 +45,18 @@ int DefaultThreadCount(const Problem& problem, int max_threads);
 KernelConfig UntunedConfig(const Problem& problem, const Machine& machine);
 
 // The analytical default for a GEMM whose operands arrive from beyond L2, as an item of a batch
-// that spills it does: where DefaultConfig reads A and B in place with the direct family (whose
+// that spills it does: where ModelConfig reads A and B in place with the direct family (whose
 // premise is that they sit in L2 and are read many times from there), the packed family's model
 // config, which reads each once in streaming order into blocks that stay in L1 and L2
-// (docs/analytical-model.md, Batches). DefaultConfig elsewhere.
+// (docs/analytical-model.md, Batches). ModelConfig elsewhere.
 KernelConfig ColdOperandsConfig(const Problem& problem, const Machine& machine);
 
-// The config weights packed in advance (Runtime::PackB) run with where DefaultConfig reads a
+// The config weights packed in advance (Runtime::PackB) run with where ModelConfig reads a
 // row-major B as stored with the gemv family (M = 1, B a matrix): the packed family's model
 // config. Its panels hold B in the k-grouped order the dot-product instructions take, which B
 // as stored is not, and one-row calls run the packed kernel of one row over them
 // (docs/runtime.md, Packed weights, has the measurements). Its row blocks are a tall problem's,
-// for the larger calls the same weights may serve. DefaultConfig of the plain call elsewhere,
+// for the larger calls the same weights may serve. ModelConfig of the plain call elsewhere,
 // whatever `problem.form` says.
 KernelConfig PackedWeightsConfig(const Problem& problem, const Machine& machine);
 

@@ -43,8 +43,9 @@ struct S8Gemm {
 template <typename X>
 struct GemmTypes : X {};
 
+// f32 and f64: A, B, C and the scalars all of one type.
 template <typename T>
-struct RealGemmTypes {
+struct SameTypeGemmTypes {
   using A = T;
   using B = T;
   using C = T;
@@ -54,9 +55,9 @@ struct RealGemmTypes {
   static constexpr bool kLowPrecision = false;
 };
 template <>
-struct GemmTypes<float> : RealGemmTypes<float> {};
+struct GemmTypes<float> : SameTypeGemmTypes<float> {};
 template <>
-struct GemmTypes<double> : RealGemmTypes<double> {};
+struct GemmTypes<double> : SameTypeGemmTypes<double> {};
 
 // f.template operator()<X>() for the GEMM X of `dtype`: code written once for every X, chosen
 // by a dtype at run time.

@@ -230,7 +230,7 @@ template <typename X>
 std::vector<KernelConfig> ConfigsFor(const Machine& machine, const Problem& problem) {
   std::vector<KernelConfig> configs;
   for (const KernelConfig& base :
-       {DefaultConfig(problem, machine), ColdOperandsConfig(problem, machine)}) {
+       {ModelConfig(problem, machine), ColdOperandsConfig(problem, machine)}) {
     for (int variant = 0; variant < 4; ++variant) {
       KernelConfig config = base;
       if (variant == 1 && config.family != KernelFamily::kGemv) config.kc = 64;
@@ -330,7 +330,7 @@ TYPED_TEST(EpilogueGemmTest, BoundPackedBAndBatchedCallsApplyIt) {
     const Problem problem{GemmTypes<X>::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo,
                           m, n, k, 1};
     {
-      auto plan = GemmPlan<X>::Create(DefaultConfig(problem, *machine));
+      auto plan = GemmPlan<X>::Create(ModelConfig(problem, *machine));
       ASSERT_TRUE(plan.ok()) << plan.error().message;
       EpilogueCase<X> ec(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1, 0, epilogue, rng);
       auto bound = plan->Bind(ec.args);
@@ -377,7 +377,7 @@ TYPED_TEST(EpilogueGemmTest, MalformedEpiloguesAreRefusedAndWriteNothing) {
   std::mt19937 rng(37);
   const Problem problem{GemmTypes<X>::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo,
                         9, 11, 13, 1};
-  auto plan = GemmPlan<X>::Create(DefaultConfig(problem, *machine));
+  auto plan = GemmPlan<X>::Create(ModelConfig(problem, *machine));
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   auto refused = [&](Epilogue<C> epilogue, const std::string& words) {
     EpilogueCase<X> ec(Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 11, 13, 1, 1, {}, rng);
@@ -473,7 +473,7 @@ TEST(DequantizeGemmTest, MalformedDequantizationsAreRefusedAndWriteNothing) {
   ASSERT_TRUE(machine.ok()) << machine.error().message;
   std::mt19937 rng(43);
   const Problem problem{DType::kS8, Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 11, 13, 1};
-  auto plan = GemmPlan<S8Gemm>::Create(DefaultConfig(problem, *machine));
+  auto plan = GemmPlan<S8Gemm>::Create(ModelConfig(problem, *machine));
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   const std::vector<float> scales(11, 1.0f);
   const std::vector<std::int32_t> offsets(11, 0);
@@ -500,7 +500,7 @@ TEST(DequantizeGemmTest, MalformedDequantizationsAreRefusedAndWriteNothing) {
           "row bias is a null pointer");
 
   auto f32_plan = GemmPlan<float>::Create(
-      DefaultConfig({DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 11, 13, 1},
+      ModelConfig({DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 11, 13, 1},
                     *machine));
   ASSERT_TRUE(f32_plan.ok()) << f32_plan.error().message;
   EpilogueCase<float> ec(Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 11, 13, 1, 0, {}, rng);

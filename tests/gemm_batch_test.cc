@@ -129,7 +129,7 @@ template <typename X>
 GemmPlan<X> PlanFor(const Machine& machine, Layout layout, Trans ta, Trans tb, Shape3 s,
                     int threads) {
   const Problem problem{GemmTypes<X>::kDType, layout, ta, tb, s.m, s.n, s.k, threads};
-  KernelConfig config = DefaultConfig(problem, machine);
+  KernelConfig config = ModelConfig(problem, machine);
   config.threads = threads;
   auto plan = GemmPlan<X>::Create(config);
   EXPECT_TRUE(plan.ok()) << plan.error().message;
@@ -254,7 +254,7 @@ TEST(GemmBatchErrorsTest, ScratchShortageLeavesEveryItemWholeOrUnchanged) {
   ASSERT_TRUE(machine.ok());
   std::mt19937 rng(8);
   const Shape3 s{64, 64, 64};
-  KernelConfig config = DefaultConfig(
+  KernelConfig config = ModelConfig(
       Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 2},
       *machine);
   config.family = KernelFamily::kPacked;  // packs A and B into scratch memory

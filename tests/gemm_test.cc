@@ -248,7 +248,7 @@ TYPED_TEST(GemmTest, BlocksLargerThanTheCaches) {
     Problem problem{DTypeOf<T>(), Layout::kRowMajor, Trans::kNo, Trans::kYes, 301, 1031, 523,
                     threads};
     // The packed loops are under test, with the model's tile whichever family it picks here.
-    KernelConfig config = DefaultConfig(problem, *machine);
+    KernelConfig config = ModelConfig(problem, *machine);
     config.family = KernelFamily::kPacked;
     config.kc = 200;
     config.mc = config.mr * 10;
@@ -323,7 +323,7 @@ TYPED_TEST(GemmTest, DefaultConfigIsValidAndCorrectForEveryIsaCap) {
       for (int threads : {1, 2}) {
         Problem problem{DTypeOf<T>(), Layout::kColMajor, Trans::kYes, Trans::kNo, m, n, k,
                         threads};
-        const KernelConfig config = DefaultConfig(problem, machine);
+        const KernelConfig config = ModelConfig(problem, machine);
         const Status valid = config.Validate(problem, machine);
         ASSERT_TRUE(valid.ok()) << problem.ToString() << " " << config.ToString() << ": "
                                 << valid.error().message;
@@ -351,14 +351,14 @@ TEST(DefaultConfigTest, DirectTilesFitSmallShapes) {
   for (std::int64_t size : {8, 24, 48}) {
     const Problem problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size,
                           size, 1};
-    const KernelConfig config = DefaultConfig(problem, machine);
+    const KernelConfig config = ModelConfig(problem, machine);
     ASSERT_EQ(config.family, KernelFamily::kDirect) << problem.ToString();
     EXPECT_EQ(size % config.mr, 0) << problem.ToString() << ": " << config.ToString();
     EXPECT_EQ(size % config.nr, 0) << problem.ToString() << ": " << config.ToString();
     EXPECT_GE(config.mr * (config.nr / 8), 8) << problem.ToString() << ": " << config.ToString();
   }
   const Problem thin{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 3, 40, 40, 1};
-  const KernelConfig thin_config = DefaultConfig(thin, machine);
+  const KernelConfig thin_config = ModelConfig(thin, machine);
   EXPECT_LE(thin_config.mr, 3) << thin_config.ToString();
 }
 
@@ -370,7 +370,7 @@ TEST(DefaultConfigTest, ColdOperandsTakeThePackedFamilyWhereTheDirectOneWouldRun
   const CacheBudget cache = CacheBudgetOf(machine.topology);
   for (DType dtype : {DType::kF32, DType::kF64}) {
     const Problem item{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 64, 128, 1};
-    ASSERT_EQ(DefaultConfig(item, machine).family, KernelFamily::kDirect) << item.ToString();
+    ASSERT_EQ(ModelConfig(item, machine).family, KernelFamily::kDirect) << item.ToString();
     const KernelConfig cold = ColdOperandsConfig(item, machine);
     EXPECT_EQ(cold.family, KernelFamily::kPacked) << cold.ToString();
     EXPECT_TRUE(cold.Validate(item, machine)) << cold.ToString();
@@ -379,23 +379,23 @@ TEST(DefaultConfigTest, ColdOperandsTakeThePackedFamilyWhereTheDirectOneWouldRun
     EXPECT_TRUE(BatchSpillsL2(item, 64, cache)) << item.ToString();
   }
   const Problem decode{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 1, 512, 512, 1};
-  EXPECT_EQ(ColdOperandsConfig(decode, machine), DefaultConfig(decode, machine));
+  EXPECT_EQ(ColdOperandsConfig(decode, machine), ModelConfig(decode, machine));
   const Problem large{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 512, 512, 512, 1};
-  EXPECT_EQ(ColdOperandsConfig(large, machine), DefaultConfig(large, machine));
+  EXPECT_EQ(ColdOperandsConfig(large, machine), ModelConfig(large, machine));
   const Problem bf16{DType::kBF16, Layout::kColMajor, Trans::kYes, Trans::kNo, 64, 64, 64, 1};
-  EXPECT_EQ(ColdOperandsConfig(bf16, machine), DefaultConfig(bf16, machine));
+  EXPECT_EQ(ColdOperandsConfig(bf16, machine), ModelConfig(bf16, machine));
 }
 
 // Packed weights of a one-row GEMM take the packed family where the default would read a
 // row-major B as stored with the gemv family, with a tall problem's row blocks (larger calls
 // reuse the weights); column-major weights (A panels of a one-column product), a one-column B
-// and larger M keep DefaultConfig. On every synthetic CPU and dtype, each config valid.
+// and larger M keep ModelConfig. On every synthetic CPU and dtype, each config valid.
 TEST(DefaultConfigTest, PackedWeightsOfOneRowGemmsTakeThePackedFamily) {
   for (const Machine& machine : {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine(),
                                  testing::SyntheticZen5Machine()}) {
     for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kS8}) {
       const Problem decode{dtype, Layout::kRowMajor, Trans::kNo, Trans::kYes, 1, 4096, 4096, 2};
-      ASSERT_EQ(DefaultConfig(decode, machine).family, KernelFamily::kGemv) << decode.ToString();
+      ASSERT_EQ(ModelConfig(decode, machine).family, KernelFamily::kGemv) << decode.ToString();
       const KernelConfig weights = PackedWeightsConfig(decode, machine);
       EXPECT_EQ(weights.family, KernelFamily::kPacked) << decode.ToString();
       EXPECT_TRUE(weights.Validate(decode, machine)) << weights.ToString();
@@ -410,7 +410,7 @@ TEST(DefaultConfigTest, PackedWeightsOfOneRowGemmsTakeThePackedFamily) {
       Problem vector_b = decode;
       vector_b.n = 1;
       for (const Problem& kept : {column_major, vector_b, prefill}) {
-        EXPECT_EQ(PackedWeightsConfig(kept, machine), DefaultConfig(kept, machine))
+        EXPECT_EQ(PackedWeightsConfig(kept, machine), ModelConfig(kept, machine))
             << kept.ToString();
       }
     }
@@ -427,7 +427,7 @@ TEST(DefaultConfigTest, PackedWeightsOfOneRowGemmsTakeThePackedFamily) {
 // may take one. AVX-512 and AVX2 direct kernels are not unrolled.
 TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
   auto config = [](const Machine& machine, Trans trans_a, std::int64_t size) {
-    return DefaultConfig(
+    return ModelConfig(
         Problem{DType::kF32, Layout::kRowMajor, trans_a, Trans::kNo, size, size, size, 1},
         machine);
   };
@@ -467,7 +467,7 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
   // Any tall tile over a single row panel there: one 10x32 (20 accumulators) runs 10x20x20
   // faster than a 6x32 and a 4x32. Zen 4 keeps the split.
   const auto ten_rows = [&](const Machine& machine) {
-    return DefaultConfig(
+    return ModelConfig(
         Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 10, 20, 20, 1}, machine);
   };
   const KernelConfig zen5_10 = ten_rows(testing::SyntheticZen5Machine());
@@ -475,7 +475,7 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
   EXPECT_EQ(zen5_10.nr, 32) << zen5_10.ToString();
   EXPECT_LT(ten_rows(zen4).mr, 10) << ten_rows(zen4).ToString();
   for (const Machine& machine : {zen4, two_pipes}) {
-    const KernelConfig long_rows = DefaultConfig(
+    const KernelConfig long_rows = ModelConfig(
         Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 32, 64, 1024, 1},
         machine);
     ASSERT_EQ(long_rows.family, KernelFamily::kDirect) << long_rows.ToString();
@@ -524,7 +524,7 @@ TEST(DefaultConfigTest, PackedTileFillsTheFmaPipesWithoutCrowdingThem) {
                         Case{&two_pipes, DType::kS8, 4, 64, 0},
                         Case{&zen3, DType::kF32, 6, 16, 0}, Case{&zen3, DType::kF64, 6, 8, 0}}) {
     const Problem problem{c.dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, 2048, 2048, 2048, 1};
-    const KernelConfig packed = DefaultConfig(problem, *c.machine);
+    const KernelConfig packed = ModelConfig(problem, *c.machine);
     ASSERT_EQ(packed.family, KernelFamily::kPacked) << packed.ToString();
     EXPECT_EQ(packed.mr, c.mr) << packed.ToString();
     EXPECT_EQ(packed.nr, c.nr) << packed.ToString();
@@ -555,7 +555,7 @@ TEST(DefaultConfigTest, PackedBlocksSplitTheMatrixEvenly) {
           const std::int64_t m = rows ? extent : 2048;
           const std::int64_t n = rows ? 2048 : extent;
           const Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, 4096, 1};
-          const KernelConfig c = DefaultConfig(problem, *machine);
+          const KernelConfig c = ModelConfig(problem, *machine);
           ASSERT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
           const std::int64_t block = rows ? c.mc : c.nc;
           const int tile = rows ? c.mr : c.nr;
@@ -573,7 +573,7 @@ TEST(DefaultConfigTest, PackedBlocksSplitTheMatrixEvenly) {
     }
   }
   const KernelConfig one_block =
-      DefaultConfig(Problem{DType::kF64, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 3072,
+      ModelConfig(Problem{DType::kF64, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 3072,
                             768, 1},
                     testing::SyntheticXeonMachine());
   ASSERT_EQ(one_block.family, KernelFamily::kPacked) << one_block.ToString();
@@ -590,7 +590,7 @@ TEST(DefaultConfigTest, PackedBBlockStaysWithinAFewMiBOfL3) {
                                  testing::SyntheticZen4Machine()}) {
     for (DType dtype : {DType::kF32, DType::kF64}) {
       const Problem problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, 512, 4096, 4096, 1};
-      const KernelConfig c = DefaultConfig(problem, machine);
+      const KernelConfig c = ModelConfig(problem, machine);
       ASSERT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
       const std::int64_t block_bytes =
           std::int64_t{c.kc} * c.nc * static_cast<std::int64_t>(DTypeSize(dtype));
@@ -604,7 +604,7 @@ TEST(DefaultConfigTest, PackedBBlockStaysWithinAFewMiBOfL3) {
   small_l3 = DescribeMachine(small_l3.cpu, small_l3.topology, std::nullopt);
   const Problem problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 512, 4096, 4096,
                         1};
-  const KernelConfig c = DefaultConfig(problem, small_l3);
+  const KernelConfig c = ModelConfig(problem, small_l3);
   ASSERT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
   const std::int64_t block_bytes = std::int64_t{c.kc} * c.nc * 4;
   EXPECT_LE(block_bytes, 2 << 20) << c.ToString();
@@ -617,7 +617,7 @@ TEST(DefaultConfigTest, PackedBBlockStaysWithinAFewMiBOfL3) {
 TEST(DefaultConfigTest, ThreadsSplitTheLongerSideOfAPackedProblem) {
   const Machine xeon = testing::SyntheticXeonMachine();
   auto loop = [&](std::int64_t m, std::int64_t n, std::int64_t k, int threads) {
-    const KernelConfig c = DefaultConfig(
+    const KernelConfig c = ModelConfig(
         Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, threads}, xeon);
     EXPECT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
     return c.parallel_loop;
@@ -637,7 +637,7 @@ TEST(DefaultConfigTest, SquareProblemsSplitColumnsWhereCoresShareNoCache) {
   for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kS8}) {
     SCOPED_TRACE(ToString(dtype));
     auto loop = [dtype](const Machine& machine, std::int64_t m, std::int64_t n, std::int64_t k) {
-      const KernelConfig c = DefaultConfig(
+      const KernelConfig c = ModelConfig(
           Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 2}, machine);
       EXPECT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
       return c.parallel_loop;
@@ -661,7 +661,7 @@ TEST(DefaultConfigTest, LowPrecisionReadsAInPlaceWhereAIsKContiguousAndFitsL2) {
   const Machine zen5 = testing::SyntheticZen5Machine();
   auto in_place = [&](DType dtype, Layout layout, Trans ta, std::int64_t m, std::int64_t k) {
     const KernelConfig c =
-        DefaultConfig(Problem{dtype, layout, ta, Trans::kNo, m, 256, k, 1}, zen5);
+        ModelConfig(Problem{dtype, layout, ta, Trans::kNo, m, 256, k, 1}, zen5);
     EXPECT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
     return c.a_in_place;
   };
@@ -685,7 +685,7 @@ TEST(DefaultConfigTest, DirectAStaysInAFifthOfL2OnTwoPipeCores) {
   const Machine zen4 = testing::SyntheticZen4Machine();
   auto family = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
                    std::int64_t k) {
-    return DefaultConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
+    return ModelConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
                          machine)
         .family;
   };
@@ -702,7 +702,7 @@ TEST(DefaultConfigTest, DirectAStaysInAFifthOfL2OnTwoPipeCores) {
 // not shorter ones and not on Zen 4 or Zen 5 (docs/analytical-model.md, step 2).
 TEST(DefaultConfigTest, LongDirectKLoopsUnrollOnTwoPipeCores) {
   auto config = [](const Machine& machine, std::int64_t m, std::int64_t n, std::int64_t k) {
-    return DefaultConfig(
+    return ModelConfig(
         Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1}, machine);
   };
   const Machine xeon = testing::SyntheticXeonMachine();
@@ -731,7 +731,7 @@ TEST(DefaultConfigTest, LongDirectKLoopsUnrollOnTwoPipeCores) {
 // no masks. See docs/analytical-model.md, step 2.
 TEST(DefaultConfigTest, SmallProblemsTakeAnAvx2TileThatCoversN) {
   auto config = [](const Machine& machine, std::int64_t m, std::int64_t n, std::int64_t k) {
-    return DefaultConfig(
+    return ModelConfig(
         Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1}, machine);
   };
   const Machine zen4 = testing::SyntheticZen4Machine();
@@ -763,7 +763,7 @@ TEST(DefaultConfigTest, SmallProblemsTakeAnAvx2TileThatCoversN) {
            {DType::kF32, 8, 8, 8}, {DType::kF32, 12, 8, 12}, {DType::kF32, 20, 8, 20},
            {DType::kF32, 100, 8, 100}, {DType::kF64, 8, 4, 8}, {DType::kF64, 4, 4, 4}}) {
     const KernelConfig c =
-        DefaultConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1}, zen5);
+        ModelConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1}, zen5);
     EXPECT_EQ(c.isa, IsaLevel::kAvx2) << m << "x" << n << "x" << k << ": " << c.ToString();
     EXPECT_EQ(c.nr, n) << c.ToString();
   }
@@ -783,7 +783,7 @@ TEST(DefaultConfigTest, ColumnMajorProblemsGetTheirTransposesDefault) {
       for (Trans trans_a : {Trans::kNo, Trans::kYes}) {
         const Problem column{DType::kF32, Layout::kColMajor, trans_a, Trans::kNo, m, n, k, 2};
         const Problem transpose{DType::kF32, Layout::kRowMajor, Trans::kNo, trans_a, n, m, k, 2};
-        EXPECT_EQ(DefaultConfig(column, machine), DefaultConfig(transpose, machine))
+        EXPECT_EQ(ModelConfig(column, machine), ModelConfig(transpose, machine))
             << column.ToString();
         EXPECT_EQ(AnalyticalAlternatives(column, machine),
                   AnalyticalAlternatives(transpose, machine))
@@ -795,8 +795,8 @@ TEST(DefaultConfigTest, ColumnMajorProblemsGetTheirTransposesDefault) {
     const Problem thin_rows{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 3, 40, 40, 1};
     Problem thin_columns = thin_rows;
     thin_columns.layout = Layout::kColMajor;
-    EXPECT_LE(DefaultConfig(thin_rows, machine).mr, 4);
-    EXPECT_GE(DefaultConfig(thin_columns, machine).mr, 8);
+    EXPECT_LE(ModelConfig(thin_rows, machine).mr, 4);
+    EXPECT_GE(ModelConfig(thin_columns, machine).mr, 8);
   }
 }
 
@@ -809,7 +809,7 @@ TEST(DefaultConfigTest, ColumnMajorProblemsGetTheirTransposesDefault) {
 TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
   auto config = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
                    std::int64_t k) {
-    return DefaultConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
+    return ModelConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
                          machine);
   };
   auto family = [&](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
@@ -902,7 +902,7 @@ TEST(DefaultConfigTest, DirectBPanelKeepsItsL2SetsOnTwoPipeCores) {
   const Machine xeon = testing::SyntheticXeonMachine();
   ASSERT_EQ(xeon.kernel_isa, IsaLevel::kAvx512);
   auto config = [&](DType dtype, std::int64_t m, std::int64_t n, std::int64_t k) {
-    return DefaultConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
+    return ModelConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
                          xeon);
   };
   for (const auto& [dtype, m, n, k] :
@@ -934,7 +934,7 @@ TEST(DefaultConfigTest, DirectBPanelKeepsItsL2SetsOnTwoPipeCores) {
   EXPECT_EQ(config(DType::kF32, 16, 16, 16).family, KernelFamily::kDirect);
 
   const Machine zen4 = testing::SyntheticZen4Machine();
-  EXPECT_EQ(DefaultConfig(Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128,
+  EXPECT_EQ(ModelConfig(Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128,
                                   3072, 768, 1},
                           zen4)
                 .family,
@@ -950,7 +950,7 @@ TEST(DefaultConfigTest, DirectABoundIsInBytesOnTwoPipeCores) {
   const Machine zen5 = testing::SyntheticZen5Machine();
   ASSERT_EQ(zen5.kernel_isa, IsaLevel::kAvx512);
   auto config = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
-    return DefaultConfig(
+    return ModelConfig(
         Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1}, zen5);
   };
   for (const auto& [m, n, k] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
@@ -979,7 +979,7 @@ TEST(DefaultConfigTest, SmallMKeepsCrowdedBPanelsDirectOnZen5) {
   ASSERT_EQ(zen5.kernel_isa, IsaLevel::kAvx512);
   auto config = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
                    std::int64_t k, int threads) {
-    return DefaultConfig(
+    return ModelConfig(
         Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, threads}, machine);
   };
   for (const auto& [m, n, k] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
@@ -1017,7 +1017,7 @@ TEST(DefaultConfigTest, SmallMKeepsCrowdedBPanelsDirectOnZen5) {
 TEST(DefaultConfigTest, ShortKOverCrowdedL1SetsVisitsRowPanelsFirst) {
   auto config = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
                    std::int64_t k, int threads) {
-    return DefaultConfig(
+    return ModelConfig(
         Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, threads}, machine);
   };
   auto shape = [](const KernelConfig& c, std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -1057,7 +1057,7 @@ TEST(DefaultConfigTest, GemvRowsFollowRowLengthAndMatrixSize) {
     auto config = [&](DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
                       Trans trans_a = Trans::kNo, Trans trans_b = Trans::kNo) {
       const Problem problem{dtype, Layout::kRowMajor, trans_a, trans_b, m, n, k, 1};
-      const KernelConfig c = DefaultConfig(problem, machine);
+      const KernelConfig c = ModelConfig(problem, machine);
       EXPECT_EQ(c.family, KernelFamily::kGemv) << problem.ToString();
       EXPECT_TRUE(c.Validate(problem, machine)) << problem.ToString() << " " << c.ToString();
       return c;
@@ -1077,11 +1077,11 @@ TEST(DefaultConfigTest, GemvRowsFollowRowLengthAndMatrixSize) {
     // Threads split the rows: two threads stream 4 KiB halves of 8 KiB rows.
     const Problem two_threads{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo,
                               1, 2048, 2048, /*threads=*/2};
-    EXPECT_EQ(DefaultConfig(two_threads, machine).mr, 4);
+    EXPECT_EQ(ModelConfig(two_threads, machine).mr, 4);
     EXPECT_EQ(config(DType::kF32, 1, 2048, 2048).mr, 8);
     // A column-major problem is its row-major transpose: M = 1 there is N = 1 here.
     const Problem column{DType::kF32, Layout::kColMajor, Trans::kNo, Trans::kNo, 4096, 1, 4096, 1};
-    EXPECT_EQ(DefaultConfig(column, machine).mr, 8);
+    EXPECT_EQ(ModelConfig(column, machine).mr, 8);
   }
 }
 
@@ -1209,7 +1209,7 @@ TEST(GemmEdgeTest, BindRejectsWhatRunWouldReject) {
   auto machine = DetectHostMachine();
   ASSERT_TRUE(machine.ok());
   const Problem problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 40, 40, 40, 1};
-  auto plan = GemmPlan<float>::Create(DefaultConfig(problem, *machine));
+  auto plan = GemmPlan<float>::Create(ModelConfig(problem, *machine));
   ASSERT_TRUE(plan.ok());
   const GemmArgs<float> shape{Layout::kRowMajor, Trans::kNo, Trans::kNo, 40, 40, 40, 1.f,
                               nullptr, 40, nullptr, 40, 0.f, nullptr, 40, {}};
@@ -1246,7 +1246,7 @@ TEST(GemmEdgeTest, EmptyAndScaleOnlyProblems) {
   ASSERT_TRUE(machine.ok());
   std::mt19937_64 rng(5);
   KernelConfig config =
-      DefaultConfig(Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 4, 4, 4, 1},
+      ModelConfig(Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 4, 4, 4, 1},
                     *machine);
   // K = 0 and alpha = 0 only scale C; M = 0 or N = 0 touch nothing.
   for (auto [m, n, k, alpha, beta] :
@@ -1270,7 +1270,7 @@ TEST(GemmEdgeTest, RejectsBadArgumentsAndConfigsWithoutWriting) {
   ASSERT_TRUE(machine.ok());
   std::mt19937_64 rng(6);
   const Problem problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 40, 40, 40, 1};
-  const KernelConfig good = DefaultConfig(problem, *machine);
+  const KernelConfig good = ModelConfig(problem, *machine);
   GemmCase<float> gc = MakeCase<float>(Layout::kRowMajor, Trans::kNo, Trans::kNo, 40, 40, 40,
                                        1.f, 0.f, 0, false, rng);
   const std::vector<float> before = gc.c.storage;

@@ -511,7 +511,7 @@ TYPED_TEST(LowpGemmTest, DefaultConfigIsValidAndCorrect) {
       for (int threads : {1, 2}) {
         const Problem problem{Kind::kDType, Layout::kColMajor, Trans::kYes, Trans::kNo, m, n, k,
                               threads};
-        const KernelConfig config = DefaultConfig(problem, machine);
+        const KernelConfig config = ModelConfig(problem, machine);
         const Status valid = config.Validate(problem, machine);
         ASSERT_TRUE(valid.ok()) << problem.ToString() << " " << config.ToString() << ": "
                                 << valid.error().message;
@@ -541,7 +541,7 @@ TYPED_TEST(LowpGemmTest, DefaultRunsTileKernelsWhereTheCpuHasAmx) {
   for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
            {8, 300, 200}, {16, 64, 64}, {128, 768, 768}, {97, 101, 1003}}) {
     const Problem problem{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1};
-    const KernelConfig config = DefaultConfig(problem, *host);
+    const KernelConfig config = ModelConfig(problem, *host);
     const auto* kernel = FindMicroKernel<Kind>(config.isa, config.mr, config.nr, config.k_unroll);
     ASSERT_NE(kernel, nullptr) << config.ToString();
     EXPECT_TRUE(kernel->tiles) << problem.ToString() << " " << config.ToString();
@@ -672,7 +672,7 @@ TYPED_TEST(LowpGemmTest, EmptyAndScaleOnlyProblems) {
     LowpCase<Kind> lc = MakeCase<Kind>(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k,
                                        ScalarFrom<Kind>(static_cast<double>(alpha)),
                                        ScalarFrom<Kind>(3), 1, false, rng);
-    auto plan = GemmPlan<Kind>::Create(DefaultConfig(problem, *host));
+    auto plan = GemmPlan<Kind>::Create(ModelConfig(problem, *host));
     ASSERT_TRUE(plan.ok());
     ASSERT_TRUE(plan->Run(lc.Bound()).ok());
     EXPECT_EQ(CheckResult(lc, "scale only"), 0);
@@ -697,7 +697,7 @@ TEST(LowpS8Test, ExtremeValuesAreExactAndWrapModulo2To32) {
       Problem problem{DType::kS8, Layout::kRowMajor, Trans::kNo, Trans::kNo, 9, 40, 301, 1};
       auto host = DetectHostMachine();
       ASSERT_TRUE(host.ok());
-      KernelConfig config = DefaultConfig(problem, DescribeMachine(host->cpu, host->topology, isa));
+      KernelConfig config = ModelConfig(problem, DescribeMachine(host->cpu, host->topology, isa));
       auto plan = GemmPlan<S8Gemm>::Create(config);
       ASSERT_TRUE(plan.ok()) << plan.error().message;
       ASSERT_TRUE(plan->Run(lc.Bound()).ok());
@@ -710,7 +710,7 @@ TEST(LowpConfigTest, RejectsWhatTheLowPrecisionKernelsCannotRun) {
   auto host = DetectHostMachine();
   ASSERT_TRUE(host.ok());
   const Problem problem{DType::kBF16, Layout::kRowMajor, Trans::kNo, Trans::kNo, 64, 64, 64, 1};
-  const KernelConfig good = DefaultConfig(problem, *host);
+  const KernelConfig good = ModelConfig(problem, *host);
   ASSERT_TRUE(good.Validate(problem, *host).ok());
   auto expect_error = [&](KernelConfig config, DType dtype, const std::string& words) {
     const Status status = config.ValidateFor(dtype);
@@ -757,7 +757,7 @@ TEST(LowpConfigTest, RejectsWhatTheLowPrecisionKernelsCannotRun) {
   without.cpu.avx512_vnni = false;
   for (DType dtype : {DType::kBF16, DType::kS8}) {
     const Problem p{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, 64, 64, 64, 1};
-    const KernelConfig fallback = DefaultConfig(p, without);
+    const KernelConfig fallback = ModelConfig(p, without);
     EXPECT_EQ(fallback.isa, IsaLevel::kAvx2) << ToString(dtype);
     EXPECT_TRUE(fallback.Validate(p, without).ok());
     KernelConfig native = fallback;

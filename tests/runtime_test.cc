@@ -45,7 +45,7 @@ Problem MakeProblem(std::int64_t m, std::int64_t n, std::int64_t k, int threads 
 
 // A valid config that is visibly not the analytical default: same tile, k unrolled by 4.
 KernelConfig MarkedConfig(const Problem& problem, const Machine& machine) {
-  KernelConfig config = DefaultConfig(problem, machine);
+  KernelConfig config = ModelConfig(problem, machine);
   config.k_unroll = 4;
   return config;
 }
@@ -264,7 +264,7 @@ TEST(WinnerIndexTest, BucketTierSitsBetweenExactAndNearest) {
   for (std::int64_t m : {1, 2, 4, 8, 16, 32, 64}) {
     const Problem bucket = MakeProblem(m, 256, 256);
     winners.push_back(
-        Winner(bucket, DefaultConfig(bucket, machine), gflops_of(m), machine.fingerprint));
+        Winner(bucket, ModelConfig(bucket, machine), gflops_of(m), machine.fingerprint));
   }
   std::vector<std::string> skipped;
   const WinnerIndex index = WinnerIndex::Build(winners, machine, &skipped, {record});
@@ -391,7 +391,7 @@ TEST(WinnerIndexTest, ExactNeverRunsOnFewerThreadsThanTheDefaultUnlessTunedWithT
 TEST(WinnerIndexTest, NearestSkipsConfigsThatDoNotFitTheNewShape) {
   const Machine machine = testing::SyntheticZen3Machine();
   const Problem decode = MakeProblem(1, 4096, 4096);
-  const KernelConfig gemv = DefaultConfig(decode, machine);
+  const KernelConfig gemv = ModelConfig(decode, machine);
   ASSERT_EQ(gemv.family, KernelFamily::kGemv);
   const WinnerIndex index = OneWinnerIndex(machine, decode, gemv, 11.0);
   // 2x4096x4096 is closest to the decode shape, but a gemv config cannot run M = 2.
@@ -408,7 +408,7 @@ TEST(WinnerIndexTest, VectorShapesBorrowOnlyFromVectorShapes) {
   ASSERT_EQ(packed.family, KernelFamily::kPacked);
   ASSERT_TRUE(packed.Validate(MakeProblem(1, 4096, 4096), machine));  // it could run M = 1
   const Problem other_decode = MakeProblem(1, 11008, 4096);
-  const KernelConfig gemv = DefaultConfig(other_decode, machine);
+  const KernelConfig gemv = ModelConfig(other_decode, machine);
   const WinnerIndex index = WinnerIndex::Build(
       {Winner(two_rows, packed, 30.0, machine.fingerprint),
        Winner(other_decode, gemv, 11.0, machine.fingerprint)},
@@ -674,9 +674,9 @@ void ExpectLowpMatchesReference(Runtime& runtime, const Problem& p, typename Kin
 TEST_F(RuntimeTest, LowPrecisionGemmsInEveryTierLayoutAndTranspose) {
   const Problem bf16 = MakeProblem(96, 160, 200, 1, DType::kBF16);
   const Problem s8 = MakeProblem(64, 48, 300, 1, DType::kS8, Layout::kColMajor, Trans::kYes);
-  KernelConfig bf16_config = DefaultConfig(bf16, machine_);
+  KernelConfig bf16_config = ModelConfig(bf16, machine_);
   bf16_config.kc = 64;  // visibly not the default
-  KernelConfig s8_config = DefaultConfig(s8, machine_);
+  KernelConfig s8_config = ModelConfig(s8, machine_);
   s8_config.kc = 128;
   auto runtime = Open(MakeDb("lowp.db", {Winner(bf16, bf16_config, 30.0, machine_.fingerprint),
                                          Winner(s8, s8_config, 40.0, machine_.fingerprint)}));
@@ -2333,7 +2333,7 @@ TEST_F(RuntimeTest, PackedWeightsRunTheWinnerTunedForThem) {
   other_config.kc = 16;
   Problem decode = MakeProblem(1, 53, 41);
   decode.form = CallForm::kPackedB;
-  const KernelConfig gemv = DefaultConfig(MakeProblem(1, 53, 41), machine_);
+  const KernelConfig gemv = ModelConfig(MakeProblem(1, 53, 41), machine_);
   ASSERT_EQ(gemv.family, KernelFamily::kGemv) << gemv.ToString();
   const std::string db = MakeDb("forms.db",
                                 {Winner(plain, plain_config, 40.0, machine_.fingerprint),
@@ -2464,7 +2464,7 @@ void ExpectOneRowWeightsTakePanels(Runtime& runtime, DType dtype, const Machine&
 
 TEST_F(RuntimeTest, PackedWeightsOfOneRowGemmsHoldPanels) {
   const Problem decode = MakeProblem(1, 53, 41);
-  const KernelConfig gemv = DefaultConfig(decode, machine_);
+  const KernelConfig gemv = ModelConfig(decode, machine_);
   ASSERT_EQ(gemv.family, KernelFamily::kGemv) << gemv.ToString();
   auto runtime = Open(MakeDb("gemv.db", {Winner(decode, gemv, 5.0, machine_.fingerprint)}), 2);
   ASSERT_NE(runtime, nullptr);

@@ -109,7 +109,7 @@ Problem RowMajorF32(std::int64_t m, std::int64_t n, std::int64_t k) {
 // The analytical default of `problem` is one of `space`'s configs (the search starts there).
 void ExpectDefaultInSpace(const Problem& problem, const Machine& machine,
                           const std::vector<KernelConfig>& space) {
-  const KernelConfig model = DefaultConfig(problem, machine);
+  const KernelConfig model = ModelConfig(problem, machine);
   EXPECT_NE(std::find(space.begin(), space.end(), model), space.end()) << model.ToString();
 }
 
@@ -127,7 +127,7 @@ TEST(SpaceTest, DirectBlocksAroundTheModelWhereKIsLong) {
     EXPECT_LT(c.kc, 3072) << c.ToString();
   }
   EXPECT_GT(blocked, 0);
-  EXPECT_GT(DefaultConfig(long_k, zen4).kc, 0);
+  EXPECT_GT(ModelConfig(long_k, zen4).kc, 0);
   ExpectDefaultInSpace(long_k, zen4, space);
   for (const KernelConfig& c : GenerateSpace(RowMajorF32(64, 64, 64), zen4)) {
     if (c.family == KernelFamily::kDirect) {
@@ -150,7 +150,7 @@ TEST(SpaceTest, SmallProblemsAlsoGetAvx2DirectConfigs) {
   });
   EXPECT_GT(avx2, 0);
   EXPECT_EQ(avx2_direct, avx2);
-  EXPECT_EQ(DefaultConfig(small, zen4).isa, IsaLevel::kAvx2);
+  EXPECT_EQ(ModelConfig(small, zen4).isa, IsaLevel::kAvx2);
   ExpectDefaultInSpace(small, zen4, space);
   for (const KernelConfig& c : GenerateSpace(RowMajorF32(512, 512, 512), zen4)) {
     EXPECT_EQ(c.isa, IsaLevel::kAvx512) << c.ToString();
@@ -221,8 +221,8 @@ void ExpectLowpSpace(std::optional<IsaLevel> cap) {
         EXPECT_EQ(loops, threads == 1 ? std::set<ParallelLoop>{ParallelLoop::kJc} : all_loops);
       }
       // The level and family searched are those the analytical default runs.
-      EXPECT_EQ(level, DefaultConfig(problem, machine).isa);
-      EXPECT_EQ(space.front().family, DefaultConfig(problem, machine).family);
+      EXPECT_EQ(level, ModelConfig(problem, machine).isa);
+      EXPECT_EQ(space.front().family, ModelConfig(problem, machine).family);
     }
   }
 }

@@ -29,7 +29,7 @@ Problem MatrixProblem(int threads) {
 // cache model does not move the seed into, or away from, a landscape's basins. The strategies are
 // under test here, not the model.
 KernelConfig SeedFor(const Problem& problem, const Machine& machine) {
-  KernelConfig seed = DefaultConfig(problem, machine);
+  KernelConfig seed = ModelConfig(problem, machine);
   if (seed.family == KernelFamily::kPacked) {
     seed.kc = 256;
     seed.mc = 252;
@@ -210,7 +210,7 @@ TEST(StrategyTest, BuildSearchSpacePutsSeedAndWarmStartsFirst) {
   const Problem problem = MatrixProblem(1);
   const std::vector<KernelConfig> space = GenerateSpace(problem, machine);
   ASSERT_GT(space.size(), 10u);
-  const KernelConfig seed = DefaultConfig(problem, machine);
+  const KernelConfig seed = ModelConfig(problem, machine);
   KernelConfig outside = space[3];
   outside.kc = 40;  // not in the generated space
   const std::vector<KernelConfig> warm = {space[5], seed, space[5], outside, space[2]};

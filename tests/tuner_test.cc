@@ -274,7 +274,7 @@ TEST(CandidateRunnerTest, VerifiesTimesFailsAndSkips) {
   options.min_sample_seconds = 0.0002;
   auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
   ASSERT_TRUE(runner.ok()) << runner.error().message;
-  const KernelConfig good = DefaultConfig(p, machine);
+  const KernelConfig good = ModelConfig(p, machine);
   EXPECT_TRUE((*runner)->Verify(good).ok());
   KernelConfig bad = good;
   bad.mr = 1000;  // no such kernel
@@ -308,7 +308,7 @@ TEST(CandidateRunnerTest, ConfirmationTakesMoreSamplesAndNeverSkips) {
   options.confirm_max_samples = options.max_samples + 4;
   auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
   ASSERT_TRUE(runner.ok()) << runner.error().message;
-  const KernelConfig good = DefaultConfig(p, machine);
+  const KernelConfig good = ModelConfig(p, machine);
   auto confirmed = (*runner)->Measure({good}, 1e-12, TimingMode::kConfirm);
   ASSERT_EQ(confirmed.size(), 1u);
   EXPECT_EQ(confirmed[0].status, MeasurementStatus::kOk);
@@ -326,7 +326,7 @@ TEST(CandidateRunnerTest, PublishesEveryResultOnceAsSoonAsItIsFinal) {
   options.min_sample_seconds = 0.0002;
   auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
   ASSERT_TRUE(runner.ok()) << runner.error().message;
-  const KernelConfig good = DefaultConfig(p, machine);
+  const KernelConfig good = ModelConfig(p, machine);
   KernelConfig bad = good;
   bad.nr = 999;  // no such kernel
   KernelConfig other = good;
@@ -375,7 +375,7 @@ TEST(CandidateRunnerTest, LowPrecisionCandidatesAreVerifiedAndTimed) {
       options.min_sample_seconds = 0.0002;
       auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
       ASSERT_TRUE(runner.ok()) << runner.error().message;
-      const KernelConfig good = DefaultConfig(p, machine);
+      const KernelConfig good = ModelConfig(p, machine);
       const Status verified = (*runner)->Verify(good);
       EXPECT_TRUE(verified.ok()) << verified.error().message;
       KernelConfig bad = good;
@@ -419,13 +419,13 @@ TEST(CandidateRunnerTest, PackedBCandidatesAreVerifiedAndTimedOnPanels) {
       options.min_sample_seconds = 0.0002;
       auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
       ASSERT_TRUE(runner.ok()) << runner.error().message;
-      const KernelConfig weights = DefaultConfig(p, machine);
+      const KernelConfig weights = ModelConfig(p, machine);
       EXPECT_EQ(weights, PackedWeightsConfig(p, machine));
       Problem plain = p;
       plain.form = CallForm::kPlain;
       KernelConfig packed = ColdOperandsConfig(plain, machine);
       if (packed.family != KernelFamily::kPacked) packed = weights;
-      std::vector<KernelConfig> configs = {weights, packed, DefaultConfig(plain, machine)};
+      std::vector<KernelConfig> configs = {weights, packed, ModelConfig(plain, machine)};
       ExpectVerifiedAndTimed(**runner, configs);
     }
   }
@@ -447,7 +447,7 @@ TEST(CandidateRunnerTest, BatchCandidatesRunEveryItem) {
       options.min_sample_seconds = 0.0002;
       auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
       ASSERT_TRUE(runner.ok()) << runner.error().message;
-      const KernelConfig batch_default = DefaultConfig(p, machine);
+      const KernelConfig batch_default = ModelConfig(p, machine);
       EXPECT_EQ(batch_default, BatchDefault(p, machine));
       EXPECT_EQ(batch_default.threads, threads);  // the team; each member runs items alone
       std::vector<KernelConfig> configs = {batch_default};
@@ -466,7 +466,7 @@ TEST(CandidateRunnerTest, BatchTimeCoversEveryItem) {
   Problem one = MakeProblem(DType::kF32, 64, 64, 64);
   Problem batch = one;
   batch.batch = 32;
-  KernelConfig config = DefaultConfig(one, machine);
+  KernelConfig config = ModelConfig(one, machine);
   config.threads = 1;
   MeasureOptions options;
   options.min_sample_seconds = 0.0005;
@@ -711,7 +711,7 @@ TEST(TuneSessionTest, NearestWinnersAreFilteredAndOrdered) {
     WinnerRecord w;
     w.fingerprint = fingerprint;
     w.problem = MakeProblem(dtype, m, m, m);
-    w.config = DefaultConfig(w.problem, machine);
+    w.config = ModelConfig(w.problem, machine);
     return w;
   };
   std::vector<WinnerRecord> winners = {
@@ -808,7 +808,7 @@ TEST(TuneSessionTest, TheDefaultIsWhatTheRuntimeRunsUntuned) {
   ASSERT_TRUE(o.winner.has_value()) << o.error;
   Problem untuned = problem;
   untuned.threads = 1;
-  EXPECT_EQ(o.default_config, DefaultConfig(untuned, machine));
+  EXPECT_EQ(o.default_config, ModelConfig(untuned, machine));
   EXPECT_EQ(o.default_config.threads, 1);
   EXPECT_GT(o.default_gflops, 0.0);
   EXPECT_GE(o.winner_gflops, o.default_gflops);

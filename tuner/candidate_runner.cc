@@ -47,8 +47,8 @@ struct Workload {
 };
 
 template <typename T>
-struct RealWorkload : Workload<T, ProblemBuffers<T>, ResultChecker<T>> {
-  static constexpr typename RealWorkload::VerificationRun kRuns[] = {{T(1), T(0), true},
+struct SameTypeWorkload : Workload<T, ProblemBuffers<T>, ResultChecker<T>> {
+  static constexpr typename SameTypeWorkload::VerificationRun kRuns[] = {{T(1), T(0), true},
                                                                      {T(-1.5), T(0.5), false}};
 };
 
@@ -355,8 +355,8 @@ Result<std::unique_ptr<CandidateRunner>> CandidateRunner::Create(const Problem& 
   };
   try {
     switch (problem.dtype) {
-      case DType::kF32: return make.template operator()<RealWorkload<float>>();
-      case DType::kF64: return make.template operator()<RealWorkload<double>>();
+      case DType::kF32: return make.template operator()<SameTypeWorkload<float>>();
+      case DType::kF64: return make.template operator()<SameTypeWorkload<double>>();
       case DType::kBF16: return make.template operator()<Bf16Workload>();
       case DType::kS8: return make.template operator()<S8Workload>();
     }
