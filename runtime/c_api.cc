@@ -287,7 +287,8 @@ mmtune_status StridedBatchFromC(const char* routine, mmtune_runtime* handle, int
                                 int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                                 Scalar alpha, const TA* a, int64_t lda, int64_t stride_a,
                                 const TB* b, int64_t ldb, int64_t stride_b, Scalar beta, TC* c,
-                                int64_t ldc, int64_t stride_c, int64_t count) {
+                                int64_t ldc, int64_t stride_c, int64_t count,
+                                const mmtune_epilogue* epilogue = nullptr) {
   KindFromC kind;
   if (auto code = CheckKind(routine, handle, layout, trans_a, trans_b, &kind); code != MMTUNE_OK) {
     return code;
@@ -298,10 +299,15 @@ mmtune_status StridedBatchFromC(const char* routine, mmtune_runtime* handle, int
       return code;
     }
   }
+  mmtune::Epilogue<TC> fused;
+  if (epilogue != nullptr) {
+    if (auto code = EpilogueFromC(routine, *epilogue, &fused); code != MMTUNE_OK) return code;
+  }
   return CallFromC(routine, [&] {
     return handle->runtime->GemmBatch(kind.layout, kind.trans_a, kind.trans_b, m, n, k, alpha, a,
                                       lda, b, ldb, beta, c, ldc,
-                                      mmtune::BatchStrides{count, stride_a, stride_b, stride_c});
+                                      mmtune::BatchStrides{count, stride_a, stride_b, stride_c},
+                                      fused);
   });
 }
 
@@ -829,6 +835,47 @@ mmtune_status mmtune_gemm_u8s8s32_batch_strided(mmtune_runtime* runtime, int lay
   return StridedBatchFromC("mmtune_gemm_u8s8s32_batch_strided", runtime, layout, trans_a,
                            trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c,
                            ldc, stride_c, count);
+}
+
+mmtune_status mmtune_sgemm_batch_strided_epilogue(
+    mmtune_runtime* runtime, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+    int64_t k, float alpha, const float* a, int64_t lda, int64_t stride_a, const float* b,
+    int64_t ldb, int64_t stride_b, float beta, float* c, int64_t ldc, int64_t stride_c,
+    int64_t count, const mmtune_epilogue* epilogue) {
+  return StridedBatchFromC("mmtune_sgemm_batch_strided_epilogue", runtime, layout, trans_a,
+                           trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c,
+                           ldc, stride_c, count, epilogue);
+}
+
+mmtune_status mmtune_dgemm_batch_strided_epilogue(
+    mmtune_runtime* runtime, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+    int64_t k, double alpha, const double* a, int64_t lda, int64_t stride_a, const double* b,
+    int64_t ldb, int64_t stride_b, double beta, double* c, int64_t ldc, int64_t stride_c,
+    int64_t count, const mmtune_epilogue* epilogue) {
+  return StridedBatchFromC("mmtune_dgemm_batch_strided_epilogue", runtime, layout, trans_a,
+                           trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c,
+                           ldc, stride_c, count, epilogue);
+}
+
+mmtune_status mmtune_gemm_bf16_batch_strided_epilogue(
+    mmtune_runtime* runtime, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+    int64_t k, float alpha, const mmtune_bf16* a, int64_t lda, int64_t stride_a,
+    const mmtune_bf16* b, int64_t ldb, int64_t stride_b, float beta, float* c, int64_t ldc,
+    int64_t stride_c, int64_t count, const mmtune_epilogue* epilogue) {
+  return StridedBatchFromC("mmtune_gemm_bf16_batch_strided_epilogue", runtime, layout, trans_a,
+                           trans_b, m, n, k, alpha, reinterpret_cast<const mmtune::BFloat16*>(a),
+                           lda, stride_a, reinterpret_cast<const mmtune::BFloat16*>(b), ldb,
+                           stride_b, beta, c, ldc, stride_c, count, epilogue);
+}
+
+mmtune_status mmtune_gemm_u8s8s32_batch_strided_epilogue(
+    mmtune_runtime* runtime, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+    int64_t k, int32_t alpha, const uint8_t* a, int64_t lda, int64_t stride_a, const int8_t* b,
+    int64_t ldb, int64_t stride_b, int32_t beta, int32_t* c, int64_t ldc, int64_t stride_c,
+    int64_t count, const mmtune_epilogue* epilogue) {
+  return StridedBatchFromC("mmtune_gemm_u8s8s32_batch_strided_epilogue", runtime, layout,
+                           trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b,
+                           beta, c, ldc, stride_c, count, epilogue);
 }
 
 mmtune_status mmtune_sgemm_batch(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,

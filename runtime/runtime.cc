@@ -505,6 +505,7 @@ Status Runtime::Impl::Batch(const GemmArgs<Kind>& shape, std::int64_t count,
                             const RunBatch& run) const {
   if (shape.m <= 0 || shape.n <= 0 || shape.k < 0 || count <= 0) {
     // Nothing to look up: a malformed call fails as the kernels say, an empty one does nothing.
+    if (auto status = CheckEpilogue(shape.epilogue); !status) return status;
     if (auto status = CheckGemmArguments(shape.layout, shape.trans_a, shape.trans_b, shape.m,
                                          shape.n, shape.k, shape.lda, shape.ldb, shape.ldc);
         !status) {
@@ -678,63 +679,69 @@ Status Runtime::Gemm(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, float alpha, const float* a,
                           std::int64_t lda, const float* b, std::int64_t ldb, float beta,
-                          float* c, std::int64_t ldc, const BatchStrides& batch) {
+                          float* c, std::int64_t ldc, const BatchStrides& batch,
+                          const Epilogue<float>& epilogue) {
   return impl_->StridedBatch<float>(
-      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}}, batch);
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue}, batch);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, double alpha, const double* a,
                           std::int64_t lda, const double* b, std::int64_t ldb, double beta,
-                          double* c, std::int64_t ldc, const BatchStrides& batch) {
+                          double* c, std::int64_t ldc, const BatchStrides& batch,
+                          const Epilogue<double>& epilogue) {
   return impl_->StridedBatch<double>(
-      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}}, batch);
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue}, batch);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, float alpha, const BFloat16* a,
                           std::int64_t lda, const BFloat16* b, std::int64_t ldb, float beta,
-                          float* c, std::int64_t ldc, const BatchStrides& batch) {
+                          float* c, std::int64_t ldc, const BatchStrides& batch,
+                          const Epilogue<float>& epilogue) {
   return impl_->StridedBatch<Bf16Gemm>(
-      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}}, batch);
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue}, batch);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, std::int32_t alpha,
                           const std::uint8_t* a, std::int64_t lda, const std::int8_t* b,
                           std::int64_t ldb, std::int32_t beta, std::int32_t* c, std::int64_t ldc,
-                          const BatchStrides& batch) {
+                          const BatchStrides& batch, const Epilogue<std::int32_t>& epilogue) {
   return impl_->StridedBatch<S8Gemm>(
-      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}}, batch);
+      {layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue}, batch);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, float alpha, const float* const* a,
                           std::int64_t lda, const float* const* b, std::int64_t ldb, float beta,
-                          float* const* c, std::int64_t ldc, std::int64_t count) {
+                          float* const* c, std::int64_t ldc, std::int64_t count,
+                          const Epilogue<float>& epilogue) {
   return impl_->ListedBatch<float>(
       {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc,
-       {}},
+       epilogue},
       count, a, b, c);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, double alpha, const double* const* a,
                           std::int64_t lda, const double* const* b, std::int64_t ldb,
-                          double beta, double* const* c, std::int64_t ldc, std::int64_t count) {
+                          double beta, double* const* c, std::int64_t ldc, std::int64_t count,
+                          const Epilogue<double>& epilogue) {
   return impl_->ListedBatch<double>(
       {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc,
-       {}},
+       epilogue},
       count, a, b, c);
 }
 
 Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                           std::int64_t n, std::int64_t k, float alpha, const BFloat16* const* a,
                           std::int64_t lda, const BFloat16* const* b, std::int64_t ldb,
-                          float beta, float* const* c, std::int64_t ldc, std::int64_t count) {
+                          float beta, float* const* c, std::int64_t ldc, std::int64_t count,
+                          const Epilogue<float>& epilogue) {
   return impl_->ListedBatch<Bf16Gemm>(
       {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc,
-       {}},
+       epilogue},
       count, a, b, c);
 }
 
@@ -742,10 +749,11 @@ Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int6
                           std::int64_t n, std::int64_t k, std::int32_t alpha,
                           const std::uint8_t* const* a, std::int64_t lda,
                           const std::int8_t* const* b, std::int64_t ldb, std::int32_t beta,
-                          std::int32_t* const* c, std::int64_t ldc, std::int64_t count) {
+                          std::int32_t* const* c, std::int64_t ldc, std::int64_t count,
+                          const Epilogue<std::int32_t>& epilogue) {
   return impl_->ListedBatch<S8Gemm>(
       {layout, trans_a, trans_b, m, n, k, alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc,
-       {}},
+       epilogue},
       count, a, b, c);
 }
 

@@ -2773,6 +2773,75 @@ TEST_F(RuntimeTest, BatchesRecordTheProblemTheirItemsRun) {
   EXPECT_EQ(problems, (std::vector<std::string>{"f32 row NN 6x7x5 t1", "f32 row NN 9x7x5 t2"}));
 }
 
+// A batch with a fused epilogue: every item gets the bias (the same vector, per column or per
+// row) and the activation, its padding and the other items untouched (ExactOperands' integers
+// keep the sums exact, relu keeps them so).
+template <typename T>
+void ExpectBatchEpilogueExact(Runtime& runtime, const Problem& p, std::int64_t count,
+                              BiasKind bias_kind) {
+  using C = typename PackedGemmOf<T>::C;
+  using Scalar = typename PackedGemmOf<T>::Scalar;
+  ExactOperands<T> x(p, count, false, Scalar(2), Scalar(-1),
+                     static_cast<unsigned>(p.m * 7 + p.n + count));
+  std::vector<C> bias(static_cast<std::size_t>(bias_kind == BiasKind::kPerRow ? p.m : p.n));
+  for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<C>(int(i % 7) - 3);
+  std::vector<C> want = x.expected;
+  for (std::int64_t item = 0; item < count; ++item) {
+    for (std::int64_t i = 0; i < p.m; ++i) {
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        C& value = want[static_cast<std::size_t>(item * x.strides.c +
+                                                 StoredOffset(p.layout, i, j, x.ldc))];
+        value = std::max(C(0), static_cast<C>(value + bias[static_cast<std::size_t>(
+                                                          bias_kind == BiasKind::kPerRow ? i : j)]));
+      }
+    }
+  }
+  const Epilogue<C> epilogue{bias_kind, bias.data(), Activation::kRelu};
+  const std::string what = p.ToString() + " batch " + std::to_string(count) + " bias " +
+                           ToString(bias_kind);
+  const Status status =
+      runtime.GemmBatch(p.layout, p.trans_a, p.trans_b, p.m, p.n, p.k, Scalar(2), x.a.data(),
+                        x.lda, x.b.data(), x.ldb, Scalar(-1), x.c.data(), x.ldc, x.strides,
+                        epilogue);
+  ASSERT_TRUE(status) << what << ": " << status.error().message;
+  for (std::size_t i = 0; i < x.c.size(); ++i) {
+    ASSERT_EQ(x.c[i], want[i]) << what << " C storage element " << i;
+  }
+}
+
+TEST_F(RuntimeTest, BatchesRunFusedEpilogues) {
+  for (int threads : {1, 2}) {
+    auto runtime = Open("", threads);
+    ASSERT_NE(runtime, nullptr);
+    for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+      for (Trans ta : {Trans::kNo, Trans::kYes}) {
+        for (BiasKind bias : {BiasKind::kPerColumn, BiasKind::kPerRow}) {
+          for (std::int64_t count : {1, 3}) {
+            auto p = [&](DType dtype) {
+              return MakeProblem(13, 21, 17, threads, dtype, layout, ta, Trans::kNo);
+            };
+            ExpectBatchEpilogueExact<float>(*runtime, p(DType::kF32), count, bias);
+            ExpectBatchEpilogueExact<double>(*runtime, p(DType::kF64), count, bias);
+            ExpectBatchEpilogueExact<BFloat16>(*runtime, p(DType::kBF16), count, bias);
+            ExpectBatchEpilogueExact<std::int8_t>(*runtime, p(DType::kS8), count, bias);
+          }
+        }
+      }
+    }
+    // A malformed epilogue is refused with nothing written, an empty batch's too.
+    std::vector<float> a(4 * 4, 1.0f), b(4 * 4, 1.0f), c(2 * 16, -1.0f);
+    const Epilogue<float> no_bias{BiasKind::kPerColumn, nullptr, Activation::kNone};
+    for (std::int64_t count : {0, 2}) {
+      const Status refused = runtime->GemmBatch(
+          Layout::kRowMajor, Trans::kNo, Trans::kNo, 4, 4, 4, 1.0f, a.data(), 4, b.data(), 4,
+          0.0f, c.data(), 4, BatchStrides{count, 16, 0, 16}, no_bias);
+      ASSERT_FALSE(refused.ok()) << count;
+      EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+      for (float v : c) ASSERT_EQ(v, -1.0f);
+    }
+  }
+}
+
 // A batch of a count `tune --batch` tuned runs that count's winner for its shape (exact in
 // every layout and transpose); other counts, and single calls, run what they ran before. Seen
 // through Lookup and the record file, which counts only calls without an exact winner and

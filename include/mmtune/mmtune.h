@@ -210,6 +210,28 @@ mmtune_status mmtune_gemm_u8s8s32_batch_strided(mmtune_runtime* runtime, int lay
                                                 int64_t stride_a, const int8_t* b, int64_t ldb,
                                                 int64_t stride_b, int32_t beta, int32_t* c,
                                                 int64_t ldc, int64_t stride_c, int64_t count);
+/* The strided batches with a fused epilogue (NULL: none) applied to every item, the same bias
+ * vector to each, as mmtune_sgemm_epilogue and the others apply it. */
+mmtune_status mmtune_sgemm_batch_strided_epilogue(
+    mmtune_runtime* runtime, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+    int64_t k, float alpha, const float* a, int64_t lda, int64_t stride_a, const float* b,
+    int64_t ldb, int64_t stride_b, float beta, float* c, int64_t ldc, int64_t stride_c,
+    int64_t count, const mmtune_epilogue* epilogue);
+mmtune_status mmtune_dgemm_batch_strided_epilogue(
+    mmtune_runtime* runtime, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+    int64_t k, double alpha, const double* a, int64_t lda, int64_t stride_a, const double* b,
+    int64_t ldb, int64_t stride_b, double beta, double* c, int64_t ldc, int64_t stride_c,
+    int64_t count, const mmtune_epilogue* epilogue);
+mmtune_status mmtune_gemm_bf16_batch_strided_epilogue(
+    mmtune_runtime* runtime, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+    int64_t k, float alpha, const mmtune_bf16* a, int64_t lda, int64_t stride_a,
+    const mmtune_bf16* b, int64_t ldb, int64_t stride_b, float beta, float* c, int64_t ldc,
+    int64_t stride_c, int64_t count, const mmtune_epilogue* epilogue);
+mmtune_status mmtune_gemm_u8s8s32_batch_strided_epilogue(
+    mmtune_runtime* runtime, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+    int64_t k, int32_t alpha, const uint8_t* a, int64_t lda, int64_t stride_a, const int8_t* b,
+    int64_t ldb, int64_t stride_b, int32_t beta, int32_t* c, int64_t ldc, int64_t stride_c,
+    int64_t count, const mmtune_epilogue* epilogue);
 mmtune_status mmtune_sgemm_batch(mmtune_runtime* runtime, int layout, int trans_a, int trans_b,
                                  int64_t m, int64_t n, int64_t k, float alpha,
                                  const float* const* a, int64_t lda, const float* const* b,

@@ -213,44 +213,49 @@ class Runtime {
   // stride 0). With at least max_threads() items, each thread runs whole items with the config
   // of one item on one thread; with fewer, the config of one plain call of the item's shape
   // runs them (whole items per thread where its threads are no more than the items, else the
-  // items in turn on its team). An
-  // error: malformed arguments (nothing written), or no scratch memory (kIo; each item is then
-  // done or unchanged). The dtypes of Gemm, but s8s8s32.
+  // items in turn on its team). `epilogue` (the fused epilogue of Gemm) applies to every item,
+  // the same bias vector to each. An error: malformed arguments (nothing written), or no
+  // scratch memory (kIo; each item is then done or unchanged). The dtypes of Gemm, but s8s8s32.
   Status GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                    std::int64_t k, float alpha, const float* a, std::int64_t lda,
                    const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
-                   const BatchStrides& batch);
+                   const BatchStrides& batch,
+                   const Epilogue<float>& epilogue = {});
   Status GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                    std::int64_t k, double alpha, const double* a, std::int64_t lda,
                    const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc,
-                   const BatchStrides& batch);
+                   const BatchStrides& batch,
+                   const Epilogue<double>& epilogue = {});
   Status GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                    std::int64_t k, float alpha, const BFloat16* a, std::int64_t lda,
                    const BFloat16* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
-                   const BatchStrides& batch);
+                   const BatchStrides& batch,
+                   const Epilogue<float>& epilogue = {});
   Status GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                    std::int64_t k, std::int32_t alpha, const std::uint8_t* a, std::int64_t lda,
                    const std::int8_t* b, std::int64_t ldb, std::int32_t beta, std::int32_t* c,
-                   std::int64_t ldc, const BatchStrides& batch);
+                   std::int64_t ldc, const BatchStrides& batch,
+                   const Epilogue<std::int32_t>& epilogue = {});
   // The same with an array of `count` pointers per operand (item i: a[i], b[i], c[i]); the C
   // items must not overlap.
   Status GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                    std::int64_t k, float alpha, const float* const* a, std::int64_t lda,
                    const float* const* b, std::int64_t ldb, float beta, float* const* c,
-                   std::int64_t ldc, std::int64_t count);
+                   std::int64_t ldc, std::int64_t count, const Epilogue<float>& epilogue = {});
   Status GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                    std::int64_t k, double alpha, const double* const* a, std::int64_t lda,
                    const double* const* b, std::int64_t ldb, double beta, double* const* c,
-                   std::int64_t ldc, std::int64_t count);
+                   std::int64_t ldc, std::int64_t count, const Epilogue<double>& epilogue = {});
   Status GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                    std::int64_t k, float alpha, const BFloat16* const* a, std::int64_t lda,
                    const BFloat16* const* b, std::int64_t ldb, float beta, float* const* c,
-                   std::int64_t ldc, std::int64_t count);
+                   std::int64_t ldc, std::int64_t count, const Epilogue<float>& epilogue = {});
   Status GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                    std::int64_t k, std::int32_t alpha, const std::uint8_t* const* a,
                    std::int64_t lda, const std::int8_t* const* b, std::int64_t ldb,
                    std::int32_t beta, std::int32_t* const* c, std::int64_t ldc,
-                   std::int64_t count);
+                   std::int64_t count,
+                   const Epilogue<std::int32_t>& epilogue = {});
 
   // The f32 or f64 Gemm above with everything but the matrices fixed now: fails where Gemm
   // would fail for that problem (negative dimensions, a leading dimension below the minimum).

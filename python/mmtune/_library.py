@@ -98,6 +98,9 @@ def load():
         function.argtypes = gemm_head + [scalar, _p, _i64, _i64, _p, _i64, _i64, scalar, _p,
                                          _i64, _i64, _i64]
         function.restype = _int
+        fused = getattr(lib, name + "_epilogue")
+        fused.argtypes = function.argtypes + [ctypes.POINTER(Epilogue)]
+        fused.restype = _int
     for name, scalar in (("f32", ctypes.c_float), ("f64", ctypes.c_double),
                          ("bf16", ctypes.c_float), ("s8", ctypes.c_int32)):
         pack = getattr(lib, "mmtune_pack_b_" + name)

@@ -317,7 +317,7 @@ class Runtime:
         count), or one of them 2-D and shared by every item as numpy broadcasts it; one call
         (docs/runtime.md, Batches). Items are read in place where each is laid out like the
         first, a fixed stride apart; out is then count x M x N with items a fixed stride apart
-        (not int8 x int8)."""
+        (not int8 x int8). bias and activation apply to every item, the same bias to each."""
         fused = bias is not None or activation is not None
         if activation not in _ACTIVATIONS:
             raise ValueError(f"unknown activation {activation!r} (expected None, 'relu', "
@@ -327,9 +327,7 @@ class Runtime:
         a = np.asarray(a)
         b = np.asarray(b)
         if a.ndim in (2, 3) and b.ndim in (2, 3) and 3 in (a.ndim, b.ndim):
-            if fused:
-                raise ValueError("bias and activation apply to 2-D calls only, not batches")
-            return self._matmul_batch(a, b, out)
+            return self._matmul_batch(a, b, out, bias if fused else None, activation, fused)
         if a.ndim != 2 or b.ndim != 2:
             raise ValueError(f"matmul needs 2-D arrays or stacks of them (3-D), got {a.ndim}-D "
                              f"and {b.ndim}-D")
@@ -413,7 +411,7 @@ class Runtime:
             out.ctypes.data, ldc, ctypes.byref(dequantization), ctypes.byref(epilogue)))
         return out
 
-    def _matmul_batch(self, a, b, out):
+    def _matmul_batch(self, a, b, out, bias, activation, fused):
         gemm = _GEMMS.get((a.dtype, b.dtype))
         if gemm is None or gemm[0] not in _BATCHED:
             raise TypeError(f"no mmtune batched GEMM for {a.dtype} x {b.dtype}: use float32, "
@@ -426,6 +424,9 @@ class Runtime:
         (m, k), (k2, n) = a.shape[-2:], b.shape[-2:]
         if k != k2:
             raise ValueError(f"shapes {a.shape} and {b.shape} do not multiply (K {k} != {k2})")
+        epilogue = None
+        if fused:
+            epilogue, bias = _epilogue(bias, activation, n, c_dtype)
         if out is None:
             out = np.empty((count, m, n), dtype=c_dtype)
         elif not isinstance(out, np.ndarray) or out.dtype != np.dtype(c_dtype) or \
@@ -447,9 +448,13 @@ class Runtime:
         stride_c = s0 // item if count > 1 else 0
         ta, lda, stride_a, a = _batched_operand(a, layout, count)
         tb, ldb, stride_b, b = _batched_operand(b, layout, count)
-        _check(getattr(_c(), _BATCHED[function])(
-            self._live(), layout, ta, tb, m, n, k, scalar(1), a.ctypes.data, lda, stride_a,
-            b.ctypes.data, ldb, stride_b, scalar(0), out.ctypes.data, ldc, stride_c, count))
+        args = [self._live(), layout, ta, tb, m, n, k, scalar(1), a.ctypes.data, lda, stride_a,
+                b.ctypes.data, ldb, stride_b, scalar(0), out.ctypes.data, ldc, stride_c, count]
+        if epilogue is None:
+            _check(getattr(_c(), _BATCHED[function])(*args))
+        else:
+            _check(getattr(_c(), _BATCHED[function] + "_epilogue")(*args,
+                                                                   ctypes.byref(epilogue)))
         return out
 
     def lookup(self, m, n, k, dtype="f32", layout="row", trans="NN", packed_b=False, batch=1):

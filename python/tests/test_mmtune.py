@@ -408,6 +408,36 @@ def test_packed_weights_with_bias_and_activation(rt, dtype, activation):
         np.testing.assert_allclose(out, want, rtol=tol, atol=tol * np.sqrt(k), err_msg=f"M {m}")
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, "bf16", "u8s8"])
+@pytest.mark.parametrize("activation", [None, "relu", "gelu"])
+def test_batches_with_bias_and_activation(rt, dtype, activation):
+    if dtype == "u8s8" and activation == "gelu":
+        return  # int32 results take relu only (test_epilogue_errors)
+    count, m, n, k = 5, 7, 19, 23
+    if dtype == "u8s8":
+        a = RNG.integers(0, 5, size=(count, m, k)).astype(np.uint8)
+        b = RNG.integers(-4, 5, size=(count, k, n)).astype(np.int8)
+        bias = RNG.integers(-50, 50, size=n).astype(np.int32)
+        want = reference_activation(a.astype(np.int64) @ b + bias, activation)
+        np.testing.assert_array_equal(rt.matmul(a, b, bias=bias, activation=activation), want)
+        return
+    a = RNG.standard_normal((count, m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)  # shared by every item
+    if dtype == "bf16":
+        a, b = bf16_bits(a), bf16_bits(b)
+        values = [bf16_value(x).astype(np.float64) for x in (a, b)]
+    else:
+        a, b = a.astype(dtype), b.astype(dtype)
+        values = [x.astype(np.float64) for x in (a, b)]
+    c_dtype = np.float64 if dtype == np.float64 else np.float32
+    bias = RNG.standard_normal(n).astype(c_dtype)
+    want = reference_activation(values[0] @ values[1] + bias, activation)
+    tol = 1e-4 if c_dtype == np.float32 else 1e-11
+    out = np.full((count, m, n), np.nan, dtype=c_dtype)
+    assert rt.matmul(a, b, out=out, bias=bias, activation=activation) is out
+    np.testing.assert_allclose(out, want, rtol=tol, atol=tol * np.sqrt(k))
+
+
 def test_packed_weights_epilogue_and_dequantization_errors(rt):
     floats = rt.pack_weights(np.ones((3, 5), dtype=np.float32), rows=4)
     with pytest.raises(TypeError, match="uint8 or int8 x int8"):
@@ -434,8 +464,8 @@ def test_epilogue_errors(rt):
         rt.matmul(a, b, activation="tanh")
     with pytest.raises(ValueError, match="bias must be 1-D with 5 values"):
         rt.matmul(a, b, bias=np.ones(4))
-    with pytest.raises(ValueError, match="2-D calls only"):
-        rt.matmul(np.ones((2, 4, 3), dtype=np.float32), b, activation="relu")
+    with pytest.raises(ValueError, match="bias must be 1-D with 5 values"):
+        rt.matmul(np.ones((2, 4, 3), dtype=np.float32), b, bias=np.ones(4))
     with pytest.raises(TypeError, match="no fused epilogue"):
         rt.matmul(np.ones((4, 3), dtype=np.int8), np.ones((3, 5), dtype=np.int8), bias=np.ones(5))
     with pytest.raises(mmtune.Error, match="gelu needs a floating-point C"):
