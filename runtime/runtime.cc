@@ -276,6 +276,31 @@ struct Runtime::Impl {
   mutable std::shared_mutex entries_mutex;
   // Shared with the FixedGemms bound to an entry, which may outlive the runtime.
   mutable std::unordered_map<CallKey, std::shared_ptr<const PlanEntry>, CallKeyHash> entries;
+  // While recording: GEMMs on packed weights' panels (which run the weights' plans, not an
+  // entry's) that have no exact winner tuned for weights, as packed-b problems.
+  mutable std::mutex panel_calls_mutex;
+  mutable std::vector<RecordedProblem> panel_calls;
+
+  // `run` (a GEMM on panels for packed-b `problem`), counted into panel_calls where no winner
+  // of `tune --packed-b` is exact for it.
+  template <class Run>
+  Status CountedPanelCall(const Problem& problem, const Run& run) const {
+    if (index.Find(problem).tier == LookupTier::kExact) return run();
+    const auto start = std::chrono::steady_clock::now();
+    Status status = run();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::lock_guard lock(panel_calls_mutex);
+    for (RecordedProblem& recorded : panel_calls) {
+      if (recorded.problem == problem) {
+        ++recorded.calls;
+        recorded.seconds += seconds;
+        return status;
+      }
+    }
+    panel_calls.push_back(RecordedProblem{problem, 1, seconds});
+    return status;
+  }
 
   Problem ProblemOf(DType dtype, Layout layout, Trans trans_a, Trans trans_b, std::int64_t m,
                     std::int64_t n, std::int64_t k) const {
@@ -786,8 +811,16 @@ Status Runtime::FlushRecord() {
       const std::uint64_t calls = entry->calls.exchange(0, std::memory_order_relaxed);
       const std::uint64_t nanos = entry->nanoseconds.exchange(0, std::memory_order_relaxed);
       if (calls == 0) continue;
-      recorded.push_back(RecordedProblem{entry->problem, calls, static_cast<double>(nanos) * 1e-9});
+      Problem problem = entry->problem;
+      // A GEMM on weights held as a copy is tuned as weights, as one on panels is.
+      if (key.mode == CallMode::kWeightsCopy) problem.form = CallForm::kPackedB;
+      recorded.push_back(RecordedProblem{problem, calls, static_cast<double>(nanos) * 1e-9});
     }
+  }
+  {
+    std::lock_guard lock(impl_->panel_calls_mutex);
+    recorded.insert(recorded.end(), impl_->panel_calls.begin(), impl_->panel_calls.end());
+    impl_->panel_calls.clear();
   }
   if (recorded.empty()) return OkStatus();
   return MergeIntoRecordFile(impl_->record_path, recorded);
@@ -1063,6 +1096,12 @@ Status Runtime::Impl::GemmWith(GemmArgs<typename GemmOfB<T>::X> args,
     args.trans_b = Trans::kNo;
     args.b = nullptr;
     args.ldb = 0;
+    if (!record_path.empty() && args.m > 0) [[unlikely]] {
+      Problem problem = ProblemOf(GemmTypes<X>::kDType, args.layout, args.trans_a, b.trans_b,
+                                  args.m, b.n, b.k);
+      problem.form = CallForm::kPackedB;
+      return CountedPanelCall(problem, [&] { return b.Execute(args); });
+    }
     return b.Execute(args);
   }
   if (args.layout != b.layout) {

@@ -2429,8 +2429,44 @@ TEST_F(RuntimeTest, WeightsHeldAsACopyRunTheWinnerTunedForThem) {
   auto recorded = ReadRecordFile(record);
   ASSERT_TRUE(recorded) << recorded.error().message;
   ASSERT_EQ(recorded->size(), 1u);
-  EXPECT_EQ((*recorded)[0].problem, MakeProblem(5, 10, 20));
+  Problem weights_of_5 = MakeProblem(5, 10, 20);  // recorded to be tuned as weights
+  weights_of_5.form = CallForm::kPackedB;
+  EXPECT_EQ((*recorded)[0].problem, weights_of_5);
   EXPECT_EQ((*recorded)[0].calls, 2u);
+}
+
+// GEMMs on packed weights' panels are recorded as packed-b problems (`tune --from-record` then
+// tunes them as weights), each M apart, unless a winner of `tune --packed-b` is exact for them.
+TEST_F(RuntimeTest, GemmsOnPackedPanelsAreRecordedAsWeights) {
+  Problem tuned = MakeProblem(256, 80, 300);
+  tuned.form = CallForm::kPackedB;
+  const KernelConfig packed = ColdOperandsConfig(MakeProblem(256, 80, 300), machine_);
+  ASSERT_EQ(packed.family, KernelFamily::kPacked) << packed.ToString();
+  const std::string db =
+      MakeDb("panels.db", {Winner(tuned, packed, 40.0, machine_.fingerprint)});
+  const std::string record = Path("panels.json");
+  std::vector<float> b(300 * 80, 1.0f), a(256 * 300, 1.0f), c(256 * 80, 0.0f);
+  {
+    auto runtime = Open(db, 1, record);
+    ASSERT_NE(runtime, nullptr);
+    auto weights = runtime->PackB(Layout::kRowMajor, Trans::kNo, 256, 80, 300, b.data(), 80);
+    ASSERT_TRUE(weights) << weights.error().message;
+    ASSERT_TRUE(weights->holds_panels());
+    for (std::int64_t m : {256, 64, 7, 64}) {
+      ASSERT_TRUE(runtime->Gemm(Layout::kRowMajor, Trans::kNo, m, 1.0f, a.data(), 300,
+                                *weights, 0.0f, c.data(), 80));
+      for (std::int64_t i = 0; i < m * 80; ++i) ASSERT_EQ(c[i], 300.0f) << "M = " << m;
+    }
+  }  // closing writes the record
+  auto recorded = ReadRecordFile(record);
+  ASSERT_TRUE(recorded) << recorded.error().message;
+  std::vector<std::string> problems;
+  for (const auto& entry : *recorded) {
+    problems.push_back(entry.problem.ToString() + " x" + std::to_string(entry.calls));
+  }
+  std::sort(problems.begin(), problems.end());
+  EXPECT_EQ(problems, (std::vector<std::string>{"f32 row NN 64x80x300 t1 packed-b x2",
+                                                "f32 row NN 7x80x300 t1 packed-b x1"}));
 }
 
 // Weights packed for a one-row GEMM hold panels of the packed family (PackedWeightsConfig), even
