@@ -258,6 +258,26 @@ TEST(TuneCliTest, BatchWinnersAreStoredApartAndLookedUp) {
   }
 }
 
+// Problems recorded on packed weights or as a batch of a tuned count carry their form, and
+// `tune --from-record` tunes each in it.
+TEST(TuneCliTest, RecordedFormsAreTunedInTheirForm) {
+  const std::string dir = FreshTestDir("tune_record_forms");
+  const std::string db = dir + "/tuned.db";
+  const std::string record = dir + "/calls.json";
+  std::ofstream(record)
+      << R"({"mmtune_record": 1, "problems": [)"
+         R"({"dtype": "f32", "layout": "row", "trans": "NN", "m": 7, "n": 40, "k": 30,)"
+         R"( "threads": 1, "calls": 3, "seconds": 0.1, "form": "packed-b"},)"
+         R"({"dtype": "f32", "layout": "row", "trans": "NN", "m": 16, "n": 24, "k": 20,)"
+         R"( "threads": 1, "calls": 3, "seconds": 0.05, "form": "batch:6"}]})";
+  const RunResult r = RunMmtune("tune --db '" + db + "' --from-record '" + record +
+                                "' --strategy random --evals 3 --budget 0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM winners"), 2);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM problems WHERE form = 'packed-b' AND m = 7"), 1);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM problems WHERE form = 'batch:6' AND m = 16"), 1);
+}
+
 TEST(TuneCliTest, TuneStoresAWinnerPerShapeAndPrintsATable) {
   const std::string dir = FreshTestDir("tune_tiny");
   const std::string db = dir + "/tuned.db";
