@@ -48,8 +48,8 @@ struct Workload {
 
 template <typename T>
 struct SameTypeWorkload : Workload<T, ProblemBuffers<T>, ResultChecker<T>> {
-  static constexpr typename SameTypeWorkload::VerificationRun kRuns[] = {{T(1), T(0), true},
-                                                                     {T(-1.5), T(0.5), false}};
+  static constexpr typename SameTypeWorkload::VerificationRun kRuns[] = {
+      {T(1), T(0), true}, {T(-1.5), T(0.5), false}};
 };
 
 struct Bf16Workload : Workload<Bf16Gemm, ProblemBuffers<BFloat16, BFloat16, float>,
