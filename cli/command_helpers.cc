@@ -28,6 +28,19 @@ Result<ProblemKind> ParseProblemKind(const ProblemKindText& text) {
   return ProblemKind{*dtype, *layout, trans->first, trans->second};
 }
 
+Status CheckCallFormOptions(bool packed_b, std::int64_t batch) {
+  if (batch < 1) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "--batch must be >= 1, got " + std::to_string(batch));
+  }
+  if (packed_b && batch > 1) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "--packed-b and --batch do not go together: a batch's items bring B of "
+                     "their own");
+  }
+  return OkStatus();
+}
+
 Result<int> ParseThreads(const std::string& text, int cores) {
   if (text == "all") return cores;
   int value = 0;

@@ -1,6 +1,7 @@
 // Small pieces several subcommands share, so they answer the same input the same way.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ struct ProblemKind {
 };
 void AddProblemKindOptions(CLI::App& command, ProblemKindText& text);
 Result<ProblemKind> ParseProblemKind(const ProblemKindText& text);
+
+// --packed-b and --batch B as given to `tune` and `lookup`: B >= 1, and not both.
+Status CheckCallFormOptions(bool packed_b, std::int64_t batch);
 
 // "all" or a number from 1 to `cores`.
 Result<int> ParseThreads(const std::string& text, int cores);

@@ -27,12 +27,8 @@ struct LookupOptions {
 void RunLookup(const LookupOptions& options, Context& context) {
   auto shape = ParseShape(options.shape);
   if (!shape) return context.Fail(kExitUsage, "--shape: " + shape.error().message);
-  if (options.batch < 1) {
-    return context.Fail(kExitUsage, "--batch must be >= 1, got " + std::to_string(options.batch));
-  }
-  if (options.packed_b && options.batch > 1) {
-    return context.Fail(kExitUsage, "--packed-b and --batch do not go together: a batch's "
-                                    "items bring B of their own");
+  if (Status forms = CheckCallFormOptions(options.packed_b, options.batch); !forms) {
+    return context.Fail(kExitUsage, forms.error().message);
   }
   auto kind = ParseProblemKind(options.kind);
   if (!kind) return context.Fail(kExitUsage, kind.error().message);

@@ -306,12 +306,8 @@ void RunTune(const TuneOptions& options, Context& context) {
                                       "--shapes (e.g. 1..2048x4096x4096) or a preset with ranges");
     }
   }
-  if (options.batch < 1) {
-    return context.Fail(kExitUsage, "--batch must be >= 1, got " + std::to_string(options.batch));
-  }
-  if (options.packed_b && options.batch > 1) {
-    return context.Fail(kExitUsage, "--packed-b and --batch do not go together: a batch's "
-                                    "items bring B of their own");
+  if (Status forms = CheckCallFormOptions(options.packed_b, options.batch); !forms) {
+    return context.Fail(kExitUsage, forms.error().message);
   }
   const bool single_shapes = std::all_of(ranges->begin(), ranges->end(),
                                          [](const ShapeRange& r) { return r.IsSingleShape(); });

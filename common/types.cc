@@ -145,11 +145,18 @@ Status Problem::Validate() const {
   return OkStatus();
 }
 
+double Problem::OperandBytes() const {
+  const double inputs = static_cast<double>(m) * static_cast<double>(k) +
+                        static_cast<double>(k) * static_cast<double>(n);
+  return static_cast<double>(DTypeSize(dtype)) * inputs +
+         static_cast<double>(CTypeSize(dtype)) * static_cast<double>(m) * static_cast<double>(n);
+}
+
 std::string Problem::ToString() const {
   return std::string(mmtune::ToString(dtype)) + " " + mmtune::ToString(layout) + " " +
          TransPairToString(trans_a, trans_b) + " " + std::to_string(m) + "x" +
          std::to_string(n) + "x" + std::to_string(k) + " t" + std::to_string(threads) +
-         (form == CallForm::kPlain && batch == 1 ? "" : " " + FormName(*this));
+         (IsPlainCall(*this) ? "" : " " + FormName(*this));
 }
 
 std::string FormName(const Problem& problem) {

@@ -239,13 +239,7 @@ KernelConfig UntunedConfig(const Problem& problem, const Machine& machine) {
 }
 
 bool BatchSpillsL2(const Problem& problem, std::int64_t count, const CacheBudget& cache) {
-  const double a = static_cast<double>(problem.m) * static_cast<double>(problem.k);
-  const double b = static_cast<double>(problem.k) * static_cast<double>(problem.n);
-  const double c = static_cast<double>(problem.m) * static_cast<double>(problem.n);
-  const double bytes = static_cast<double>(count) *
-                       ((a + b) * static_cast<double>(DTypeSize(problem.dtype)) +
-                        c * static_cast<double>(CTypeSize(problem.dtype)));
-  return bytes > static_cast<double>(cache.l2);
+  return static_cast<double>(count) * problem.OperandBytes() > static_cast<double>(cache.l2);
 }
 
 KernelConfig PackedWeightsConfig(const Problem& packed_b, const Machine& machine) {

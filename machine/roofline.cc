@@ -50,11 +50,7 @@ Roofline RooflineOf(const Problem& problem, const nlohmann::json& peaks,
     return Roofline{};  // stored peaks of the wrong shape: unknown, not a crash
   }
   // Every item of a batch has operands of its own.
-  const double bytes =
-      static_cast<double>(problem.batch) *
-      (static_cast<double>(DTypeSize(problem.dtype)) *
-           static_cast<double>(problem.m * problem.k + problem.k * problem.n) +
-       static_cast<double>(CTypeSize(problem.dtype)) * static_cast<double>(problem.m * problem.n));
+  const double bytes = static_cast<double>(problem.batch) * problem.OperandBytes();
   roof.intensity = bytes > 0.0 ? problem.Flops() / bytes : 0.0;
   roof.cache_resident = warm_cache_bytes > 0 && bytes <= static_cast<double>(warm_cache_bytes);
   if (roof.compute_gflops > 0.0 && roof.bandwidth_gbs > 0.0 && !roof.cache_resident) {

@@ -256,7 +256,7 @@ std::string ProblemKey(const Problem& problem) {
          TransPairToString(problem.trans_a, problem.trans_b) + "/" + std::to_string(problem.m) +
          "x" + std::to_string(problem.n) + "x" + std::to_string(problem.k) + "/t" +
          std::to_string(problem.threads) +
-         (problem.form == CallForm::kPlain && problem.batch == 1 ? "" : "/" + FormName(problem));
+         (IsPlainCall(problem) ? "" : "/" + FormName(problem));
 }
 
 Result<BenchResults> ParseBenchResults(std::string_view text, const std::string& path) {

@@ -209,7 +209,7 @@ void WriteWinnersTable(std::ostream& out, const ReportData& data) {
     if (several_machines) out << "<td><code>" << Esc(tuned.fingerprint) << "</code></td>";
     out << "<td>" << Esc(std::string(ToString(p.dtype)) + " " + ToString(p.layout) + " " +
                          TransPairToString(p.trans_a, p.trans_b) +
-                         (p.form == CallForm::kPlain && p.batch == 1 ? "" : " " + FormName(p)))
+                         (IsPlainCall(p) ? "" : " " + FormName(p)))
         << "</td><td class=\"num\">" << p.m << "</td><td class=\"num\">" << p.n
         << "</td><td class=\"num\">" << p.k << "</td><td class=\"num\">" << p.threads
         << "</td><td><code>" << Esc(tuned.winner.ToString()) << "</code></td>"

@@ -77,7 +77,7 @@ nlohmann::json ProblemToJson(const RecordedProblem& recorded) {
                          {"threads", p.threads},
                          {"calls", recorded.calls},
                          {"seconds", recorded.seconds}};
-  if (p.form != CallForm::kPlain || p.batch != 1) item["form"] = FormName(p);
+  if (!IsPlainCall(p)) item["form"] = FormName(p);
   return item;
 }
 

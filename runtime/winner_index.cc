@@ -130,7 +130,7 @@ const WinnerIndex::Entry* WinnerIndex::FindBucket(const Problem& problem,
   // winner follows the exact tier's thread rules for the bucket shape, and must run this shape.
   // Shape ranges are tuned as plain single calls only (`tune --packed-b` and `tune --batch`
   // take no range).
-  if (problem.form != CallForm::kPlain || problem.batch != 1) return nullptr;
+  if (!IsPlainCall(problem)) return nullptr;
   const Shape shape{problem.m, problem.n, problem.k};
   const Entry* best = nullptr;
   double best_distance = std::numeric_limits<double>::infinity();

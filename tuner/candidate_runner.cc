@@ -339,10 +339,7 @@ Result<std::unique_ptr<CandidateRunner>> CandidateRunner::Create(const Problem& 
   const std::int64_t batch = problem.batch;
   const std::int64_t groups = (cold_copies + batch - 1) / batch;
   // Each copy's operands start on pages of their own (ProblemBuffers).
-  const double item_bytes =
-      4.0 * 4096.0 + static_cast<double>(DTypeSize(problem.dtype)) *
-          static_cast<double>(problem.m * problem.k + problem.k * problem.n) +
-      static_cast<double>(CTypeSize(problem.dtype)) * static_cast<double>(problem.m * problem.n);
+  const double item_bytes = 4.0 * 4096.0 + item.OperandBytes();
   if (batch > 1 && static_cast<double>(groups * batch) * item_bytes >
                        static_cast<double>(kColdCacheMemoryLimit)) {
     return MakeError(ErrorCode::kInvalidArgument,

@@ -135,10 +135,7 @@ bool ProblemBuffers<TA, TB, TC>::CanariesIntact(int copy) const {
 
 int ColdCacheCopies(const Problem& problem, std::uint64_t llc_bytes,
                     std::uint64_t memory_limit_bytes) {
-  const double footprint =
-      static_cast<double>(DTypeSize(problem.dtype)) *
-          static_cast<double>(problem.m * problem.k + problem.k * problem.n) +
-      static_cast<double>(CTypeSize(problem.dtype)) * static_cast<double>(problem.m * problem.n);
+  const double footprint = problem.OperandBytes();
   const double wanted = std::ceil(2.0 * static_cast<double>(llc_bytes) / std::max(1.0, footprint));
   const double affordable = static_cast<double>(memory_limit_bytes) / std::max(1.0, footprint);
   return static_cast<int>(std::clamp(std::min(wanted + 1.0, affordable), 2.0, 4096.0));

@@ -66,6 +66,8 @@ struct Problem {
     return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
            static_cast<double>(batch);
   }
+  // Bytes of A, B and C of one GEMM of the problem (one item of a batch).
+  double OperandBytes() const;
   Status Validate() const;
   // e.g. "f32 row NN 128x768x768 t1", "... t1 packed-b", "... t2 batch:64"
   std::string ToString() const;
@@ -77,6 +79,11 @@ struct Problem {
 // batch of B GEMMs; and the parse of that name into `problem`'s form and batch.
 std::string FormName(const Problem& problem);
 Status ParseFormName(std::string_view text, Problem& problem);
+// Whether `problem` is one GEMM called plain (FormName "plain"), which names and keys leave
+// without a form and shape ranges stand for.
+inline bool IsPlainCall(const Problem& problem) {
+  return problem.form == CallForm::kPlain && problem.batch == 1;
+}
 
 // Where the items of a strided batch of GEMMs of one shape lie: item i's A, B and C start i *
 // `a`, i * `b` and i * `c` elements past item 0's. A and B may be shared by every item (stride
