@@ -115,6 +115,8 @@ void RunBench(const BenchOptions& options, Context& context) {
     auto known = store->FindMachine(machine->fingerprint);
     if (!known) return context.Fail(kExitFailure, known.error().message);
     peaks = *known ? (*known)->peaks : nlohmann::json(nullptr);
+    // The default rows size their blocks as the runtime reading this DB does.
+    TakeMeasuredFacts(peaks, *machine);
   }
 
   // OpenBLAS picks its kernels when it loads; a forced core would be compared, not OpenBLAS.
@@ -196,7 +198,8 @@ void SetupBenchCommand(CLI::App& app, Context& context) {
                     "Follow each GEMM with a bias per column and/or an activation (bias, relu, "
                     "gelu, silu; e.g. bias+gelu): mmtune's fused epilogue against oneDNN's "
                     "matmul with a bias and a post-op ('plain' is the GEMM alone, 'separate' "
-                    "the GEMM then a pass over C; other peers run that pass too)");
+                    "the GEMM then a pass over C; other peers run that pass too); with --batch, "
+                    "on every item");
   bench->add_flag("--dequantize", options->dequantize,
                   "s8: dequantize each u8 x s8 product to f32 C in the same pass (a scale for A, "
                   "one per column of B; --epilogue adds a bias and any activation): mmtune's "

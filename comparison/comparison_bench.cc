@@ -398,7 +398,7 @@ auto PeerBatchCall(const Peer& peer) {
     return peer.sgemm_batch;
   } else if constexpr (std::is_same_v<Kind, double>) {
     using Call = bool (*)(int, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                          const double*, const double*, double*);
+                          const double*, const double*, double*, const double*, Activation);
     return Call(nullptr);
   } else if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
     return peer.bf16_gemm_batch;
@@ -408,31 +408,51 @@ auto PeerBatchCall(const Peer& peer) {
 }
 
 // The --batch rows of one problem (ComparisonRequest::batch): the operands hold its items one
-// after another. `add` registers one row.
+// after another, and the request's epilogue, if any, applies to every item. With one, "plain"
+// is the runtime's batch without it and "separate" that batch followed by a pass over every
+// item's C, as for a single GEMM. `add` registers one row.
 template <class Kind, class Add>
-void RegisterBatch(const Problem& problem, std::int64_t items, Runtime& runtime,
-                   Runtime& untuned, const std::vector<Peer>& peers, Add& add) {
+void RegisterBatch(const Machine& machine, const Problem& problem, const Operands<Kind>& operands,
+                   Runtime& runtime, Runtime& untuned, const std::vector<Peer>& peers, Add& add) {
   using A = typename GemmTypes<Kind>::A;
   using B = typename GemmTypes<Kind>::B;
   using C = typename GemmTypes<Kind>::C;
   using Scalar = typename GemmTypes<Kind>::Scalar;
+  const std::int64_t items = operands.items;
+  const Epilogue<C> epilogue = operands.epilogue;
+  const bool fused = !epilogue.Empty();
   const std::string batch = "batch of " + std::to_string(items) + "; ";
   const std::string split = problem.threads == 1      ? "one thread"
                             : items >= problem.threads ? "whole items per thread"
                                                        : "items in turn on every thread";
-  auto add_runtime = [&](const std::string& impl, Runtime& with) {
+  auto runtime_batch = [items](Runtime& with, const Epilogue<C>& applied) {
     Runtime* rt = &with;
-    add(impl,
-        [rt, items](const Problem& p, const A* a, const B* b, C* c) {
-          return rt->GemmBatch(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k,
-                               Scalar(1), a, p.k, b, p.n, Scalar(0), c, p.n,
-                               BatchStrides{items, p.m * p.k, p.k * p.n, p.m * p.n})
-              .ok();
-        },
-        batch + split);
+    return [rt, items, applied](const Problem& p, const A* a, const B* b, C* c) {
+      return rt->GemmBatch(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, Scalar(1),
+                           a, p.k, b, p.n, Scalar(0), c, p.n,
+                           BatchStrides{items, p.m * p.k, p.k * p.n, p.m * p.n}, applied)
+          .ok();
+    };
   };
-  add_runtime("tuned", runtime);
-  add_runtime("default", untuned);  // the analytical default: a runtime without a DB
+  const std::string fused_text = fused ? "fused; " : "";
+  add("tuned", runtime_batch(runtime, epilogue), batch + fused_text + split);
+  // The analytical default: a runtime without a DB.
+  add("default", runtime_batch(untuned, epilogue), batch + fused_text + split);
+  // What an application without a fused epilogue does: the GEMMs, then one pass over every
+  // item's C (mmtune's vectorized one, on the calling thread; the items' rows are contiguous).
+  const EpilogueCall<C> pass(epilogue, machine.kernel_isa);
+  auto then_pass = [pass, items](auto&& call) {
+    return [pass, items, call](const Problem& p, const A* a, const B* b, C* c) {
+      if (!call(p, a, b, c)) return false;
+      pass.Apply(c, p.n, 1, 0, 0, items * p.m, p.n);
+      return true;
+    };
+  };
+  if (fused) {
+    add("plain", runtime_batch(runtime, {}), batch + "no epilogue; " + split, Applies::kNothing);
+    add("separate", then_pass(runtime_batch(runtime, {})),
+        batch + "then a pass over C; " + split);
+  }
   // What an application without a batch API does: one call per item, in turn.
   auto one_per_item = [items](auto&& call) {
     return [items, call](const Problem& p, const A* a, const B* b, C* c) {
@@ -446,25 +466,31 @@ void RegisterBatch(const Problem& problem, std::int64_t items, Runtime& runtime,
   };
   Runtime* rt = &runtime;
   add("loop",
-      one_per_item([rt](const Problem& p, const A* a, const B* b, C* c) {
+      one_per_item([rt, epilogue](const Problem& p, const A* a, const B* b, C* c) {
         return rt->Gemm(Layout::kRowMajor, Trans::kNo, Trans::kNo, p.m, p.n, p.k, Scalar(1), a,
-                        p.k, b, p.n, Scalar(0), c, p.n)
+                        p.k, b, p.n, Scalar(0), c, p.n, epilogue)
             .ok();
       }),
-      batch + "one runtime call per item");
+      batch + fused_text + "one runtime call per item");
   for (const Peer& peer : peers) {
     if (const auto batched = PeerBatchCall<Kind>(peer); batched != nullptr) {
       add(peer.name,
-          [batched, items](const Problem& p, const A* a, const B* b, C* c) {
-            return batched(p.threads, items, p.m, p.n, p.k, a, b, c);
+          [batched, items, epilogue](const Problem& p, const A* a, const B* b, C* c) {
+            return batched(p.threads, items, p.m, p.n, p.k, a, b, c, epilogue.bias,
+                           epilogue.activation);
           },
-          batch + "batched call; " + peer.version);
+          batch + "batched call" + (fused ? ", bias and post-op fused; " : "; ") +
+              peer.version);
     } else if (const auto call = PeerCall<Kind>(peer); call != nullptr) {
-      add(peer.name,
-          one_per_item([call](const Problem& p, const A* a, const B* b, C* c) {
-            return call(p.threads, p.m, p.n, p.k, a, b, c);
-          }),
-          batch + "one call per item (no batch API); " + peer.version);
+      auto looped = one_per_item([call](const Problem& p, const A* a, const B* b, C* c) {
+        return call(p.threads, p.m, p.n, p.k, a, b, c);
+      });
+      const std::string label = batch + "one call per item (no batch API); ";
+      if (fused) {
+        add(peer.name, then_pass(looped), label + "then mmtune's pass over C; " + peer.version);
+      } else {
+        add(peer.name, looped, label + peer.version);
+      }
     }
   }
 }
@@ -629,7 +655,7 @@ Status RegisterProblem(Session& session, const Problem& problem, const Machine& 
   };
   const std::string unpacked_label = std::string(ToString(lookup.tier)) + ": " + lookup.config_text;
   if (batch > 0) {
-    RegisterBatch<Kind>(problem, batch, runtime, *untuned, peers, add);
+    RegisterBatch<Kind>(machine, problem, *operands, runtime, *untuned, peers, add);
     return OkStatus();
   }
   if (untuned != nullptr) {
@@ -741,10 +767,8 @@ Status CheckComparisonRequest(const ComparisonRequest& request) {
   if (request.batch > 0 && request.packed_b) {
     return MakeError(ErrorCode::kUnsupported, "--batch and --packed-b do not combine");
   }
-  if ((request.HasEpilogue() || request.dequantize) && request.batch > 0) {
-    return MakeError(ErrorCode::kUnsupported,
-                     std::string(request.dequantize ? "--dequantize" : "--epilogue") +
-                         " does not combine with --batch");
+  if (request.dequantize && request.batch > 0) {
+    return MakeError(ErrorCode::kUnsupported, "--dequantize does not combine with --batch");
   }
   for (const Problem& problem : request.problems) {
     if (auto status = problem.Validate(); !status) return status;

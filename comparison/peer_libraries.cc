@@ -125,6 +125,10 @@ bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, c
   const memory::desc a_md = desc(m, k, OneDnnType<TA>());
   const memory::desc b_md = desc(k, n, OneDnnType<TB>());
   const memory::desc c_md = desc(m, n, OneDnnType<TC>());
+  // One bias row, broadcast over the rows and over a batch's items.
+  const memory::desc bias_desc =
+      batch > 1 ? memory::desc({1, 1, n}, OneDnnType<TC>(), memory::format_tag::abc)
+                : desc(1, n, OneDnnType<TC>());
   try {
     omp_set_num_threads(threads);
     dnnl::stream stream(engine);
@@ -150,8 +154,7 @@ bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, c
           attr.set_output_scales(1 << 1, std::vector<float>(column_scales, column_scales + n));
 #endif
         }
-        const memory::desc bias_md =
-            bias != nullptr ? desc(1, n, OneDnnType<TC>()) : memory::desc();
+        const memory::desc bias_md = bias != nullptr ? bias_desc : memory::desc();
 #if DNNL_VERSION_MAJOR >= 3
         const dnnl::matmul::primitive_desc pd(engine, a_md, weights_md, bias_md, c_md, attr);
 #else
@@ -175,8 +178,7 @@ bool OneDnnMatmul(int threads, std::int64_t m, std::int64_t n, std::int64_t k, c
         {DNNL_ARG_WEIGHTS, packed_weights ? *prepared->weights : b_mem},
         {DNNL_ARG_DST, c_mem}};
     if (bias != nullptr) {
-      args.emplace(DNNL_ARG_BIAS, memory(desc(1, n, OneDnnType<TC>()), engine,
-                                         const_cast<TC*>(bias)));
+      args.emplace(DNNL_ARG_BIAS, memory(bias_desc, engine, const_cast<TC*>(bias)));
     }
 #if DNNL_VERSION_MAJOR >= 3
     if (column_scales != nullptr) {
@@ -255,17 +257,19 @@ bool OneDnnU8s8f32(int threads, std::int64_t m, std::int64_t n, std::int64_t k,
 }
 
 bool OneDnnSgemmBatch(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
-                      std::int64_t k, const float* a, const float* b, float* c) {
-  return OneDnnMatmul(threads, m, n, k, a, b, c, false, batch);
+                      std::int64_t k, const float* a, const float* b, float* c,
+                      const float* bias, Activation activation) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, false, batch, bias, activation);
 }
 bool OneDnnBf16Batch(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
-                     std::int64_t k, const BFloat16* a, const BFloat16* b, float* c) {
-  return OneDnnMatmul(threads, m, n, k, a, b, c, false, batch);
+                     std::int64_t k, const BFloat16* a, const BFloat16* b, float* c,
+                     const float* bias, Activation activation) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, false, batch, bias, activation);
 }
 bool OneDnnU8s8s32Batch(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
                         std::int64_t k, const std::uint8_t* a, const std::int8_t* b,
-                        std::int32_t* c) {
-  return OneDnnMatmul(threads, m, n, k, a, b, c, false, batch);
+                        std::int32_t* c, const std::int32_t* bias, Activation activation) {
+  return OneDnnMatmul(threads, m, n, k, a, b, c, false, batch, bias, activation);
 }
 #endif
 

@@ -38,15 +38,19 @@ struct Peer {
                                 const std::uint8_t* a, const std::int8_t* b,
                                 std::int32_t* c) = nullptr;
   // A batch of `batch` GEMMs of one shape, each operand's items one after another (`mmtune
-  // bench --batch`). Null where the peer has no batched call (only oneDNN's matmul has).
+  // bench --batch`), each followed by a bias per column (N values shared by every item; null:
+  // none) and an activation, fused into the call (`--batch --epilogue`). Null where the peer
+  // has no batched call (only oneDNN's matmul has).
   bool (*sgemm_batch)(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
-                      std::int64_t k, const float* a, const float* b, float* c) = nullptr;
+                      std::int64_t k, const float* a, const float* b, float* c,
+                      const float* bias, Activation activation) = nullptr;
   bool (*bf16_gemm_batch)(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
-                          std::int64_t k, const BFloat16* a, const BFloat16* b,
-                          float* c) = nullptr;
+                          std::int64_t k, const BFloat16* a, const BFloat16* b, float* c,
+                          const float* bias, Activation activation) = nullptr;
   bool (*u8s8s32_gemm_batch)(int threads, std::int64_t batch, std::int64_t m, std::int64_t n,
                              std::int64_t k, const std::uint8_t* a, const std::int8_t* b,
-                             std::int32_t* c) = nullptr;
+                             std::int32_t* c, const std::int32_t* bias,
+                             Activation activation) = nullptr;
   // The GEMM followed by a bias per column of C (N values; null: none) and an activation, fused
   // into the call (`mmtune bench --epilogue`); with `packed_weights`, B taken as constant
   // weights as above (`--packed-b --epilogue`). Null where the peer has no such API (only
