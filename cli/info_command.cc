@@ -125,6 +125,13 @@ void PrintPeaks(std::ostream& out, const PeakReport& r, const Topology& topology
   row("int8 dot product", r.int8_dot, "GOP/s",
       "  n/a (no avx512_vnni / avx_vnni at this ISA level)");
   row("memory read", r.memory_read_gbs, "GB/s", "n/a");
+  if (r.zmm_fmas_per_cycle > 0.0) {
+    // One core only: it tells the zmm FMA pipes (tuner/peak.h, ZmmFmasPerCycle).
+    out << "  " << std::left << std::setw(18) << "f32 FMA, 256-bit" << std::right << std::fixed
+        << std::setprecision(1) << std::setw(8) << r.ymm_f32_fma_gflops << std::setw(10) << "-"
+        << "  GFLOP/s: " << std::setprecision(0) << r.zmm_fmas_per_cycle
+        << " zmm FMA(s) a cycle\n";
+  }
   if (!r.read_sweep.empty()) {
     out << "\nRead bandwidth by working set (1 core)\n";
     for (const ReadSweepPoint& point : r.read_sweep) {

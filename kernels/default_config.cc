@@ -38,6 +38,15 @@ CacheBudget CacheBudgetOf(const Topology& topology) {
   return budget;
 }
 
+CacheBudget CacheBudgetOf(const Machine& machine) {
+  CacheBudget budget = CacheBudgetOf(machine.topology);
+  if (machine.effective_llc_bytes > 0) {
+    budget.l3_per_core =
+        machine.effective_llc_bytes / static_cast<std::uint64_t>(std::max(1, budget.llc_cores));
+  }
+  return budget;
+}
+
 // A column-major C = op(A) * op(B) is the row-major C^T = op(B)^T * op(A)^T (kernels/gemm.cc).
 Problem RowMajorView(Problem problem) {
   if (problem.layout == Layout::kColMajor) {
@@ -90,7 +99,7 @@ KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
     c.isa = machine.kernel_isa;
     c.threads = problem.threads;
     c.family = KernelFamily::kGemv;
-    c.mr = GemvRows<T>(problem, CacheBudgetOf(machine.topology));
+    c.mr = GemvRows<T>(problem, CacheBudgetOf(machine));
     const int lanes = VectorLanes(machine.kernel_isa, sizeof(T));
     c.nr = FindGemvKernel<T>(c.isa, c.mr, 2 * lanes) != nullptr ? 2 * lanes : lanes;
     return c;
@@ -134,7 +143,7 @@ template <class Kind>
 KernelConfig LowpPacked(const Problem& original, const Machine& machine) {
   const Problem problem = RowMajorView(original);
   const IsaLevel isa = LowpIsa<Kind>(machine);
-  const CacheBudget cache = CacheBudgetOf(machine.topology);
+  const CacheBudget cache = CacheBudgetOf(machine);
   if (isa == IsaLevel::kAvx512 && CpuRunsLowpTiles<Kind>(machine.cpu)) {
     const Tile tile = AmxTile(MicroKernels<Kind>(isa), problem.m);
     return PackedConfig(problem, cache, isa, tile, PackedParallelLoop(problem, tile.mr, cache));
@@ -204,7 +213,7 @@ std::vector<KernelConfig> ItemsAloneConfigs(const Problem& batch, const Machine&
   const Problem item = ItemOf(batch);
   std::vector<KernelConfig> configs = {ModelConfig(item, machine),
                                        ColdOperandsConfig(item, machine)};
-  if (BatchSpillsL2(item, batch.batch, CacheBudgetOf(machine.topology))) {
+  if (BatchSpillsL2(item, batch.batch, CacheBudgetOf(machine))) {
     std::swap(configs[0], configs[1]);
   }
   if (configs[0] == configs[1]) configs.pop_back();
@@ -262,7 +271,7 @@ KernelConfig PackedWeightsConfig(const Problem& packed_b, const Machine& machine
   // Row blocks as large as the model gives a tall problem: one row never fills one.
   Problem tall = problem;
   tall.m = std::int64_t{1} << 20;
-  model::SetPackedBlocks(CacheBudgetOf(machine.topology), tall, config);
+  model::SetPackedBlocks(CacheBudgetOf(machine), tall, config);
   return config;
 }
 
@@ -279,7 +288,7 @@ KernelConfig LentConfig(KernelConfig config, const Problem& tuned_for, const Pro
   if (config.family != KernelFamily::kPacked) return config;
   const Problem from = RowMajorView(tuned_for);
   KernelConfig model = config;
-  SetPackedBlocks(CacheBudgetOf(machine.topology), RowMajorView(problem), model);
+  SetPackedBlocks(CacheBudgetOf(machine), RowMajorView(problem), model);
   if (config.mc >= detail::RoundUp(from.m, config.mr)) config.mc = model.mc;
   if (config.kc >= from.k) config.kc = model.kc;
   if (config.nc >= detail::RoundUp(from.n, config.nr)) config.nc = model.nc;

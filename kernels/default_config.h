@@ -79,7 +79,10 @@ struct CacheBudget {
   int l2_ways = 8;
   int llc_cores = 0;  // cores that share one instance of the last-level cache (0: unknown)
 };
+// From hwloc's caches; with `machine`, its last-level cache is the effective one where measured
+// (Machine::effective_llc_bytes), shared as hwloc says it is.
 CacheBudget CacheBudgetOf(const Topology& topology);
+CacheBudget CacheBudgetOf(const Machine& machine);
 
 // Whether the operands of `count` GEMMs of `problem` (A, B and C of each) together exceed one
 // core's L2: the items of such a batch bring their operands from beyond L2, one after another.

@@ -242,7 +242,7 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   // One thread has no loop to split; jc is the space's canonical choice then.
   c.parallel_loop = problem.threads > 1 && problem.m >= problem.n ? ParallelLoop::kIc
                                                                   : ParallelLoop::kJc;
-  c.tile_order = RowPanelsFirst(problem, CacheBudgetOf(machine.topology), tile.nr, kc, elem)
+  c.tile_order = RowPanelsFirst(problem, CacheBudgetOf(machine), tile.nr, kc, elem)
                      ? TileOrder::kRowPanels
                      : TileOrder::kColumnPanels;
   return c;
@@ -407,7 +407,7 @@ constexpr double kLowerIsaTileGain = 1.1;
 template <typename T>
 DirectPlan PlanDirect(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
-  const CacheBudget cache = CacheBudgetOf(machine.topology);
+  const CacheBudget cache = CacheBudgetOf(machine);
   const TileChoice model = DirectTile<T>(machine, cache, problem, isa);
   DirectPlan plan{model.tile, FitDirect<T>(problem, machine, cache, model.tile)};
   if (plan.fit.kc > 0) {

@@ -22,10 +22,13 @@ struct Tile {
 };
 
 // Vector FMAs the core completes per cycle with `isa`'s vectors: two for 256-bit vectors on
-// current x86 cores, the core's facts table for 512-bit ones (machine/core_facts.h: one on Zen 4,
-// which runs a zmm FMA as two halves, as its f32 peak confirms; docs/analytical-model.md, step 2).
+// current x86 cores; for 512-bit ones what the machine's peaks measured, else the core's facts
+// table (machine/core_facts.h: one on Zen 4, which runs a zmm FMA as two halves;
+// docs/analytical-model.md, step 2).
 inline double VectorFmasPerCycle(const Machine& machine, IsaLevel isa) {
-  return isa == IsaLevel::kAvx512 ? CoreFactsOf(machine.cpu).zmm_fmas_per_cycle : 2.0;
+  if (isa != IsaLevel::kAvx512) return 2.0;
+  return machine.zmm_fmas_per_cycle > 0.0 ? machine.zmm_fmas_per_cycle
+                                          : CoreFactsOf(machine.cpu).zmm_fmas_per_cycle;
 }
 
 // AVX-512 kernels on a core with two 512-bit FMA pipes.

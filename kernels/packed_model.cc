@@ -157,7 +157,7 @@ KernelConfig PackedConfig(const Problem& problem, const CacheBudget& cache, IsaL
 template <typename T>
 KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
-  const CacheBudget cache = CacheBudgetOf(machine.topology);
+  const CacheBudget cache = CacheBudgetOf(machine);
   const Tile best =
       PackedVectorTile(MicroKernels<T>(isa), machine, isa, VectorLanes(isa, sizeof(T)), false);
   return PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, cache));

@@ -12,7 +12,8 @@ namespace mmtune {
 
 struct CoreFacts {
   std::string_view name;  // the cores the row describes, for logs and docs
-  // 512-bit FMAs completed per cycle (256-bit ones: two on every x86 core listed).
+  // 512-bit FMAs completed per cycle (256-bit ones: two on every x86 core listed), where the
+  // machine's peaks did not measure them (Machine::zmm_fmas_per_cycle).
   double zmm_fmas_per_cycle = 2.0;
   // With two zmm FMA pipes: a direct B panel that crowds its L2 sets streams from L3 fast
   // enough to beat packing B for up to a few hundred rows (step 1).

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "machine/roofline.h"
+
 namespace mmtune {
 
 std::string FingerprintBasis(const CpuFeatures& cpu, const Topology& topology) {
@@ -53,6 +55,29 @@ Result<Machine> DetectHostMachine() {
   auto topology = LoadHostTopology();
   if (!topology) return topology.error();
   return DescribeMachine(HostCpuFeatures(), *topology, *cap);
+}
+
+std::uint64_t EffectiveLlcBytesOf(const nlohmann::json& peaks) {
+  if (!peaks.is_object()) return 0;
+  const auto effective = peaks.find("effective_llc_bytes");
+  return effective != peaks.end() && effective->is_number_unsigned()
+             ? effective->get<std::uint64_t>()
+             : 0;
+}
+
+void TakeMeasuredFacts(const nlohmann::json& peaks, Machine& machine) {
+  machine.effective_llc_bytes = EffectiveLlcBytesOf(peaks);
+  machine.zmm_fmas_per_cycle = 0.0;
+  if (!peaks.is_object()) return;
+  const auto zmm = peaks.find("zmm_fmas_per_cycle");
+  if (zmm != peaks.end() && zmm->is_number() && zmm->get<double>() > 0.0) {
+    machine.zmm_fmas_per_cycle = zmm->get<double>();
+  }
+}
+
+std::uint64_t LastLevelCacheBytes(const Machine& machine) {
+  return machine.effective_llc_bytes > 0 ? machine.effective_llc_bytes
+                                         : LastLevelCacheBytes(machine.topology);
 }
 
 void to_json(nlohmann::json& json, const Machine& m) {

@@ -3,6 +3,7 @@
 // so it lives outside tuner/ and depends only on hwloc and CPUID.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -22,6 +23,14 @@ struct Machine {
   IsaLevel kernel_isa = IsaLevel::kGeneric;    // what the dispatcher uses: max_isa under the cap
   std::string fingerprint_basis;               // the text that is hashed, for people to read
   std::string fingerprint;                     // 16 hex digits
+  // Measured by `mmtune info --measure` or a tune (tuner/peak.h) and kept with the machine's
+  // peaks in the DB, not part of the fingerprint; 0 where not measured (TakeMeasuredFacts).
+  // The last-level cache one core reads at cache speed: hwloc's figure can be far off in a
+  // virtual machine, so the model asks this one whether data fits (CacheBudgetOf).
+  std::uint64_t effective_llc_bytes = 0;
+  // 512-bit FMAs one core completes per cycle (1 where it runs them as two 256-bit halves), from
+  // its zmm and ymm f32 peaks; the model's core facts table answers where this is 0.
+  double zmm_fmas_per_cycle = 0.0;
 };
 
 // The fingerprint keys everything that decides kernel speed and nothing that does not: CPU vendor,
@@ -39,6 +48,19 @@ Machine DescribeMachine(const CpuFeatures& cpu, const Topology& topology,
 // `MMTUNE_ISA` holds something that is not a level.
 Result<Machine> DetectHostMachine();
 
+// The effective last-level cache of `peaks` (to_json(PeakReport), as the DB stores it), 0 where
+// it holds none (null, or peaks from before the read sweep).
+std::uint64_t EffectiveLlcBytesOf(const nlohmann::json& peaks);
+
+// Gives `machine` the facts its stored `peaks` measured (effective_llc_bytes,
+// zmm_fmas_per_cycle), or none.
+void TakeMeasuredFacts(const nlohmann::json& peaks, Machine& machine);
+
+// The last-level cache data fits in: the effective one where measured, else hwloc's (the size
+// of one instance; 0 when the topology lists none).
+std::uint64_t LastLevelCacheBytes(const Machine& machine);
+
+// Facts stay out of the description: the DB keeps them with the peaks.
 void to_json(nlohmann::json& json, const Machine& machine);
 
 }  // namespace mmtune

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "machine/machine.h"
+
 namespace mmtune {
 namespace {
 
@@ -74,14 +76,8 @@ std::uint64_t LastLevelCacheBytes(const Topology& topology) {
 }
 
 std::uint64_t WarmCacheBytes(const Topology& topology, const nlohmann::json& peaks) {
-  if (peaks.is_object()) {
-    const auto effective = peaks.find("effective_llc_bytes");
-    if (effective != peaks.end() && effective->is_number_unsigned() &&
-        effective->get<std::uint64_t>() > 0) {
-      return effective->get<std::uint64_t>();
-    }
-  }
-  return LastLevelCacheBytes(topology);
+  const std::uint64_t effective = EffectiveLlcBytesOf(peaks);
+  return effective > 0 ? effective : LastLevelCacheBytes(topology);
 }
 
 }  // namespace mmtune

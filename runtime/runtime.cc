@@ -554,7 +554,6 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
   auto machine = DetectHostMachine();
   if (!machine) return machine.error();
   impl->machine = std::move(*machine);
-  impl->cache = CacheBudgetOf(impl->machine.topology);
 
   const int budget = DefaultRuntimeThreads();
   impl->max_threads =
@@ -570,6 +569,10 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
   if (!options.db_path.empty()) {
     auto store = TuningStore::Open(options.db_path, DbOpenMode::kReadOnly);
     if (!store) return store.error();
+    // What the tune measured of this machine (its effective LLC) sizes the defaults too.
+    auto row = store->FindMachine(impl->machine.fingerprint);
+    if (!row) return row.error();
+    if (*row) TakeMeasuredFacts((*row)->peaks, impl->machine);
     auto own = store->Winners(impl->machine.fingerprint);
     if (!own) return own.error();
     winners = std::move(*own);
@@ -593,6 +596,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
       }
     }
   }
+  impl->cache = CacheBudgetOf(impl->machine);
   impl->index = WinnerIndex::Build(winners, impl->machine, &impl->skipped, ranges);
   for (const std::string& line : impl->skipped) Log(LogLevel::kWarning, options.db_path + ": " + line);
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));

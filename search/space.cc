@@ -98,7 +98,7 @@ template <typename T>
 void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
                       const SpaceOptions& options, bool direct_only,
                       std::vector<KernelConfig>& out) {
-  const CacheBudget cache = CacheBudgetOf(machine.topology);
+  const CacheBudget cache = CacheBudgetOf(machine);
   const std::int64_t elem = sizeof(T);
   const std::vector<ParallelLoop> loops =
       problem.threads > 1
@@ -161,7 +161,7 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
     }
     return;
   }
-  const CacheBudget cache = CacheBudgetOf(machine.topology);
+  const CacheBudget cache = CacheBudgetOf(machine);
   constexpr std::int64_t a_elem = sizeof(typename Kind::A);
   constexpr std::int64_t b_elem = sizeof(typename Kind::B);
   constexpr std::int64_t scale = 4 / b_elem;
@@ -211,7 +211,7 @@ void AddConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
   }
   AddMatrixConfigs<T>(problem, machine, isa, options, false, out);
   if (isa == IsaLevel::kAvx512 && !options.all_isa_levels &&
-      OperandsFitHalfOfL2(problem, CacheBudgetOf(machine.topology))) {
+      OperandsFitHalfOfL2(problem, CacheBudgetOf(machine))) {
     AddMatrixConfigs<T>(problem, machine, IsaLevel::kAvx2, options, true, out);
   }
 }

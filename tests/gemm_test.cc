@@ -17,6 +17,7 @@
 #include "kernels/cache_line.h"
 #include "kernels/default_config.h"
 #include "kernels/microkernel.h"
+#include "kernels/model_internal.h"
 #include "synthetic_machine.h"
 
 namespace mmtune {
@@ -1083,6 +1084,54 @@ TEST(DefaultConfigTest, GemvRowsFollowRowLengthAndMatrixSize) {
     const Problem column{DType::kF32, Layout::kColMajor, Trans::kNo, Trans::kNo, 4096, 1, 4096, 1};
     EXPECT_EQ(ModelConfig(column, machine).mr, 8);
   }
+}
+
+// The model asks the effective last-level cache whether the matrix fits where one was measured
+// (Machine::effective_llc_bytes): a guest listing a 508 MiB L3 per core that reads only 32 MiB
+// at cache speed streams a 64 MiB matrix with eight rows, as a machine whose hwloc is right
+// does; unmeasured, hwloc's figure stands.
+TEST(DefaultConfigTest, GemvRowsAskTheEffectiveLastLevelCache) {
+  const Problem big{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 1, 1024, 16384, 1};
+  Machine guest = testing::SyntheticZen5Machine();
+  EXPECT_EQ(ModelConfig(big, guest).mr, 4);  // 64 MiB "fits" the listed L3
+  guest.effective_llc_bytes = 32ull << 20;
+  EXPECT_EQ(CacheBudgetOf(guest).l3_per_core, 32ull << 20);  // private: one core's
+  EXPECT_EQ(ModelConfig(big, guest).mr, 8);
+  // A shared LLC is shared out as hwloc says: the Zen 3's 32 MiB between its two cores.
+  Machine zen3 = testing::SyntheticZen3Machine();
+  EXPECT_EQ(CacheBudgetOf(zen3).l3_per_core, 16ull << 20);
+  zen3.effective_llc_bytes = 8ull << 20;
+  EXPECT_EQ(CacheBudgetOf(zen3).l3_per_core, 4ull << 20);
+  const Problem eight_mib{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 1, 1024, 2048,
+                          1};
+  EXPECT_EQ(ModelConfig(eight_mib, testing::SyntheticZen3Machine()).mr, 4);
+  EXPECT_EQ(ModelConfig(eight_mib, zen3).mr, 8);
+}
+
+// The zmm pipes the machine's peaks measured (Machine::zmm_fmas_per_cycle) replace its core
+// facts row's, and the model's tiles follow them: a Zen 4 measured with two pipes is modelled
+// as one, and a Zen 5 measured with one loses the rules of two.
+TEST(DefaultConfigTest, MeasuredZmmPipesReplaceTheFactsTable) {
+  Machine zen4 = testing::SyntheticZen4Machine();
+  EXPECT_EQ(model::VectorFmasPerCycle(zen4, IsaLevel::kAvx512), 1.0);
+  EXPECT_EQ(model::VectorFmasPerCycle(zen4, IsaLevel::kAvx2), 2.0);
+  EXPECT_FALSE(model::TwoZmmPipes(zen4));
+  Machine measured = zen4;
+  measured.zmm_fmas_per_cycle = 2.0;
+  EXPECT_EQ(model::VectorFmasPerCycle(measured, IsaLevel::kAvx512), 2.0);
+  EXPECT_TRUE(model::TwoZmmPipes(measured));
+  int differ = 0;
+  for (const std::int64_t size : {16, 24, 48, 64, 96, 128, 256, 512, 1024}) {
+    const Problem problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size,
+                          size, 1};
+    differ += ModelConfig(problem, zen4).ToString() != ModelConfig(problem, measured).ToString();
+  }
+  EXPECT_GT(differ, 0);
+  Machine zen5 = testing::SyntheticZen5Machine();
+  EXPECT_TRUE(model::TwoZmmPipesAnd(zen5, &CoreFacts::tall_tile_over_one_panel));
+  zen5.zmm_fmas_per_cycle = 1.0;
+  EXPECT_FALSE(model::TwoZmmPipes(zen5));
+  EXPECT_FALSE(model::TwoZmmPipesAnd(zen5, &CoreFacts::tall_tile_over_one_panel));
 }
 
 // Runs `shape` on gc's operands through `plan` (into a copy of C) and through `bound` (into

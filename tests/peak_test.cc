@@ -85,13 +85,42 @@ TEST(PeakTest, MeasuresEveryAvailableCeiling) {
   }
   EXPECT_EQ(report->effective_llc_bytes,
             EffectiveLlcBytes(report->read_sweep, report->memory_read_gbs.one_core));
-  EXPECT_EQ(steps.size(), per_measure * measures + report->read_sweep.size());
+  // With AVX-512 kernels, one core's f32 FMAs on 256-bit vectors too, and the zmm pipes they
+  // show (one step more).
+  const bool zmm = report->isa == IsaLevel::kAvx512;
+  EXPECT_EQ(report->ymm_f32_fma_gflops > 0.0, zmm);
+  if (zmm) {
+    EXPECT_TRUE(report->zmm_fmas_per_cycle == 1.0 || report->zmm_fmas_per_cycle == 2.0)
+        << report->zmm_fmas_per_cycle;
+  } else {
+    EXPECT_EQ(report->zmm_fmas_per_cycle, 0.0);
+  }
+  EXPECT_EQ(steps.size(), per_measure * measures + (zmm ? 1 : 0) + report->read_sweep.size());
 
   const nlohmann::json json = *report;
   EXPECT_GT(json.at("f32_fma_gflops").at("one_core").get<double>(), 0.0);
   EXPECT_EQ(json.at("bf16_dot_gops").is_null(), !report->bf16_dot.has_value());
   EXPECT_EQ(json.at("effective_llc_bytes").get<std::uint64_t>(), report->effective_llc_bytes);
   EXPECT_EQ(json.at("read_sweep_bytes_gbs").size(), report->read_sweep.size());
+  EXPECT_EQ(json.contains("zmm_fmas_per_cycle"), zmm);
+  Machine described = *machine;
+  TakeMeasuredFacts(json, described);
+  EXPECT_EQ(described.zmm_fmas_per_cycle, report->zmm_fmas_per_cycle);
+  EXPECT_EQ(described.effective_llc_bytes, report->effective_llc_bytes);
+}
+
+// The zmm rate over the ymm rate counts the 512-bit FMAs a cycle, as a whole pipe: Zen 4 runs a
+// zmm FMA as two halves (the same flops a cycle as ymm), Zen 5 and Intel's server cores have two
+// zmm pipes (twice them); clocks that drop under zmm load still round to the count.
+TEST(PeakTest, ZmmPipesAreTheZmmRateOverTheYmmRate) {
+  EXPECT_EQ(ZmmFmasPerCycle(115.0, 114.0), 1.0);  // Zen 4
+  EXPECT_EQ(ZmmFmasPerCycle(220.0, 112.0), 2.0);  // two pipes
+  EXPECT_EQ(ZmmFmasPerCycle(170.0, 112.0), 2.0);  // two pipes, a lower zmm clock
+  EXPECT_EQ(ZmmFmasPerCycle(140.0, 112.0), 1.0);
+  EXPECT_EQ(ZmmFmasPerCycle(500.0, 100.0), 2.0);  // never more than two
+  EXPECT_EQ(ZmmFmasPerCycle(30.0, 100.0), 1.0);   // nor fewer than one
+  EXPECT_EQ(ZmmFmasPerCycle(100.0, 0.0), 0.0);
+  EXPECT_EQ(ZmmFmasPerCycle(0.0, 100.0), 0.0);
 }
 
 // The effective last-level cache is the largest working set up to which every point reads at

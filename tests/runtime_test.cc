@@ -610,6 +610,31 @@ TEST_F(RuntimeTest, TiersOnARealDbAndCorrectResultsInEach) {
   }
 }
 
+// The runtime sizes its defaults with the effective last-level cache the DB's peaks of this
+// machine measured: a GEMV matrix just under hwloc's L3 share streams four rows, and eight
+// once the tune measured a cache a quarter of that (docs/analytical-model.md, step 1).
+TEST_F(RuntimeTest, DefaultsAskTheEffectiveLlcStoredWithThePeaks) {
+  const std::uint64_t share = CacheBudgetOf(machine_).l3_per_core;
+  const Problem gemv = MakeProblem(1, 1024, static_cast<std::int64_t>(share / 4096) - 1);
+  auto rows = [&](const std::string& db) {
+    const LookupReport report = Open(db)->Lookup(gemv);
+    EXPECT_EQ(report.tier, LookupTier::kDefault);
+    const auto config = nlohmann::json::parse(report.config_json);
+    EXPECT_EQ(config.at("family"), "gemv") << report.config_text;
+    return config.at("mr").get<int>();
+  };
+  EXPECT_EQ(rows(MakeDb("hwloc.db", {})), 4);
+  const std::string measured = Path("measured.db");
+  {
+    auto store = TuningStore::Open(measured, DbOpenMode::kReadWrite);
+    ASSERT_TRUE(store) << store.error().message;
+    const std::uint64_t cores = std::max(1, CacheBudgetOf(machine_).llc_cores);
+    const nlohmann::json peaks = {{"effective_llc_bytes", share * cores / 4}};
+    ASSERT_TRUE(store->UpsertMachine(machine_, peaks));
+  }
+  EXPECT_EQ(rows(measured), 8);
+}
+
 TEST_F(RuntimeTest, EveryLayoutAndTransposeInBothDtypes) {
   auto runtime = Open("");
   ASSERT_NE(runtime, nullptr);

@@ -705,6 +705,26 @@ TEST(RooflineTest, WarmCacheIsTheMeasuredEffectiveLlc) {
   }
 }
 
+// A machine takes the effective LLC its stored peaks measured, and nothing from peaks without
+// one; what asks it whether data fits then hears the measured size, not hwloc's.
+TEST(RooflineTest, MachinesTakeTheMeasuredEffectiveLlc) {
+  Machine machine = testing::SyntheticZen5Machine();
+  EXPECT_EQ(LastLevelCacheBytes(machine), 532676608u);  // hwloc's
+  nlohmann::json peaks = {{"effective_llc_bytes", std::uint64_t{32} << 20}};
+  TakeMeasuredFacts(peaks, machine);
+  EXPECT_EQ(machine.effective_llc_bytes, 32u << 20);
+  EXPECT_EQ(LastLevelCacheBytes(machine), 32u << 20);
+  const std::string fingerprint = machine.fingerprint;
+  for (const nlohmann::json& none : {nlohmann::json(nullptr), nlohmann::json::object(),
+                                     nlohmann::json{{"effective_llc_bytes", "32 MiB"}},
+                                     nlohmann::json{{"effective_llc_bytes", -1}}}) {
+    TakeMeasuredFacts(none, machine);
+    EXPECT_EQ(machine.effective_llc_bytes, 0u) << none.dump();
+    EXPECT_EQ(LastLevelCacheBytes(machine), 532676608u) << none.dump();
+  }
+  EXPECT_EQ(machine.fingerprint, fingerprint);  // measured facts never key results
+}
+
 TEST(TuneSessionTest, NearestWinnersAreFilteredAndOrdered) {
   const Machine machine = Host();
   auto winner = [&](std::int64_t m, DType dtype, const std::string& fingerprint) {

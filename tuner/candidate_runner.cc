@@ -23,9 +23,10 @@ double SecondsSince(Clock::time_point start) {
 // Operand copies stay below this much memory in cold-cache mode.
 constexpr std::uint64_t kColdCacheMemoryLimit = 4ull << 30;
 
-// The last-level cache the cold-cache copies must exceed; 32 MiB where the topology lists none.
+// The last-level cache the cold-cache copies must exceed (the effective one where measured);
+// 32 MiB where the topology lists none.
 std::uint64_t ColdCacheTargetBytes(const Machine& machine) {
-  const std::uint64_t bytes = LastLevelCacheBytes(machine.topology);
+  const std::uint64_t bytes = LastLevelCacheBytes(machine);
   return bytes > 0 ? bytes : (32ull << 20);
 }
 

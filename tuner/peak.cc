@@ -1,6 +1,7 @@
 #include "tuner/peak.h"
 
 #include <algorithm>
+#include <cmath>
 #include <barrier>
 #include <chrono>
 #include <cstdlib>
@@ -224,6 +225,11 @@ std::uint64_t PhysicalMemoryBytes() {
 
 }  // namespace
 
+double ZmmFmasPerCycle(double zmm_gflops, double ymm_gflops) {
+  if (!(zmm_gflops > 0.0) || !(ymm_gflops > 0.0)) return 0.0;
+  return std::clamp(std::round(zmm_gflops / ymm_gflops), 1.0, 2.0);
+}
+
 std::uint64_t EffectiveLlcBytes(const std::vector<ReadSweepPoint>& sweep, double memory_gbs) {
   std::uint64_t bytes = 0;
   for (std::size_t i = 0; i < sweep.size(); ++i) {
@@ -266,6 +272,15 @@ Result<PeakReport> MeasurePeaks(const Machine& machine, const PeakOptions& optio
     return MeasureLoop(loop, report.cores, options, progress, name);
   };
   report.f32_fma = measure(kernels.f32_fma, "f32 FMA");
+  if (machine.kernel_isa == IsaLevel::kAvx512 && report.f32_fma) {
+    const PeakLoop ymm = PeakKernelsFor(IsaLevel::kAvx2, machine.cpu).f32_fma;
+    if (ymm != nullptr) {
+      report.ymm_f32_fma_gflops =
+          MeasureLoop(ymm, 1, options, progress, "f32 FMA on 256-bit vectors").one_core;
+      report.zmm_fmas_per_cycle =
+          ZmmFmasPerCycle(report.f32_fma->one_core, report.ymm_f32_fma_gflops);
+    }
+  }
   report.f64_fma = measure(kernels.f64_fma, "f64 FMA");
   report.bf16_dot = measure(kernels.bf16_dot, "bf16 dot product");
   report.int8_dot = measure(kernels.int8_dot, "int8 dot product");
@@ -318,6 +333,10 @@ void to_json(nlohmann::json& json, const PeakReport& r) {
     for (const ReadSweepPoint& point : r.read_sweep) sweep.push_back({point.bytes, point.gbs});
     json["read_sweep_bytes_gbs"] = std::move(sweep);
     json["effective_llc_bytes"] = r.effective_llc_bytes;
+  }
+  if (r.zmm_fmas_per_cycle > 0.0) {
+    json["ymm_f32_fma_gflops"] = r.ymm_f32_fma_gflops;
+    json["zmm_fmas_per_cycle"] = r.zmm_fmas_per_cycle;
   }
 }
 

@@ -49,7 +49,16 @@ struct PeakReport {
   // in a virtual machine (a guest that lists a 508 MiB L3 streams 64 MiB at memory speed).
   std::vector<ReadSweepPoint> read_sweep;
   std::uint64_t effective_llc_bytes = 0;
+  // With AVX-512 kernels: one core's f32 FMA rate with 256-bit vectors, and the 512-bit FMAs a
+  // cycle it and f32_fma show (ZmmFmasPerCycle); 0 at other levels.
+  double ymm_f32_fma_gflops = 0.0;
+  double zmm_fmas_per_cycle = 0.0;
 };
+
+// The 512-bit FMAs a cycle of a core whose zmm and ymm f32 FMA loops ran at these rates: every
+// x86 core listed completes two 256-bit FMAs a cycle, so the zmm rate over the ymm rate counts
+// them, rounded to a whole pipe (1 or 2). 0 when either rate is not positive.
+double ZmmFmasPerCycle(double zmm_gflops, double ymm_gflops);
 
 // The largest working set of `sweep` (in order of size) up to which every point reads at least
 // kCacheSpeedup times `memory_gbs`: what still comes from a cache. The first point (the L2 size)

@@ -7,7 +7,7 @@
 
 namespace mmtune {
 
-Result<TuneMachine> RegisterTuneMachine(TuningStore& store, const Machine& machine,
+Result<TuneMachine> RegisterTuneMachine(TuningStore& store, Machine& machine,
                                         const std::function<void(const std::string&)>& say) {
   auto known = store.FindMachine(machine.fingerprint);
   if (!known) return known.error();
@@ -20,6 +20,7 @@ Result<TuneMachine> RegisterTuneMachine(TuningStore& store, const Machine& machi
   if (!measured) return measured.error();
   auto id = store.UpsertMachine(machine, measured->peaks);
   if (!id) return id.error();
+  TakeMeasuredFacts(measured->peaks, machine);
   return TuneMachine{*id, std::move(measured->peaks), std::move(measured->note)};
 }
 
