@@ -114,8 +114,8 @@ Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pip
 // The packed vector tile of `kernels` (a registry table at `isa`, accumulators of `lanes`
 // lanes): FewestLoadsPackedTile's where `isa` is the machine's AVX-512 on two zmm FMA pipes,
 // PackedTile's elsewhere. The dot products of bf16 and s8 (`dot_products`) take at most twice
-// the accumulators their latency needs there, 4x64: on Zen 5 the 24-accumulator 6x64 ran
-// behind it from 64^3 to 256^3 (docs/low-precision.md).
+// the accumulators their latency needs there, 4x64: the 24-accumulator 6x64 ran behind it on
+// small and medium shapes (docs/low-precision.md).
 template <typename KernelTable>
 Tile PackedVectorTile(const KernelTable& kernels, const Machine& machine, IsaLevel isa, int lanes,
                       bool dot_products) {

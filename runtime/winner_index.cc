@@ -27,8 +27,7 @@ bool SplitsK(const KernelConfig& config, const Problem& problem) {
 
 // The most a direct winner's problem may differ from the borrowing one, as a ratio of M, of N
 // and of K each: a direct tile is chosen for how it covers its own shape, and lent to shapes
-// 4x and more away it ran far below their default (Zen 5, f32, 1 thread, at 32^3, 64^3 and
-// 256^3: a 2x2x2 winner's 2x16 0.22-0.37x, 8^3's AVX2 8x8 0.37-0.40x, 8x16 0.70-0.79x).
+// 4x and more away it ran far below their default (docs/runtime.md, Which config runs).
 constexpr double kMaxDirectLendRatio = 2.0;
 
 bool WithinDirectLendRatio(const Problem& a, const Problem& b) {
@@ -185,22 +184,15 @@ Lookup WinnerIndex::Find(const Problem& problem) const {
                 std::to_string(max_threads) + " allowed: not used";
 
   // Nearest: closest shape first (the fastest among equally close ones) whose config still
-  // validates for this shape (a gemv winner cannot run a matrix shape, for one). A vector shape
-  // only borrows from vector shapes: a matrix shape's packed winner would run M = 1 many times
-  // slower than the default's gemv (60x for s8 at 1x4096x4096 on the AVX2 VM). And only a
-  // winner of the family the analytical default takes for this shape: the family boundary is
-  // where a borrowed config goes most wrong. A DB holding only 8^3's direct 8x8 winner ran
-  // 1024^3 at 0.28x and 128x768x3072 at 0.29x of the packed default (Zen 3, f32, 1 thread);
-  // within a family a borrowed tile costs less (8x8 on 64^3: 0.83x of 4x16). Nor a winner on
-  // fewer threads than the default would run this shape on: a 1-thread winner lent to a large
-  // problem would leave the second core idle (the default on 2 threads ran 1.7x at 64^3 and
-  // 1.86x at 128^3 on Zen 4). Within the direct family, only a winner that splits K into blocks
-  // where the default does and reads it whole where the default does: a small problem's
-  // whole-K winner ran the default's blocked problems at 0.28-0.55x (Zen 5, f32, 1 thread:
-  // 32^3-sized tiles 8x16, 8x32, 12x32 on 128x4096x4096, 128x3072x768 in k blocks of 512);
-  // and only from a problem within kMaxDirectLendRatio of this one in each dimension. A packed
-  // winner is lent with the model's cache blocks where its own spanned its whole problem
-  // (LentConfig).
+  // validates for this shape (a gemv winner cannot run a matrix shape, for one). Each rule
+  // below keeps out a loan that ran far below the default (docs/runtime.md, Which config runs):
+  // a vector shape borrows only from vector shapes; only a winner of the family the analytical
+  // default takes for this shape, since the family boundary is where a borrowed config goes
+  // most wrong; no winner on fewer threads than the default would run this shape on, which
+  // would leave a core idle; within the direct family, only a winner that splits K into blocks
+  // where the default does and reads it whole where the default does; and only from a problem
+  // within kMaxDirectLendRatio of this one in each dimension. A packed winner is lent with the
+  // model's cache blocks where its own spanned its whole problem (LentConfig).
   const KernelConfig untuned = UntunedConfig(problem, machine_);
   const Entry* nearest = nullptr;
   double nearest_distance = std::numeric_limits<double>::infinity();
