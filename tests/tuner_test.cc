@@ -251,13 +251,24 @@ TEST(ProblemBuffersTest, RandomNonZeroOperandsAndCanaries) {
   buffers.c(2)[-1] = 0.0f;  // one before the start
   EXPECT_FALSE(buffers.CanariesIntact(2));
   EXPECT_TRUE(buffers.CanariesIntact(0));
-  // Every operand starts on a page, as applications' large buffers share their offset from one:
-  // C's rows then fall in the same cache sets relative to B's as they would there.
+  // Every operand of a copy is the same distance past a page, as applications' large buffers
+  // share their offset from one (C's rows then fall in the same cache sets relative to B's as
+  // they would there): even copies on the page, odd ones 16 bytes in, where glibc's malloc puts
+  // large blocks.
   for (int copy = 0; copy < 3; ++copy) {
-    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffers.a(copy)) % 4096, 0u);
-    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffers.b(copy)) % 4096, 0u);
-    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffers.c(copy)) % 4096, 0u);
+    const std::uintptr_t past = copy % 2 == 1 ? 16u : 0u;
+    EXPECT_EQ(ProblemBuffers<float>::PlacementBytes(copy), static_cast<std::int64_t>(past));
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffers.a(copy)) % 4096, past) << copy;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffers.b(copy)) % 4096, past) << copy;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffers.c(copy)) % 4096, past) << copy;
   }
+  EXPECT_EQ(std::vector<float>(buffers.b(0), buffers.b(0) + 9 * 17),
+            std::vector<float>(buffers.b(1), buffers.b(1) + 9 * 17));
+  // Every element type keeps its alignment 16 bytes in.
+  ProblemBuffers<std::uint8_t, std::int8_t, std::int32_t> s8(MakeProblem(DType::kS8, 5, 7, 9), 2,
+                                                             1, DefaultThreadPool());
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(s8.c(1)) % 4096, 16u);
+  EXPECT_TRUE(s8.CanariesIntact(1));
 }
 
 TEST(ProblemBuffersTest, ColdCacheCopiesExceedTwiceTheLastLevelCache) {

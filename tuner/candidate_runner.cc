@@ -191,29 +191,36 @@ class Runner final : public CandidateRunner {
     return candidate.plan.Run(args, candidate.packed_b[static_cast<std::size_t>(first)], pool_);
   }
 
-  // Every item of the first group against the reference, its canaries intact.
+  // Every item of the first two groups (so both operand placements, ProblemBuffers) against
+  // the reference, its canaries intact.
   Status VerifyCandidate(const Candidate& candidate) {
-    for (const auto& run : W::kRuns) {
-      for (int item = 0; item < batch_; ++item) {
-        if (run.poison) {
-          buffers_.PoisonC(item);
-        } else {
-          buffers_.ResetC(item);
+    for (int group = 0; group < std::min(groups_, 2); ++group) {
+      for (const auto& run : W::kRuns) {
+        const int first = group * batch_;
+        for (int item = first; item < first + batch_; ++item) {
+          if (run.poison) {
+            buffers_.PoisonC(item);
+          } else {
+            buffers_.ResetC(item);
+          }
         }
-      }
-      if (auto status = Run(candidate, 0, run.alpha, run.beta); !status) {
-        return status;
-      }
-      for (int item = 0; item < batch_; ++item) {
-        const std::string which =
-            batch_ > 1 ? " (item " + std::to_string(item) + " of the batch)" : "";
-        if (!buffers_.CanariesIntact(item)) {
-          return MakeError(ErrorCode::kWrongResult, "wrote outside C (canary overwritten)" + which);
+        if (auto status = Run(candidate, group, run.alpha, run.beta); !status) {
+          return status;
         }
-        if (auto status = checker_.Check(run.alpha, run.beta, buffers_.c(item)); !status) {
-          return MakeError(status.error().code,
-                           status.error().message + which + " with alpha " +
-                               std::to_string(run.alpha) + ", beta " + std::to_string(run.beta));
+        for (int item = first; item < first + batch_; ++item) {
+          const std::string which =
+              (batch_ > 1 ? " (item " + std::to_string(item - first) + " of the batch)" : "") +
+              (buffers_.PlacementBytes(item) > 0 ? " on operands 16 bytes past a page" : "");
+          if (!buffers_.CanariesIntact(item)) {
+            return MakeError(ErrorCode::kWrongResult,
+                             "wrote outside C (canary overwritten)" + which);
+          }
+          if (auto status = checker_.Check(run.alpha, run.beta, buffers_.c(item)); !status) {
+            return MakeError(status.error().code,
+                             status.error().message + which + " with alpha " +
+                                 std::to_string(run.alpha) + ", beta " +
+                                 std::to_string(run.beta));
+          }
         }
       }
     }
@@ -225,17 +232,30 @@ class Runner final : public CandidateRunner {
   // sample, some on one thread, and a worker that fell asleep meanwhile costs a futex wake-up
   // per sample, enough to put 2-thread configs that are faster awake behind the 1-thread default
   // in round one, where the early skip drops them (docs/tuning.md, Timing).
+  // Cold-cache timing moves to the next group every call. Warm timing has the two placements'
+  // groups (or one group whose items alternate them, a batch's): a sample runs the first half of
+  // its calls on one and the rest on the other, starting with each in turn, so that one
+  // placement's operands at a time are in the caches.
   double Sample(const Candidate& candidate) {
     if (const int team = candidate.plan.config().threads; team > 1) pool_.Run(team, [](int) {});
+    const int calls = candidate.calls_per_sample;
+    const int first_group = next_group_;
     const Clock::time_point start = Clock::now();
-    for (int call = 0; call < candidate.calls_per_sample; ++call) {
-      const int group = next_group_;
-      next_group_ = (next_group_ + 1) % groups_;
+    for (int call = 0; call < calls; ++call) {
+      int group = 0;
+      if (options_.cold_cache) {
+        group = next_group_;
+        next_group_ = (next_group_ + 1) % groups_;
+      } else {
+        group = (first_group + (call >= (calls + 1) / 2 ? 1 : 0)) % groups_;
+      }
       // Verified plans on valid arguments cannot fail; a failure would show as a wrong result
       // in the next verification, so the status is not needed here.
       (void)Run(candidate, group, Scalar(1), Scalar(0));
     }
-    return SecondsSince(start) / candidate.calls_per_sample;
+    const double seconds = SecondsSince(start) / calls;
+    if (!options_.cold_cache) next_group_ = (first_group + 1) % groups_;
+    return seconds;
   }
 
   void Calibrate(Candidate& candidate, double sample_seconds) {
@@ -334,9 +354,10 @@ Result<std::unique_ptr<CandidateRunner>> CandidateRunner::Create(const Problem& 
   // gives it as many groups as make its copies exceed the last-level cache.
   Problem item = problem;
   item.batch = 1;
+  // Warm: one copy for each operand placement (ProblemBuffers::PlacementBytes).
   const int cold_copies = options.cold_cache ? ColdCacheCopies(item, ColdCacheTargetBytes(machine),
                                                                kColdCacheMemoryLimit)
-                                             : 1;
+                                             : 2;
   const std::int64_t batch = problem.batch;
   const std::int64_t groups = (cold_copies + batch - 1) / batch;
   // Each copy's operands start on pages of their own (ProblemBuffers).

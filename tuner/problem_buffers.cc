@@ -94,20 +94,24 @@ ProblemBuffers<TA, TB, TC>::ProblemBuffers(const Problem& problem, int copies, s
   const int team = std::clamp(problem.threads, 1, pool.size());
   sets_.resize(static_cast<std::size_t>(std::max(1, copies)));
   std::uint64_t stream = seed;
-  for (OperandSet& set : sets_) {
-    set.a = AlignedArray<TA>(static_cast<std::size_t>(a_elements_));
-    set.b = AlignedArray<TB>(static_cast<std::size_t>(b_elements_));
-    set.c = AlignedArray<TC>(static_cast<std::size_t>(kCOffset + c_elements_ + kCanaryElements));
-    FirstTouchRandom(set.a.data(), a_elements_, ++stream, pool, team);
-    FirstTouchRandom(set.b.data(), b_elements_, ++stream, pool, team);
-    FirstTouchRandom(set.c.data() + kCOffset, c_elements_, ++stream, pool, team);
-    std::fill_n(set.c.data() + kCOffset - kCanaryElements, kCanaryElements, kCanary<TC>);
-    std::fill_n(set.c.data() + kCOffset + c_elements_, kCanaryElements, kCanary<TC>);
-  }
-  // Every copy holds the same operands, so any copy verifies like the first.
-  for (std::size_t i = 1; i < sets_.size(); ++i) {
-    std::memcpy(sets_[i].a.data(), sets_[0].a.data(), sizeof(TA) * a_elements_);
-    std::memcpy(sets_[i].b.data(), sets_[0].b.data(), sizeof(TB) * b_elements_);
+  for (int copy = 0; copy < static_cast<int>(sets_.size()); ++copy) {
+    OperandSet& set = sets_[static_cast<std::size_t>(copy)];
+    set.a = AlignedArray<TA>(static_cast<std::size_t>(Shift<TA>(copy) + a_elements_));
+    set.b = AlignedArray<TB>(static_cast<std::size_t>(Shift<TB>(copy) + b_elements_));
+    set.c = AlignedArray<TC>(
+        static_cast<std::size_t>(kCOffset + Shift<TC>(copy) + c_elements_ + kCanaryElements));
+    TA* a_at = set.a.data() + Shift<TA>(copy);
+    TB* b_at = set.b.data() + Shift<TB>(copy);
+    FirstTouchRandom(a_at, a_elements_, ++stream, pool, team);
+    FirstTouchRandom(b_at, b_elements_, ++stream, pool, team);
+    FirstTouchRandom(c(copy), c_elements_, ++stream, pool, team);
+    std::fill_n(c(copy) - kCanaryElements, kCanaryElements, kCanary<TC>);
+    std::fill_n(c(copy) + c_elements_, kCanaryElements, kCanary<TC>);
+    // Every copy holds the same operands, so any copy verifies like the first.
+    if (copy > 0) {
+      std::memcpy(a_at, a(0), sizeof(TA) * static_cast<std::size_t>(a_elements_));
+      std::memcpy(b_at, b(0), sizeof(TB) * static_cast<std::size_t>(b_elements_));
+    }
   }
   c_initial_ = AlignedArray<TC>(static_cast<std::size_t>(c_elements_));
   FirstTouchRandom(c_initial_.data(), c_elements_, ++stream, pool, team);
@@ -125,7 +129,7 @@ void ProblemBuffers<TA, TB, TC>::PoisonC(int copy) {
 
 template <typename TA, typename TB, typename TC>
 bool ProblemBuffers<TA, TB, TC>::CanariesIntact(int copy) const {
-  const TC* before = sets_[static_cast<std::size_t>(copy)].c.data() + kCOffset - kCanaryElements;
+  const TC* before = c(copy) - kCanaryElements;
   const TC* after = before + kCanaryElements + c_elements_;
   for (std::int64_t i = 0; i < kCanaryElements; ++i) {
     if (before[i] != kCanary<TC> || after[i] != kCanary<TC>) return false;

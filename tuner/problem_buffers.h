@@ -56,6 +56,15 @@ class ProblemBuffers {
   static constexpr std::int64_t kCOffset =
       static_cast<std::int64_t>(AlignedArray<TC>::kAlignment / sizeof(TC));
   static_assert(kCOffset >= kCanaryElements);
+  // Where copy `copy`'s A, B and C start past their pages, in bytes: even copies on the page,
+  // as aligned allocators give (64 bytes, a page), odd copies 16 bytes in, where glibc's malloc
+  // puts large blocks (numpy's, std::vector's, plain malloc's). A kernel that reads operands in
+  // place can run at very different speeds at the two, so the runner verifies and times every
+  // candidate at both (docs/tuning.md, Operands). 16 bytes keep every element type aligned.
+  static constexpr std::int64_t kMallocOffsetBytes = 16;
+  static constexpr std::int64_t PlacementBytes(int copy) {
+    return copy % 2 == 1 ? kMallocOffsetBytes : 0;
+  }
 
   // `copies` >= 1 operand sets; `pool` members 0 .. threads - 1 first-touch their share.
   ProblemBuffers(const Problem& problem, int copies, std::uint64_t seed, ThreadPool& pool);
@@ -64,9 +73,18 @@ class ProblemBuffers {
   std::int64_t lda() const { return lda_; }
   std::int64_t ldb() const { return ldb_; }
   std::int64_t ldc() const { return ldc_; }
-  const TA* a(int copy) const { return sets_[static_cast<std::size_t>(copy)].a.data(); }
-  const TB* b(int copy) const { return sets_[static_cast<std::size_t>(copy)].b.data(); }
-  TC* c(int copy) { return sets_[static_cast<std::size_t>(copy)].c.data() + kCOffset; }
+  const TA* a(int copy) const {
+    return sets_[static_cast<std::size_t>(copy)].a.data() + Shift<TA>(copy);
+  }
+  const TB* b(int copy) const {
+    return sets_[static_cast<std::size_t>(copy)].b.data() + Shift<TB>(copy);
+  }
+  TC* c(int copy) {
+    return sets_[static_cast<std::size_t>(copy)].c.data() + kCOffset + Shift<TC>(copy);
+  }
+  const TC* c(int copy) const {
+    return sets_[static_cast<std::size_t>(copy)].c.data() + kCOffset + Shift<TC>(copy);
+  }
   // The random initial C that runs with beta != 0 start from.
   const TC* c_initial() const { return c_initial_.data(); }
   std::int64_t c_elements() const { return c_elements_; }
@@ -102,6 +120,11 @@ class ProblemBuffers {
   }
 
  private:
+  // PlacementBytes(copy) in elements of T.
+  template <typename T>
+  static constexpr std::int64_t Shift(int copy) {
+    return PlacementBytes(copy) / static_cast<std::int64_t>(sizeof(T));
+  }
   struct OperandSet {
     AlignedArray<TA> a;
     AlignedArray<TB> b;
