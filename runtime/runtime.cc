@@ -569,7 +569,8 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
   if (!options.db_path.empty()) {
     auto store = TuningStore::Open(options.db_path, DbOpenMode::kReadOnly);
     if (!store) return store.error();
-    // What the tune measured of this machine (its effective LLC) sizes the defaults too.
+    // What the tune measured of this machine (its effective LLC, its zmm FMA pipes) shapes the
+    // defaults too.
     auto row = store->FindMachine(impl->machine.fingerprint);
     if (!row) return row.error();
     if (*row) TakeMeasuredFacts((*row)->peaks, impl->machine);
