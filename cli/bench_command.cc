@@ -115,8 +115,10 @@ void RunBench(const BenchOptions& options, Context& context) {
     auto known = store->FindMachine(machine->fingerprint);
     if (!known) return context.Fail(kExitFailure, known.error().message);
     peaks = *known ? (*known)->peaks : nlohmann::json(nullptr);
-    // The default rows size their blocks as the runtime reading this DB does.
-    TakeMeasuredFacts(peaks, *machine);
+    // The default rows of single GEMMs size their blocks as the runtime reading this DB does;
+    // those of packed weights and batches come from a runtime without a DB, which has no
+    // measured facts.
+    TakeMeasuredFacts(peaks, &*machine);
   }
 
   // OpenBLAS picks its kernels when it loads; a forced core would be compared, not OpenBLAS.

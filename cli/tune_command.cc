@@ -386,7 +386,7 @@ void RunTune(const TuneOptions& options, Context& context) {
   if (!acquired) return context.Fail(kExitFailure, acquired.error().message);
   lock.emplace(std::move(*acquired));
 
-  auto registered = RegisterTuneMachine(*store, *machine, [&](const std::string& what) {
+  auto registered = RegisterTuneMachine(*store, &*machine, [&](const std::string& what) {
     *context.err << what << "\n";
   });
   if (!registered) return context.Fail(kExitFailure, registered.error().message);

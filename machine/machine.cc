@@ -65,13 +65,14 @@ std::uint64_t EffectiveLlcBytesOf(const nlohmann::json& peaks) {
              : 0;
 }
 
-void TakeMeasuredFacts(const nlohmann::json& peaks, Machine& machine) {
-  machine.effective_llc_bytes = EffectiveLlcBytesOf(peaks);
-  machine.zmm_fmas_per_cycle = 0.0;
+void TakeMeasuredFacts(const nlohmann::json& peaks, Machine* machine) {
+  machine->effective_llc_bytes = EffectiveLlcBytesOf(peaks);
+  machine->zmm_fmas_per_cycle = 0.0;
   if (!peaks.is_object()) return;
   const auto zmm = peaks.find("zmm_fmas_per_cycle");
-  if (zmm != peaks.end() && zmm->is_number() && zmm->get<double>() > 0.0) {
-    machine.zmm_fmas_per_cycle = zmm->get<double>();
+  if (zmm != peaks.end() && zmm->is_number()) {
+    const double pipes = zmm->get<double>();
+    if (pipes == 1.0 || pipes == 2.0) machine->zmm_fmas_per_cycle = pipes;
   }
 }
 

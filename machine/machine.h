@@ -23,8 +23,9 @@ struct Machine {
   IsaLevel kernel_isa = IsaLevel::kGeneric;    // what the dispatcher uses: max_isa under the cap
   std::string fingerprint_basis;               // the text that is hashed, for people to read
   std::string fingerprint;                     // 16 hex digits
-  // Measured by `mmtune info --measure` or a tune (tuner/peak.h) and kept with the machine's
-  // peaks in the DB, not part of the fingerprint; 0 where not measured (TakeMeasuredFacts).
+  // Measured with the peaks (tuner/peak.h: `mmtune info --measure` shows them, a tune stores
+  // them with the machine in its DB), not part of the fingerprint; 0 where not measured
+  // (TakeMeasuredFacts).
   // The last-level cache one core reads at cache speed: hwloc's figure can be far off in a
   // virtual machine, so the model asks this one whether data fits (CacheBudgetOf).
   std::uint64_t effective_llc_bytes = 0;
@@ -52,9 +53,9 @@ Result<Machine> DetectHostMachine();
 // it holds none (null, or peaks from before the read sweep).
 std::uint64_t EffectiveLlcBytesOf(const nlohmann::json& peaks);
 
-// Gives `machine` the facts its stored `peaks` measured (effective_llc_bytes,
-// zmm_fmas_per_cycle), or none.
-void TakeMeasuredFacts(const nlohmann::json& peaks, Machine& machine);
+// Gives `*machine` the facts its stored `peaks` measured (effective_llc_bytes,
+// zmm_fmas_per_cycle: 1 or 2), or none; a value out of range counts as not measured.
+void TakeMeasuredFacts(const nlohmann::json& peaks, Machine* machine);
 
 // The last-level cache data fits in: the effective one where measured, else hwloc's (the size
 // of one instance; 0 when the topology lists none).

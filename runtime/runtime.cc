@@ -571,9 +571,14 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
     if (!store) return store.error();
     // What the tune measured of this machine (its effective LLC, its zmm FMA pipes) shapes the
     // defaults too.
+    // A row that cannot be read leaves hwloc's caches and the facts table in charge.
     auto row = store->FindMachine(impl->machine.fingerprint);
-    if (!row) return row.error();
-    if (*row) TakeMeasuredFacts((*row)->peaks, impl->machine);
+    if (!row) {
+      Log(LogLevel::kWarning, options.db_path + ": this machine's measured facts are not used: " +
+                                  row.error().message);
+    } else if (*row) {
+      TakeMeasuredFacts((*row)->peaks, &impl->machine);
+    }
     auto own = store->Winners(impl->machine.fingerprint);
     if (!own) return own.error();
     winners = std::move(*own);

@@ -104,7 +104,7 @@ TEST(PeakTest, MeasuresEveryAvailableCeiling) {
   EXPECT_EQ(json.at("read_sweep_bytes_gbs").size(), report->read_sweep.size());
   EXPECT_EQ(json.contains("zmm_fmas_per_cycle"), zmm);
   Machine described = *machine;
-  TakeMeasuredFacts(json, described);
+  TakeMeasuredFacts(json, &described);
   EXPECT_EQ(described.zmm_fmas_per_cycle, report->zmm_fmas_per_cycle);
   EXPECT_EQ(described.effective_llc_bytes, report->effective_llc_bytes);
 }

@@ -722,18 +722,24 @@ TEST(RooflineTest, MachinesTakeTheMeasuredEffectiveLlc) {
   Machine machine = testing::SyntheticZen5Machine();
   EXPECT_EQ(LastLevelCacheBytes(machine), 532676608u);  // hwloc's
   nlohmann::json peaks = {{"effective_llc_bytes", std::uint64_t{32} << 20}};
-  TakeMeasuredFacts(peaks, machine);
+  TakeMeasuredFacts(peaks, &machine);
   EXPECT_EQ(machine.effective_llc_bytes, 32u << 20);
   EXPECT_EQ(LastLevelCacheBytes(machine), 32u << 20);
   const std::string fingerprint = machine.fingerprint;
   for (const nlohmann::json& none : {nlohmann::json(nullptr), nlohmann::json::object(),
                                      nlohmann::json{{"effective_llc_bytes", "32 MiB"}},
                                      nlohmann::json{{"effective_llc_bytes", -1}}}) {
-    TakeMeasuredFacts(none, machine);
+    TakeMeasuredFacts(none, &machine);
     EXPECT_EQ(machine.effective_llc_bytes, 0u) << none.dump();
     EXPECT_EQ(LastLevelCacheBytes(machine), 532676608u) << none.dump();
   }
   EXPECT_EQ(machine.fingerprint, fingerprint);  // measured facts never key results
+  // The zmm FMA pipes: 1 or 2, anything else not measured.
+  for (const auto& [value, taken] : std::vector<std::pair<nlohmann::json, double>>{
+           {1.0, 1.0}, {2, 2.0}, {3.0, 0.0}, {0.7, 0.0}, {-2.0, 0.0}, {"2", 0.0}}) {
+    TakeMeasuredFacts(nlohmann::json{{"zmm_fmas_per_cycle", value}}, &machine);
+    EXPECT_EQ(machine.zmm_fmas_per_cycle, taken) << value.dump();
+  }
 }
 
 TEST(TuneSessionTest, NearestWinnersAreFilteredAndOrdered) {

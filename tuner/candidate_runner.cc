@@ -20,13 +20,16 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Operand copies stay below this much memory in cold-cache mode.
+// Operand copies stay below this much memory in cold-cache mode; warm ones take their second
+// placement only below it.
 constexpr std::uint64_t kColdCacheMemoryLimit = 4ull << 30;
 
-// The last-level cache the cold-cache copies must exceed (the effective one where measured);
-// 32 MiB where the topology lists none.
+// The last-level cache the cold-cache copies must exceed: twice the effective one where the
+// peaks measured it (the read sweep's next size, which reads below 1.5x memory's rate but may
+// still be partly cached), else hwloc's; 32 MiB where the topology lists none.
 std::uint64_t ColdCacheTargetBytes(const Machine& machine) {
-  const std::uint64_t bytes = LastLevelCacheBytes(machine);
+  if (machine.effective_llc_bytes > 0) return 2 * machine.effective_llc_bytes;
+  const std::uint64_t bytes = LastLevelCacheBytes(machine.topology);
   return bytes > 0 ? bytes : (32ull << 20);
 }
 
@@ -210,7 +213,10 @@ class Runner final : public CandidateRunner {
         for (int item = first; item < first + batch_; ++item) {
           const std::string which =
               (batch_ > 1 ? " (item " + std::to_string(item - first) + " of the batch)" : "") +
-              (buffers_.PlacementBytes(item) > 0 ? " on operands 16 bytes past a page" : "");
+              (buffers_.PlacementBytes(item) > 0
+                   ? " on operands " + std::to_string(buffers_.kMallocOffsetBytes) +
+                         " bytes past a page"
+                   : std::string());
           if (!buffers_.CanariesIntact(item)) {
             return MakeError(ErrorCode::kWrongResult,
                              "wrote outside C (canary overwritten)" + which);
@@ -227,15 +233,15 @@ class Runner final : public CandidateRunner {
     return OkStatus();
   }
 
-  // One call per operand copy in turn; returns the seconds per call. A team's workers are woken
-  // first, untimed, as back-to-back calls find them: other candidates ran since this one's last
+  // One sample of calls; returns the seconds per call. Cold-cache timing moves to the next
+  // operand group every call. Warm timing has the two placements' groups (or one group whose
+  // items alternate them, a batch's): a sample runs the first half of its calls (an even number,
+  // Calibrate) on one and the rest on the other, starting with each in turn, so that one
+  // placement's operands at a time are in the caches. A team's workers are woken first,
+  // untimed, as back-to-back calls find them: other candidates ran since this one's last
   // sample, some on one thread, and a worker that fell asleep meanwhile costs a futex wake-up
   // per sample, enough to put 2-thread configs that are faster awake behind the 1-thread default
   // in round one, where the early skip drops them (docs/tuning.md, Timing).
-  // Cold-cache timing moves to the next group every call. Warm timing has the two placements'
-  // groups (or one group whose items alternate them, a batch's): a sample runs the first half of
-  // its calls on one and the rest on the other, starting with each in turn, so that one
-  // placement's operands at a time are in the caches.
   double Sample(const Candidate& candidate) {
     if (const int team = candidate.plan.config().threads; team > 1) pool_.Run(team, [](int) {});
     const int calls = candidate.calls_per_sample;
@@ -247,7 +253,7 @@ class Runner final : public CandidateRunner {
         group = next_group_;
         next_group_ = (next_group_ + 1) % groups_;
       } else {
-        group = (first_group + (call >= (calls + 1) / 2 ? 1 : 0)) % groups_;
+        group = (first_group + (call >= calls / 2 ? 1 : 0)) % groups_;
       }
       // Verified plans on valid arguments cannot fail; a failure would show as a wrong result
       // in the next verification, so the status is not needed here.
@@ -264,6 +270,10 @@ class Runner final : public CandidateRunner {
     const double one_call = std::max(1e-9, Sample(candidate));
     candidate.calls_per_sample = static_cast<int>(
         std::clamp(std::ceil(sample_seconds / one_call), 1.0, 1e6));
+    // Warm samples split their calls evenly between the two placements (Sample).
+    if (!options_.cold_cache && groups_ == 2) {
+      candidate.calls_per_sample += candidate.calls_per_sample % 2;
+    }
   }
 
   // Fills in the timing statistics of a candidate whose timing is over and hands it on.
@@ -351,17 +361,25 @@ Result<std::unique_ptr<CandidateRunner>> CandidateRunner::Create(const Problem& 
                          std::to_string(pool.size()));
   }
   // A batch's items come one after another from beyond the caches already; cold-cache timing
-  // gives it as many groups as make its copies exceed the last-level cache.
+  // gives it as many groups as make its copies exceed the last-level cache. A single GEMM has an
+  // even number of copies, as many in each operand placement (ProblemBuffers::PlacementBytes):
+  // two when warm, but one (the page) where two would pass the memory limit.
   Problem item = problem;
   item.batch = 1;
-  // Warm: one copy for each operand placement (ProblemBuffers::PlacementBytes).
-  const int cold_copies = options.cold_cache ? ColdCacheCopies(item, ColdCacheTargetBytes(machine),
-                                                               kColdCacheMemoryLimit)
-                                             : 2;
-  const std::int64_t batch = problem.batch;
-  const std::int64_t groups = (cold_copies + batch - 1) / batch;
   // Each copy's operands start on pages of their own (ProblemBuffers).
   const double item_bytes = 4.0 * 4096.0 + item.OperandBytes();
+  int wanted_copies = options.cold_cache ? ColdCacheCopies(item, ColdCacheTargetBytes(machine),
+                                                           kColdCacheMemoryLimit)
+                                         : 2;
+  if (problem.batch == 1) {
+    wanted_copies += wanted_copies % 2;
+    if (!options.cold_cache &&
+        2.0 * item_bytes > static_cast<double>(kColdCacheMemoryLimit)) {
+      wanted_copies = 1;
+    }
+  }
+  const std::int64_t batch = problem.batch;
+  const std::int64_t groups = (wanted_copies + batch - 1) / batch;
   if (batch > 1 && static_cast<double>(groups * batch) * item_bytes >
                        static_cast<double>(kColdCacheMemoryLimit)) {
     return MakeError(ErrorCode::kInvalidArgument,

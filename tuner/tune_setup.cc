@@ -7,18 +7,18 @@
 
 namespace mmtune {
 
-Result<TuneMachine> RegisterTuneMachine(TuningStore& store, Machine& machine,
+Result<TuneMachine> RegisterTuneMachine(TuningStore& store, Machine* machine,
                                         const std::function<void(const std::string&)>& say) {
-  auto known = store.FindMachine(machine.fingerprint);
+  auto known = store.FindMachine(machine->fingerprint);
   if (!known) return known.error();
   const nlohmann::json stored = *known ? (*known)->peaks : nlohmann::json(nullptr);
   if (say) {
     say(stored.is_null() ? "measuring this machine's peaks ..."
                          : "checking this machine's stored peaks ...");
   }
-  auto measured = MeasurePeaksWhenQuiet(machine, stored);
+  auto measured = MeasurePeaksWhenQuiet(*machine, stored);
   if (!measured) return measured.error();
-  auto id = store.UpsertMachine(machine, measured->peaks);
+  auto id = store.UpsertMachine(*machine, measured->peaks);
   if (!id) return id.error();
   TakeMeasuredFacts(measured->peaks, machine);
   return TuneMachine{*id, std::move(measured->peaks), std::move(measured->note)};

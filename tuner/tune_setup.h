@@ -24,10 +24,10 @@ struct TuneMachine {
 
 // Records `machine` in `store` with its peaks: measured now where none are stored, else
 // checked again while the machine is quiet, so that a low stored peak is corrected
-// (quiet_peaks.h); `machine` then takes the facts they measured (TakeMeasuredFacts), as a
+// (quiet_peaks.h); `*machine` then takes the facts they measured (TakeMeasuredFacts), as a
 // runtime reading the DB will. `say` hears which of the two happens, before it takes its
 // second or more.
-Result<TuneMachine> RegisterTuneMachine(TuningStore& store, Machine& machine,
+Result<TuneMachine> RegisterTuneMachine(TuningStore& store, Machine* machine,
                                         const std::function<void(const std::string&)>& say);
 
 // The problems an application recorded (MMTUNE_RECORD, runtime/record_file.h) that have a
