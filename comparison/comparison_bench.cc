@@ -114,6 +114,20 @@ using GemmCall =
     std::function<bool(const Problem&, const typename GemmTypes<Kind>::A*,
                        const typename GemmTypes<Kind>::B*, typename GemmTypes<Kind>::C*)>;
 
+// What an application without a fused epilogue does: `call`, then `pass` over its C (mmtune's
+// vectorized pass, on the calling thread), `items` problems' rows of C one after another.
+template <class Kind, class Call>
+GemmCall<Kind> ThenPass(const EpilogueCall<typename GemmTypes<Kind>::C>& pass, Call call,
+                        std::int64_t items = 1) {
+  return [pass, call, items](const Problem& p, const typename GemmTypes<Kind>::A* a,
+                             const typename GemmTypes<Kind>::B* b,
+                             typename GemmTypes<Kind>::C* c) {
+    if (!call(p, a, b, c)) return false;
+    pass.Apply(c, p.n, 1, 0, 0, items * p.m, p.n);
+    return true;
+  };
+}
+
 // 32 sampled elements of C (of sampled items of a batch, the last always among them) against a
 // dot product in double (exact for the integer GEMM, which must match bit for bit), with a
 // tolerance for floating C that grows with K (accumulation order differs between
@@ -438,19 +452,11 @@ void RegisterBatch(const Machine& machine, const Problem& problem, const Operand
   add("tuned", runtime_batch(runtime, epilogue), batch + fused_text + split);
   // The analytical default: a runtime without a DB.
   add("default", runtime_batch(untuned, epilogue), batch + fused_text + split);
-  // What an application without a fused epilogue does: the GEMMs, then one pass over every
-  // item's C (mmtune's vectorized one, on the calling thread; the items' rows are contiguous).
+  // Without the fused epilogue: the GEMMs, then one pass over every item's C.
   const EpilogueCall<C> pass(epilogue, machine.kernel_isa);
-  auto then_pass = [pass, items](auto&& call) {
-    return [pass, items, call](const Problem& p, const A* a, const B* b, C* c) {
-      if (!call(p, a, b, c)) return false;
-      pass.Apply(c, p.n, 1, 0, 0, items * p.m, p.n);
-      return true;
-    };
-  };
   if (fused) {
     add("plain", runtime_batch(runtime, {}), batch + "no epilogue; " + split, Applies::kNothing);
-    add("separate", then_pass(runtime_batch(runtime, {})),
+    add("separate", ThenPass<Kind>(pass, runtime_batch(runtime, {}), items),
         batch + "then a pass over C; " + split);
   }
   // What an application without a batch API does: one call per item, in turn.
@@ -487,7 +493,8 @@ void RegisterBatch(const Machine& machine, const Problem& problem, const Operand
       });
       const std::string label = batch + "one call per item (no batch API); ";
       if (fused) {
-        add(peer.name, then_pass(looped), label + "then mmtune's pass over C; " + peer.version);
+        add(peer.name, ThenPass<Kind>(pass, looped, items),
+            label + "then mmtune's pass over C; " + peer.version);
       } else {
         add(peer.name, looped, label + peer.version);
       }
@@ -523,17 +530,8 @@ void RegisterEpilogue(const Machine& machine, Runtime& runtime,
       },
       "fused; " + plan->config().ToString());
   add("plain", plain, "no epilogue; " + plain_label, Applies::kNothing);
-  // What an application without a fused epilogue does: the GEMM, then one pass over C (mmtune's
-  // vectorized one, on the calling thread).
   const EpilogueCall<C> pass(epilogue, machine.kernel_isa);
-  auto then_pass = [pass](auto&& call) {
-    return [pass, call](const Problem& p, const A* a, const B* b, C* c) {
-      if (!call(p, a, b, c)) return false;
-      pass.Apply(c, p.n, 1, 0, 0, p.m, p.n);
-      return true;
-    };
-  };
-  add("separate", then_pass(plain), "GEMM, then a pass over C; " + plain_label);
+  add("separate", ThenPass<Kind>(pass, plain), "GEMM, then a pass over C; " + plain_label);
   for (const Peer& peer : peers) {
     if (const auto fused = PeerEpilogueCall<Kind>(peer); fused != nullptr) {
       add(peer.name,
@@ -544,9 +542,10 @@ void RegisterEpilogue(const Machine& machine, Runtime& runtime,
           "bias and post-op fused; " + peer.version);
     } else if (const auto call = PeerCall<Kind>(peer); call != nullptr) {
       add(peer.name,
-          then_pass([call](const Problem& p, const A* a, const B* b, C* c) {
-            return call(p.threads, p.m, p.n, p.k, a, b, c);
-          }),
+          ThenPass<Kind>(pass,
+                         [call](const Problem& p, const A* a, const B* b, C* c) {
+                           return call(p.threads, p.m, p.n, p.k, a, b, c);
+                         }),
           "GEMM, then mmtune's pass over C (no fused API); " + peer.version);
     }
   }
@@ -583,17 +582,9 @@ void RegisterDequantized(const Machine& machine, Runtime& runtime,
       },
       "fused; " + plan->config().ToString(), kDequantized);
   add("plain", plain, "s32 C, no dequantization; " + plain_label, Applies::kNothing);
-  // What an application without a fused dequantization does: the s32 GEMM, then one pass over
-  // C (mmtune's vectorized one, on the calling thread).
+  // Without the fused dequantization: the s32 GEMM, then one pass over C that dequantizes.
   const EpilogueCall<C> pass({}, &operands.dequantize, machine.kernel_isa);
-  auto then_pass = [pass](auto&& call) {
-    return [pass, call](const Problem& p, const A* a, const B* b, C* c) {
-      if (!call(p, a, b, c)) return false;
-      pass.Apply(c, p.n, 1, 0, 0, p.m, p.n);
-      return true;
-    };
-  };
-  add("separate", then_pass(plain), "s32 GEMM, then a pass over C; " + plain_label,
+  add("separate", ThenPass<S8Gemm>(pass, plain), "s32 GEMM, then a pass over C; " + plain_label,
       kDequantized);
   for (const Peer& peer : peers) {
     if (peer.u8s8f32_gemm != nullptr) {
@@ -608,9 +599,10 @@ void RegisterDequantized(const Machine& machine, Runtime& runtime,
     } else if (peer.u8s8s32_gemm != nullptr) {
       const auto call = peer.u8s8s32_gemm;
       add(peer.name,
-          then_pass([call](const Problem& p, const A* a, const B* b, C* c) {
-            return call(p.threads, p.m, p.n, p.k, a, b, c);
-          }),
+          ThenPass<S8Gemm>(pass,
+                           [call](const Problem& p, const A* a, const B* b, C* c) {
+                             return call(p.threads, p.m, p.n, p.k, a, b, c);
+                           }),
           "s32 GEMM, then mmtune's pass over C (no fused API); " + peer.version, kDequantized);
     }
   }

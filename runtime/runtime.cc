@@ -570,8 +570,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
     auto store = TuningStore::Open(options.db_path, DbOpenMode::kReadOnly);
     if (!store) return store.error();
     // What the tune measured of this machine (its effective LLC, its zmm FMA pipes) shapes the
-    // defaults too.
-    // A row that cannot be read leaves hwloc's caches and the facts table in charge.
+    // defaults too; a row that cannot be read leaves hwloc's caches and the facts table in charge.
     auto row = store->FindMachine(impl->machine.fingerprint);
     if (!row) {
       Log(LogLevel::kWarning, options.db_path + ": this machine's measured facts are not used: " +

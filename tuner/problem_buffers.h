@@ -1,10 +1,9 @@
 // Operand buffers for timing one problem: allocated once, every operand of a copy the same
 // distance past a 4 KiB page (PlacementBytes: large buffers from one allocator share their
 // offset from a page, so their rows fall in the same cache sets as in the applications the
-// tuner tunes for), first touched by the
-// threads that will compute on them (so pages land on their NUMA node), filled with random
-// values (never zeros: some hardware is faster on zeros, and a kernel that ignores its inputs
-// must not pass verification). C is surrounded by canaries that reveal out-of-bounds writes.
+// tuner tunes for), first touched by the threads that will compute on them (so pages land on
+// their NUMA node), filled with random values (never zeros: some hardware is faster on zeros,
+// and a kernel that ignores its inputs must not pass verification). C is surrounded by canaries that reveal out-of-bounds writes.
 //
 // Element types: A, B and C of one type for f32 and f64; bf16 x bf16 -> f32 and u8 x s8 -> s32
 // for the low-precision GEMMs. Floating values are uniform in [-1, 1) (rounded to bf16 for
