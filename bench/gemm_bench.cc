@@ -123,6 +123,18 @@ Result<int> ParseThreadCount(std::string_view text) {
   return value;
 }
 
+// One --mmtune_dtypes item: f32 or f64, the types whose peers this benchmark calls (bf16 and s8:
+// lowp_bench, or `mmtune bench --dtype`).
+Result<DType> ParseRealDType(std::string_view text) {
+  auto dtype = ParseDType(text);
+  if (dtype && *dtype != DType::kF32 && *dtype != DType::kF64) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "--mmtune_dtypes takes f32 and f64, not '" + std::string(text) +
+                         "' (bf16 and s8: lowp_bench or mmtune bench --dtype)");
+  }
+  return dtype;
+}
+
 // Removes the --mmtune_* flags from argv (Google Benchmark rejects flags it does not know).
 Options ParseOptions(int* argc, char** argv) {
   Options options;
@@ -138,7 +150,7 @@ Options ParseOptions(int* argc, char** argv) {
       ParseEach<int>(list, ',', ParseThreadCount, options.threads);
     } else if (const char* dtypes = value("--mmtune_dtypes=")) {
       options.dtypes.clear();
-      ParseEach<DType>(dtypes, ',', ParseDType, options.dtypes);
+      ParseEach<DType>(dtypes, ',', ParseRealDType, options.dtypes);
     } else if (const char* shapes = value("--mmtune_shapes=")) {
       options.shapes = ShapesFor(shapes);  // a malformed list exits here
     } else if (const char* sweep = value("--mmtune_sweep=")) {

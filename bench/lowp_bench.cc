@@ -4,13 +4,24 @@
 // Counter gops: 2*M*N*K per second, whatever the element type.
 //
 //   ./build/bench/lowp_bench --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true
+//       [--mmtune_configs='CONFIG;CONFIG...']
+//
+// --mmtune_configs adds one series per named config (`config1`, ...; the text form of
+// KernelConfig::ToString) on every shape of each low-precision type it is valid for, checked
+// against the default's result first: an A/B of configs interleaved with the defaults.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "common/text.h"
 #include "kernels/default_config.h"
 #include "kernels/gemm.h"
 #include "machine/machine.h"
@@ -58,11 +69,29 @@ void Finish(benchmark::State& state, BenchShape s, const KernelConfig& config) {
                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// Whether `got` is the default config's C: bit for bit for s8 (exact), to a relative 1e-4 for
+// bf16 (the sums' order differs between tiles).
+template <typename C>
+bool SameResult(const std::vector<C>& got, const std::vector<C>& want) {
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if constexpr (std::is_same_v<C, float>) {
+      if (!(std::fabs(got[i] - want[i]) <= 1e-4f * (1.0f + std::fabs(want[i])))) return false;
+    } else if (got[i] != want[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The default config on `s`, or `named` where it is given: then checked against the default's
+// result before it is timed.
 template <class Kind>
-void BM_Lowp(benchmark::State& state, const Machine* machine, BenchShape s) {
+void BM_Lowp(benchmark::State& state, const Machine* machine, BenchShape s,
+             const KernelConfig* named) {
   Buffers<typename Kind::A, typename Kind::B, typename Kind::C> buffers(s);
   const Problem problem{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 1};
-  const KernelConfig config = ModelConfig(problem, *machine);
+  const KernelConfig model = ModelConfig(problem, *machine);
+  const KernelConfig config = named != nullptr ? *named : model;
   auto plan = GemmPlan<Kind>::Create(config);
   if (!plan) {
     state.SkipWithError(plan.error().message.c_str());
@@ -71,8 +100,45 @@ void BM_Lowp(benchmark::State& state, const Machine* machine, BenchShape s) {
   const GemmArgs<Kind> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 1,
                             buffers.a.data(), s.k, buffers.b.data(), s.n, 0,
                             buffers.c.data(), s.n, {}};
+  if (named != nullptr) {
+    auto reference = GemmPlan<Kind>::Create(model);
+    if (!reference || !reference->Run(args).ok()) {
+      state.SkipWithError("the default config does not run");
+      return;
+    }
+    const std::vector<typename Kind::C> want = buffers.c;
+    if (!plan->Run(args).ok() || !SameResult(buffers.c, want)) {
+      state.SkipWithError(("wrong result: " + config.ToString()).c_str());
+      return;
+    }
+  }
   for (auto _ : state) benchmark::DoNotOptimize(plan->Run(args));
   Finish(state, s, config);
+}
+
+// Takes --mmtune_configs out of argv (Google Benchmark rejects flags it does not know); a config
+// that does not parse ends the program with its error.
+std::vector<KernelConfig> ParseConfigs(int* argc, char** argv) {
+  constexpr std::string_view kFlag = "--mmtune_configs=";
+  std::vector<KernelConfig> configs;
+  int out = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (!arg.starts_with(kFlag)) {
+      argv[out++] = argv[i];
+      continue;
+    }
+    for (std::string_view text : Split(arg.substr(kFlag.size()), ';')) {
+      auto config = ParseKernelConfig(text);
+      if (!config) {
+        std::fprintf(stderr, "lowp_bench: error: %s\n", config.error().message.c_str());
+        std::exit(2);
+      }
+      configs.push_back(*config);
+    }
+  }
+  *argc = out;
+  return configs;
 }
 
 void BM_F32(benchmark::State& state, const Machine* machine, BenchShape s) {
@@ -95,6 +161,7 @@ void BM_F32(benchmark::State& state, const Machine* machine, BenchShape s) {
 }  // namespace mmtune
 
 int main(int argc, char** argv) {
+  static const std::vector<mmtune::KernelConfig> configs = mmtune::ParseConfigs(&argc, argv);
   benchmark::Initialize(&argc, argv);
   auto machine = mmtune::DetectHostMachine();
   if (!machine) {
@@ -109,11 +176,24 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("f32/" + name).c_str(), mmtune::BM_F32, &host, s)
         ->UseRealTime();
     benchmark::RegisterBenchmark(("bf16/" + name).c_str(), mmtune::BM_Lowp<mmtune::Bf16Gemm>,
-                                 &host, s)
+                                 &host, s, nullptr)
         ->UseRealTime();
     benchmark::RegisterBenchmark(("s8/" + name).c_str(), mmtune::BM_Lowp<mmtune::S8Gemm>, &host,
-                                 s)
+                                 s, nullptr)
         ->UseRealTime();
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      const std::string series = "/config" + std::to_string(i + 1);
+      if (configs[i].ValidateFor(mmtune::DType::kBF16).ok()) {
+        benchmark::RegisterBenchmark(("bf16/" + name + series).c_str(),
+                                     mmtune::BM_Lowp<mmtune::Bf16Gemm>, &host, s, &configs[i])
+            ->UseRealTime();
+      }
+      if (configs[i].ValidateFor(mmtune::DType::kS8).ok()) {
+        benchmark::RegisterBenchmark(("s8/" + name + series).c_str(),
+                                     mmtune::BM_Lowp<mmtune::S8Gemm>, &host, s, &configs[i])
+            ->UseRealTime();
+      }
+    }
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -61,6 +61,10 @@ struct LowpMicroKernelEntry {
   // vector kernels.
   void (*enter)() = nullptr;
   void (*leave)() = nullptr;
+  // Whether the tile's accumulators and the operands its traits keep beside them fit the vector
+  // registers. Where they do not, the compiler keeps accumulators on the stack: the analytical
+  // default passes such tiles over, the tuner may still find one fast.
+  bool fits_registers = true;
 };
 
 // GEMV, dot form: sums[r] = sum_{p < k} x[p] * mat[r * ld + p] for r < rows, x contiguous. The

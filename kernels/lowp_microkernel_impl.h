@@ -157,7 +157,12 @@ template <class Vec, int MR, int NV, int KU>
 
 template <class Vec, int MR, int NV, int KU>
 constexpr LowpMicroKernelEntry<typename Vec::Kind> LowpEntry() {
-  return {Vec::kIsa, MR, NV * Vec::kLanes, KU, &LowpMicroKernel<Vec, MR, NV, KU>};
+  LowpMicroKernelEntry<typename Vec::Kind> entry{Vec::kIsa, MR, NV * Vec::kLanes, KU,
+                                                 &LowpMicroKernel<Vec, MR, NV, KU>};
+  if constexpr (requires { Vec::OperandRegisters(NV); }) {
+    entry.fits_registers = MR * NV + Vec::OperandRegisters(NV) <= Vec::kRegisters;
+  }
+  return entry;
 }
 
 }  // namespace mmtune::ukernel

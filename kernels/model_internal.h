@@ -65,9 +65,21 @@ constexpr bool IsTileKernel(const Entry& entry) {
   }
 }
 
+// Whether a registry entry's tile fits the vector registers: low-precision entries say
+// (LowpMicroKernelEntry::fits_registers); the f32 and f64 lists hold only tiles that fit.
+template <typename Entry>
+constexpr bool FitsRegisters(const Entry& entry) {
+  if constexpr (requires { entry.fits_registers; }) {
+    return entry.fits_registers;
+  } else {
+    return true;
+  }
+}
+
 // The packed register tile: the two-vector-wide tile with the most rows whose accumulators are
-// no more than AmpleAccumulators (6x16 on AVX2, 8x32 f32 and 8x16 f64 on Zen 4; cores with two
-// 512-bit FMA pipes take FewestLoadsPackedTile's). Two B vectors per k keep the load ports light
+// no more than AmpleAccumulators and which fits the registers (6x16 on AVX2, 4x16 for AVX2's
+// widening bf16 and s8 kernels, 8x32 f32 and 8x16 f64 on Zen 4; cores with two 512-bit FMA
+// pipes take FewestLoadsPackedTile's). Two B vectors per k keep the load ports light
 // while enough independent accumulators cover the FMA latency; more rows amortize each B load
 // over more FMAs, until the tile crowds the FMA pipes.
 // `kernels` is a registry table (f32/f64 or low-precision entries), `lanes` the accumulator
@@ -76,7 +88,10 @@ template <typename KernelTable>
 Tile PackedTile(const KernelTable& kernels, int lanes, double fma_pipes) {
   Tile best;
   for (const auto& entry : kernels) {
-    if (entry.nr != 2 * lanes || entry.k_unroll != 1 || IsTileKernel(entry)) continue;
+    if (entry.nr != 2 * lanes || entry.k_unroll != 1 || IsTileKernel(entry) ||
+        !FitsRegisters(entry)) {
+      continue;
+    }
     if (2 * entry.mr > AmpleAccumulators(fma_pipes)) continue;
     if (entry.mr > best.mr) best = {entry.mr, entry.nr};
   }
@@ -98,8 +113,8 @@ Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pip
   for (const auto& entry : kernels) {
     const int nv = entry.nr / lanes;
     const int accumulators = entry.mr * nv;
-    if (entry.k_unroll != 1 || IsTileKernel(entry) || accumulators < kFmaLatency * fma_pipes ||
-        accumulators > most_accumulators) {
+    if (entry.k_unroll != 1 || IsTileKernel(entry) || !FitsRegisters(entry) ||
+        accumulators < kFmaLatency * fma_pipes || accumulators > most_accumulators) {
       continue;
     }
     const double loads_per_fma = static_cast<double>(entry.mr + nv) / accumulators;

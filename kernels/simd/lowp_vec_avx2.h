@@ -30,6 +30,9 @@ struct Avx2LowpVec<Bf16Gemm> {
   static constexpr int kLanes = 8;
   static constexpr int kRegisters = 16;
   static constexpr IsaLevel kIsa = IsaLevel::kAvx2;
+  // Registers a tile keeps beside its accumulators with nv B vectors: each vector's two halves,
+  // A's two halves and the mask that splits them (LowpMicroKernelEntry::fits_registers).
+  static constexpr int OperandRegisters(int nv) { return 2 * nv + 3; }
 
   static Acc Zero() { return _mm256_setzero_ps(); }
   static AOperand LoadA(const BFloat16* p) {
@@ -106,6 +109,8 @@ struct Avx2S8Lanes {
 template <>
 struct Avx2LowpVec<S8Gemm> : Avx2S8Lanes<Avx2LowpVec<S8Gemm>> {
   using Kind = S8Gemm;
+  // As for bf16, and one more for the sum of a group's two VPMADDWD.
+  static constexpr int OperandRegisters(int nv) { return 2 * nv + 4; }
   // Bytes 0 and 2 of each group in the 16-bit halves of `low`, bytes 1 and 3 in `high`, so one
   // VPMADDWD per half adds two exact products into each 32-bit lane.
   struct AOperand {
