@@ -1,8 +1,10 @@
 // The registry tables of the low-precision micro-kernels, instantiated by ukernels_<isa>_lowp.cc.
 // Without native dot products (generic, AVX2) each row's A group and each B vector take two
 // registers once widened, so a 16-register tile (MR, NV) is listed when
-// MR * NV + 2 * NV + 2 <= 16. AVX-512 kernels use the f32 32-register list: VDPBF16PS and
-// VPDPBUSD read their operands as they are. Every tile comes with k unroll 1 and 4 (in groups).
+// MR * NV + 2 * NV + 2 <= 16; traits that count what else their loop keeps say which tiles still
+// fit (LowpMicroKernelEntry::fits_registers). AVX-512 kernels use the f32 32-register list:
+// VDPBF16PS and VPDPBUSD read their operands as they are. Every tile comes with k unroll 1 and 4
+// (in groups).
 // The GEMV kernels (R rows, NV vectors per step) are listed when R * NV accumulators and the
 // widened operands fit.
 #pragma once

@@ -62,8 +62,9 @@ struct LowpMicroKernelEntry {
   void (*enter)() = nullptr;
   void (*leave)() = nullptr;
   // Whether the tile's accumulators and the operands its traits keep beside them fit the vector
-  // registers. Where they do not, the compiler keeps accumulators on the stack: the analytical
-  // default passes such tiles over, the tuner may still find one fast.
+  // registers (traits that declare OperandRegisters; others count as fitting). Where they do
+  // not, the compiler keeps values on the stack: the analytical default passes such tiles over,
+  // the tuner may still find one fast.
   bool fits_registers = true;
 };
 

@@ -78,8 +78,8 @@ constexpr bool FitsRegisters(const Entry& entry) {
 
 // The packed register tile: the two-vector-wide tile with the most rows whose accumulators are
 // no more than AmpleAccumulators and which fits the registers (6x16 on AVX2, 4x16 for AVX2's
-// widening bf16 and s8 kernels, 8x32 f32 and 8x16 f64 on Zen 4; cores with two 512-bit FMA
-// pipes take FewestLoadsPackedTile's). Two B vectors per k keep the load ports light
+// widening bf16 kernels, 8x32 f32 and 8x16 f64 on Zen 4; cores with two 512-bit FMA pipes take
+// FewestLoadsPackedTile's). Two B vectors per k keep the load ports light
 // while enough independent accumulators cover the FMA latency; more rows amortize each B load
 // over more FMAs, until the tile crowds the FMA pipes.
 // `kernels` is a registry table (f32/f64 or low-precision entries), `lanes` the accumulator

@@ -38,6 +38,8 @@ for threads in x '' 0 -1 1, 1,,2 '1;2' 2000 1.5; do
 done
 expect_error --mmtune_dtypes=
 expect_error --mmtune_dtypes=f16
+expect_error --mmtune_dtypes=bf16
+expect_error --mmtune_dtypes=f32,s8
 expect_error '--mmtune_configs=packed avx9 6x16'
 expect_error --mmtune_shapes=8x8
 

@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -524,36 +523,6 @@ TYPED_TEST(LowpGemmTest, DefaultConfigIsValidAndCorrect) {
         ASSERT_TRUE(plan->Run(lc.Bound()).ok());
         if (CheckResult(lc, config.ToString()) > 0) return;
       }
-    }
-  }
-}
-
-// The AVX2 widening kernels list tiles past the register file (the tuner may still find one
-// fast); the default's packed tile at every runnable ISA cap is one that fits.
-TYPED_TEST(LowpGemmTest, DefaultTilesFitTheRegisters) {
-  using Kind = TypeParam;
-  const auto widening = [] {
-    if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
-      return Avx2Bf16MicroKernels();
-    } else {
-      return Avx2S8MicroKernels();
-    }
-  }();
-  EXPECT_TRUE(std::ranges::any_of(widening, [](const auto& e) { return !e.fits_registers; }));
-  EXPECT_TRUE(std::ranges::any_of(widening, [](const auto& e) {
-    return e.mr == 4 && e.nr == 16 && e.fits_registers;
-  }));
-  auto host = DetectHostMachine();
-  ASSERT_TRUE(host.ok());
-  for (IsaLevel isa : RunnableLevels()) {
-    const Machine machine = DescribeMachine(host->cpu, host->topology, isa);
-    for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
-             {33, 400, 17}, {256, 256, 256}, {128, 3072, 768}}) {
-      const Problem problem{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1};
-      const KernelConfig config = ModelConfig(problem, machine);
-      const auto* kernel = FindMicroKernel<Kind>(config.isa, config.mr, config.nr, config.k_unroll);
-      ASSERT_NE(kernel, nullptr) << config.ToString();
-      EXPECT_TRUE(kernel->fits_registers) << problem.ToString() << " " << config.ToString();
     }
   }
 }

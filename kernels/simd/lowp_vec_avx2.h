@@ -109,8 +109,8 @@ struct Avx2S8Lanes {
 template <>
 struct Avx2LowpVec<S8Gemm> : Avx2S8Lanes<Avx2LowpVec<S8Gemm>> {
   using Kind = S8Gemm;
-  // As for bf16, and one more for the sum of a group's two VPMADDWD.
-  static constexpr int OperandRegisters(int nv) { return 2 * nv + 4; }
+  // No OperandRegisters: from 4x16 up the tiles keep values on the stack, which the one-cycle
+  // sums absorb, and 4x16 and 5x16 run level (docs/low-precision.md).
   // Bytes 0 and 2 of each group in the 16-bit halves of `low`, bytes 1 and 3 in `high`, so one
   // VPMADDWD per half adds two exact products into each 32-bit lane.
   struct AOperand {

@@ -7,7 +7,9 @@
 //   Acc (accumulator vector), AOperand / BOperand (a group of A broadcast, a vector of B groups,
 //   in whatever form Dot wants), kLanes (32-bit lanes = columns per B vector), kRegisters, kIsa,
 //   Zero(), LoadA(p) (one 4-byte group of A to all lanes), LoadB(p) (kLanes groups of B),
-//   Dot(acc, a, b) = acc + the group's dot product per lane, Store(p, acc) (kLanes of C).
+//   Dot(acc, a, b) = acc + the group's dot product per lane, Store(p, acc) (kLanes of C);
+//   optionally OperandRegisters(nv), the registers a tile of nv B vectors keeps beside its
+//   accumulators (LowpMicroKernelEntry::fits_registers).
 // and, for the GEMV kernels (lowp_gemv_impl.h):
 //   LoadAVector(p) (kLanes groups of A, one per lane, like LoadB), Add(x, y), ReduceAdd(acc) (the
 //   sum of the lanes as C), WidenA(p) / WidenB(p) (kLanes consecutive elements, one per lane, as
