@@ -76,6 +76,13 @@ constexpr bool FitsRegisters(const Entry& entry) {
   }
 }
 
+// Whether a registry entry may serve as the packed model's vector tile: registered with k
+// unroll 1 (the unroll PackedConfig sets), not an AMX tile, and within the registers.
+template <typename Entry>
+constexpr bool IsPackedVectorCandidate(const Entry& entry) {
+  return entry.k_unroll == 1 && !IsTileKernel(entry) && FitsRegisters(entry);
+}
+
 // The packed register tile: the two-vector-wide tile with the most rows whose accumulators are
 // no more than AmpleAccumulators and which fits the registers (6x16 on AVX2, 4x16 for AVX2's
 // widening bf16 kernels, 8x32 f32 and 8x16 f64 on Zen 4; cores with two 512-bit FMA pipes take
@@ -88,10 +95,7 @@ template <typename KernelTable>
 Tile PackedTile(const KernelTable& kernels, int lanes, double fma_pipes) {
   Tile best;
   for (const auto& entry : kernels) {
-    if (entry.nr != 2 * lanes || entry.k_unroll != 1 || IsTileKernel(entry) ||
-        !FitsRegisters(entry)) {
-      continue;
-    }
+    if (entry.nr != 2 * lanes || !IsPackedVectorCandidate(entry)) continue;
     if (2 * entry.mr > AmpleAccumulators(fma_pipes)) continue;
     if (entry.mr > best.mr) best = {entry.mr, entry.nr};
   }
@@ -113,8 +117,8 @@ Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pip
   for (const auto& entry : kernels) {
     const int nv = entry.nr / lanes;
     const int accumulators = entry.mr * nv;
-    if (entry.k_unroll != 1 || IsTileKernel(entry) || !FitsRegisters(entry) ||
-        accumulators < kFmaLatency * fma_pipes || accumulators > most_accumulators) {
+    if (!IsPackedVectorCandidate(entry) || accumulators < kFmaLatency * fma_pipes ||
+        accumulators > most_accumulators) {
       continue;
     }
     const double loads_per_fma = static_cast<double>(entry.mr + nv) / accumulators;
