@@ -225,7 +225,8 @@ std::string BenchName(const Problem& p, const std::string& impl) {
 // Everything the registered benchmarks point to; lives until the run is over.
 struct Session {
   std::map<int, std::unique_ptr<Runtime>> runtimes;  // by thread budget
-  std::map<int, std::unique_ptr<Runtime>> untuned_runtimes;  // the same without a DB
+  // The same without the DB's winners: the defaults as sized by its measured facts.
+  std::map<int, std::unique_ptr<Runtime>> untuned_runtimes;
   std::vector<std::shared_ptr<const void>> keep_alive;  // operands and plans
 };
 
@@ -608,8 +609,9 @@ void RegisterDequantized(const Machine& machine, Runtime& runtime,
   }
 }
 
-// `untuned`: a runtime without a DB, for the default rows of packed weights and batches (null
-// without them); `batch`: the GEMMs of a batch (0: none; a batch of 1 is still a batch).
+// `untuned`: a runtime without the DB's winners, for the default rows of packed weights and
+// batches (null without them); `batch`: the GEMMs of a batch (0: none; a batch of 1 is still a
+// batch).
 template <class Kind>
 Status RegisterProblem(Session& session, const Problem& problem, const Machine& machine,
                        Runtime& runtime, Runtime* untuned, const std::vector<Peer>& peers,
@@ -803,11 +805,12 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
   static Session session;  // Google Benchmark keeps the registrations until the process ends
   // The runtime of `db_path` with `threads`, opened once per thread budget.
   auto runtime_of = [&](std::map<int, std::unique_ptr<Runtime>>& runtimes,
-                        const std::string& db_path, int threads) -> Result<Runtime*> {
+                        bool use_winners, int threads) -> Result<Runtime*> {
     std::unique_ptr<Runtime>& runtime = runtimes[threads];
     if (!runtime) {
       RuntimeOptions options;
-      options.db_path = db_path;
+      options.db_path = request.db_path;
+      options.use_winners = use_winners;
       options.max_threads = threads;
       options.record_from_environment = false;  // the benchmark's calls are not the app's
       auto opened = Runtime::Open(options);
@@ -817,11 +820,11 @@ Status RunComparison(const ComparisonRequest& request, const Machine& machine,
     return runtime.get();
   };
   for (const Problem& problem : request.problems) {
-    auto runtime = runtime_of(session.runtimes, request.db_path, problem.threads);
+    auto runtime = runtime_of(session.runtimes, true, problem.threads);
     if (!runtime) return runtime.error();
     Runtime* untuned = nullptr;
     if (request.packed_b || request.batch > 0) {
-      auto opened = runtime_of(session.untuned_runtimes, "", problem.threads);
+      auto opened = runtime_of(session.untuned_runtimes, false, problem.threads);
       if (!opened) return opened.error();
       untuned = *opened;
     }

@@ -33,14 +33,15 @@ struct ComparisonRequest {
   double min_time_seconds = 0.2;     // per repetition
   std::string json_path;             // Google Benchmark JSON, or empty
   // B as constant weights, packed once before the timed calls: "tuned" runs the runtime's
-  // packed weights (Runtime::PackB), "default" those of a runtime without a DB, "unpacked" the
+  // packed weights (Runtime::PackB), "default" those of a runtime without the DB's winners (the
+  // analytical default, sized by what the DB measured of this machine), "unpacked" the
   // runtime's plain call; oneDNN runs its matmul with prepacked weights, peers
   // without such an API their plain call.
   bool packed_b = false;
   // > 0: each problem is a batch of this many GEMMs of its shape, operands one after another:
-  // "tuned" and "default" run the runtime's strided batch (with and without the DB), "loop"
-  // one runtime call per item, oneDNN its batched matmul, peers without a batch API one call
-  // per item. GFLOP/s count the whole batch.
+  // "tuned" and "default" run the runtime's strided batch (with and without the DB's winners),
+  // "loop" one runtime call per item, oneDNN its batched matmul, peers without a batch API one
+  // call per item. GFLOP/s count the whole batch.
   std::int64_t batch = 0;
   // Each GEMM followed by an epilogue: a bias per column of C where `bias`, then `activation`.
   // "tuned" and "default" fuse it (the runtime's and the default plan's Gemm with an Epilogue),

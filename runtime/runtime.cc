@@ -566,9 +566,11 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
 
   std::vector<WinnerRecord> winners;
   std::vector<ShapeRangeRecord> ranges;
+  std::optional<TuningStore> store;
   if (!options.db_path.empty()) {
-    auto store = TuningStore::Open(options.db_path, DbOpenMode::kReadOnly);
-    if (!store) return store.error();
+    auto opened = TuningStore::Open(options.db_path, DbOpenMode::kReadOnly);
+    if (!opened) return opened.error();
+    store.emplace(std::move(*opened));
     // What the tune measured of this machine (its effective LLC, its zmm FMA pipes) shapes the
     // defaults too; a row that cannot be read leaves hwloc's caches and the facts table in charge.
     auto row = store->FindMachine(impl->machine.fingerprint);
@@ -578,6 +580,8 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeOptions& options) {
     } else if (*row) {
       TakeMeasuredFacts((*row)->peaks, &impl->machine);
     }
+  }
+  if (store && options.use_winners) {
     auto own = store->Winners(impl->machine.fingerprint);
     if (!own) return own.error();
     winners = std::move(*own);

@@ -635,6 +635,46 @@ TEST_F(RuntimeTest, DefaultsAskTheEffectiveLlcStoredWithThePeaks) {
   EXPECT_EQ(rows(measured), 8);
 }
 
+// Without the DB's winners (RuntimeOptions::use_winners, `mmtune bench`'s default rows) a tuned
+// shape runs the default, still sized by the facts the DB measured of this machine.
+TEST_F(RuntimeTest, WithoutWinnersTheDefaultsStillTakeTheMeasuredFacts) {
+  const std::uint64_t share = CacheBudgetOf(machine_).l3_per_core;
+  const Problem gemv = MakeProblem(1, 1024, static_cast<std::int64_t>(share / 4096) - 1);
+  const Problem tuned = MakeProblem(48, 80, 100);
+  const std::string db =
+      MakeDb("winners.db", {Winner(tuned, MarkedConfig(tuned, machine_), 42.0,
+                                   machine_.fingerprint)});
+  {
+    auto store = TuningStore::Open(db, DbOpenMode::kReadWrite);
+    ASSERT_TRUE(store) << store.error().message;
+    const std::uint64_t cores = std::max(1, CacheBudgetOf(machine_).llc_cores);
+    const nlohmann::json peaks = {{"effective_llc_bytes", share * cores / 4}};
+    ASSERT_TRUE(store->UpsertMachine(machine_, peaks));
+  }
+  auto open = [&](bool use_winners) {
+    RuntimeOptions options;
+    options.db_path = db;
+    options.max_threads = 1;
+    options.use_winners = use_winners;
+    auto runtime = Runtime::Open(options);
+    EXPECT_TRUE(runtime) << runtime.error().message;
+    return runtime ? std::move(*runtime) : nullptr;
+  };
+  auto with = open(true);
+  auto without = open(false);
+  ASSERT_NE(with, nullptr);
+  ASSERT_NE(without, nullptr);
+  EXPECT_EQ(with->winners_loaded(), 1u);
+  EXPECT_EQ(with->Lookup(tuned).tier, LookupTier::kExact);
+  EXPECT_EQ(without->winners_loaded(), 0u);
+  EXPECT_EQ(without->Lookup(tuned).tier, LookupTier::kDefault);
+  const LookupReport report = without->Lookup(gemv);
+  EXPECT_EQ(report.tier, LookupTier::kDefault);
+  const auto config = nlohmann::json::parse(report.config_json);
+  EXPECT_EQ(config.at("mr"), 8) << report.config_text;
+  ExpectMatchesReference<float>(*without, tuned, 1.0f, 0.0f);
+}
+
 TEST_F(RuntimeTest, EveryLayoutAndTransposeInBothDtypes) {
   auto runtime = Open("");
   ASSERT_NE(runtime, nullptr);

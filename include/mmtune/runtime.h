@@ -34,6 +34,11 @@ struct RuntimeOptions {
   // Also use the winners of machines with another fingerprint but the same ISA level and data
   // cache sizes (e.g. a DB tuned on a sibling instance type).
   bool allow_compatible = false;
+  // Whether the DB's winners are used. Without them every problem runs the analytical default
+  // as a runtime with this DB runs an untuned shape: sized by what the DB measured of this
+  // machine (its effective last-level cache, its zmm FMA pipes). `mmtune bench` opens one for
+  // its default rows.
+  bool use_winners = true;
   // Record the problems that had no exact winner (calls and time) into this file when the
   // runtime closes, for `mmtune tune --from-record`. Empty: the MMTUNE_RECORD environment
   // variable, if set; else nothing is recorded.
