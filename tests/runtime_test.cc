@@ -510,14 +510,32 @@ class RuntimeTest : public ::testing::Test {
   }
 
   std::unique_ptr<Runtime> Open(const std::string& db, int max_threads = 1,
-                                const std::string& record = "") {
+                                const std::string& record = "", bool use_winners = true) {
     RuntimeOptions options;
     options.db_path = db;
     options.max_threads = max_threads;
     options.record_path = record;
+    options.use_winners = use_winners;
     auto runtime = Runtime::Open(options);
     EXPECT_TRUE(runtime) << runtime.error().message;
     return runtime ? std::move(*runtime) : nullptr;
+  }
+
+  // Stores this machine's row in `path` with the peaks of a tune that measured an effective
+  // last-level cache a quarter of hwloc's.
+  void StoreQuarterOfTheLlc(const std::string& path) {
+    auto store = TuningStore::Open(path, DbOpenMode::kReadWrite);
+    ASSERT_TRUE(store) << store.error().message;
+    const std::uint64_t cores = std::max(1, CacheBudgetOf(machine_).llc_cores);
+    const nlohmann::json peaks = {
+        {"effective_llc_bytes", CacheBudgetOf(machine_).l3_per_core * cores / 4}};
+    ASSERT_TRUE(store->UpsertMachine(machine_, peaks));
+  }
+
+  // A GEMV whose matrix is just under hwloc's L3 share of one core.
+  Problem GemvUnderTheLlcShare() const {
+    const std::uint64_t share = CacheBudgetOf(machine_).l3_per_core;
+    return MakeProblem(1, 1024, static_cast<std::int64_t>(share / 4096) - 1);
   }
 
   std::string dir_;
@@ -614,8 +632,7 @@ TEST_F(RuntimeTest, TiersOnARealDbAndCorrectResultsInEach) {
 // machine measured: a GEMV matrix just under hwloc's L3 share streams four rows, and eight
 // once the tune measured a cache a quarter of that (docs/analytical-model.md, step 1).
 TEST_F(RuntimeTest, DefaultsAskTheEffectiveLlcStoredWithThePeaks) {
-  const std::uint64_t share = CacheBudgetOf(machine_).l3_per_core;
-  const Problem gemv = MakeProblem(1, 1024, static_cast<std::int64_t>(share / 4096) - 1);
+  const Problem gemv = GemvUnderTheLlcShare();
   auto rows = [&](const std::string& db) {
     const LookupReport report = Open(db)->Lookup(gemv);
     EXPECT_EQ(report.tier, LookupTier::kDefault);
@@ -625,50 +642,27 @@ TEST_F(RuntimeTest, DefaultsAskTheEffectiveLlcStoredWithThePeaks) {
   };
   EXPECT_EQ(rows(MakeDb("hwloc.db", {})), 4);
   const std::string measured = Path("measured.db");
-  {
-    auto store = TuningStore::Open(measured, DbOpenMode::kReadWrite);
-    ASSERT_TRUE(store) << store.error().message;
-    const std::uint64_t cores = std::max(1, CacheBudgetOf(machine_).llc_cores);
-    const nlohmann::json peaks = {{"effective_llc_bytes", share * cores / 4}};
-    ASSERT_TRUE(store->UpsertMachine(machine_, peaks));
-  }
+  StoreQuarterOfTheLlc(measured);
   EXPECT_EQ(rows(measured), 8);
 }
 
 // Without the DB's winners (RuntimeOptions::use_winners, `mmtune bench`'s default rows) a tuned
 // shape runs the default, still sized by the facts the DB measured of this machine.
 TEST_F(RuntimeTest, WithoutWinnersTheDefaultsStillTakeTheMeasuredFacts) {
-  const std::uint64_t share = CacheBudgetOf(machine_).l3_per_core;
-  const Problem gemv = MakeProblem(1, 1024, static_cast<std::int64_t>(share / 4096) - 1);
   const Problem tuned = MakeProblem(48, 80, 100);
   const std::string db =
       MakeDb("winners.db", {Winner(tuned, MarkedConfig(tuned, machine_), 42.0,
                                    machine_.fingerprint)});
-  {
-    auto store = TuningStore::Open(db, DbOpenMode::kReadWrite);
-    ASSERT_TRUE(store) << store.error().message;
-    const std::uint64_t cores = std::max(1, CacheBudgetOf(machine_).llc_cores);
-    const nlohmann::json peaks = {{"effective_llc_bytes", share * cores / 4}};
-    ASSERT_TRUE(store->UpsertMachine(machine_, peaks));
-  }
-  auto open = [&](bool use_winners) {
-    RuntimeOptions options;
-    options.db_path = db;
-    options.max_threads = 1;
-    options.use_winners = use_winners;
-    auto runtime = Runtime::Open(options);
-    EXPECT_TRUE(runtime) << runtime.error().message;
-    return runtime ? std::move(*runtime) : nullptr;
-  };
-  auto with = open(true);
-  auto without = open(false);
+  StoreQuarterOfTheLlc(db);
+  auto with = Open(db);
+  auto without = Open(db, 1, "", false);
   ASSERT_NE(with, nullptr);
   ASSERT_NE(without, nullptr);
   EXPECT_EQ(with->winners_loaded(), 1u);
   EXPECT_EQ(with->Lookup(tuned).tier, LookupTier::kExact);
   EXPECT_EQ(without->winners_loaded(), 0u);
   EXPECT_EQ(without->Lookup(tuned).tier, LookupTier::kDefault);
-  const LookupReport report = without->Lookup(gemv);
+  const LookupReport report = without->Lookup(GemvUnderTheLlcShare());
   EXPECT_EQ(report.tier, LookupTier::kDefault);
   const auto config = nlohmann::json::parse(report.config_json);
   EXPECT_EQ(config.at("mr"), 8) << report.config_text;
