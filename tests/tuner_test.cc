@@ -19,6 +19,7 @@
 #include "machine/roofline.h"
 #include "search/space.h"
 #include "tests/synthetic_machine.h"
+#include "tuner/candidate_cost.h"
 #include "tuner/candidate_runner.h"
 #include "tuner/problem_buffers.h"
 #include "tuner/result_checker.h"
@@ -308,13 +309,19 @@ TEST(CandidateRunnerTest, VerifiesTimesFailsAndSkips) {
   EXPECT_EQ(skipped[0].stats.count, 1);
 }
 
+// Samples of 0.2 ms, the confirmation's too: tests time many rounds.
+MeasureOptions ShortSamples() {
+  MeasureOptions options;
+  options.min_sample_seconds = 0.0002;
+  options.confirm_min_sample_seconds = 0.0002;
+  return options;
+}
+
 // The confirmation never skips and takes its own, larger number of samples.
 TEST(CandidateRunnerTest, ConfirmationTakesMoreSamplesAndNeverSkips) {
   const Machine machine = Host();
   const Problem p = MakeProblem(DType::kF32, 61, 47, 33);
-  MeasureOptions options;
-  options.min_sample_seconds = 0.0002;
-  options.confirm_min_sample_seconds = 0.0002;
+  MeasureOptions options = ShortSamples();
   options.confirm_min_samples = options.max_samples + 2;  // more than any other batch may take
   options.confirm_max_samples = options.max_samples + 4;
   auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
@@ -328,6 +335,51 @@ TEST(CandidateRunnerTest, ConfirmationTakesMoreSamplesAndNeverSkips) {
   auto whole = (*runner)->Measure({good}, 1e-12, TimingMode::kWhole);
   EXPECT_EQ(whole[0].status, MeasurementStatus::kOk);
   EXPECT_LE(whole[0].stats.count, options.max_samples);
+}
+
+// Past its minimum samples the confirmation stops at its time limit, where samples that never
+// settle would otherwise take it to its maximum.
+TEST(CandidateRunnerTest, ConfirmationStopsAtItsTimeLimitOnceItHasItsMinimum) {
+  const Machine machine = Host();
+  const Problem p = MakeProblem(DType::kF32, 61, 47, 33);
+  MeasureOptions options = ShortSamples();
+  options.target_spread = -1.0;  // no spread is ever small enough
+  options.confirm_min_samples = 5;
+  options.confirm_max_samples = 11;
+  KernelConfig other = ModelConfig(p, machine);
+  other.k_unroll = other.k_unroll == 1 ? 4 : 1;
+  const std::vector<KernelConfig> finalists = {ModelConfig(p, machine), other};
+  // Each finalist's samples, timed in `mode` by a runner whose confirmation stops after
+  // `confirm_max_seconds`.
+  auto sample_counts = [&](double confirm_max_seconds, TimingMode mode) {
+    options.confirm_max_seconds = confirm_max_seconds;
+    std::vector<int> counts;
+    auto runner = CandidateRunner::Create(p, machine, options, DefaultThreadPool());
+    EXPECT_TRUE(runner.ok()) << runner.error().message;
+    if (!runner.ok()) return counts;
+    for (const CandidateMeasurement& m : (*runner)->Measure(finalists, 0.0, mode)) {
+      EXPECT_EQ(m.status, MeasurementStatus::kOk) << m.error;
+      counts.push_back(m.stats.count);
+    }
+    return counts;
+  };
+  EXPECT_EQ(sample_counts(0.0, TimingMode::kConfirm),
+            std::vector<int>(2, options.confirm_max_samples));
+  EXPECT_EQ(sample_counts(1e-9, TimingMode::kConfirm),
+            std::vector<int>(2, options.confirm_min_samples));
+  // The other batches have no time limit: they stop at their own maximum.
+  EXPECT_EQ(sample_counts(1e-9, TimingMode::kWhole), std::vector<int>(2, options.max_samples));
+}
+
+TEST(CandidateCostTest, CandidatesThatStartWithinTheTimeLeft) {
+  CandidateCost cost;
+  EXPECT_EQ(cost.FitIn(0.5), std::numeric_limits<std::size_t>::max());  // nothing known yet
+  cost.Add(2.0);
+  cost.Add(4.0);  // 3 s a candidate
+  EXPECT_EQ(cost.FitIn(0.5), 1u);
+  EXPECT_EQ(cost.FitIn(6.0), 2u);
+  EXPECT_EQ(cost.FitIn(7.0), 3u);
+  EXPECT_EQ(cost.FitIn(-1.0), 1u);
 }
 
 TEST(CandidateRunnerTest, PublishesEveryResultOnceAsSoonAsItIsFinal) {
@@ -778,8 +830,7 @@ TEST(TuneSessionTest, TunesStoresWinnersAndResumes) {
   request.strategy = "exhaustive";
   request.budget_seconds = 0.0;
   request.max_evals = 6;
-  request.measure.min_sample_seconds = 0.0002;
-  request.measure.confirm_min_sample_seconds = 0.0002;
+  request.measure = ShortSamples();
   int progress_events = 0;
   auto first = RunTuning(*store, *machine_id, machine, request, DefaultThreadPool(),
                          [&](const TuneEvent& e) { progress_events += e.kind ==
@@ -836,8 +887,7 @@ TEST(TuneSessionTest, TheDefaultIsWhatTheRuntimeRunsUntuned) {
   request.strategy = "exhaustive";
   request.budget_seconds = 0.0;
   request.max_evals = 4;
-  request.measure.min_sample_seconds = 0.0002;
-  request.measure.confirm_min_sample_seconds = 0.0002;
+  request.measure = ShortSamples();
   auto result = RunTuning(*store, *machine_id, machine, request, DefaultThreadPool(), {});
   ASSERT_TRUE(result.ok()) << result.error().message;
   ASSERT_EQ(result->outcomes.size(), 1u);

@@ -116,7 +116,8 @@ class Runner final : public CandidateRunner {
     const bool confirm = mode == TimingMode::kConfirm;
     const Rounds rounds{confirm ? options_.confirm_min_samples : options_.min_samples,
                         confirm ? options_.confirm_max_samples : options_.max_samples,
-                        mode == TimingMode::kSearch};
+                        mode == TimingMode::kSearch,
+                        confirm ? options_.confirm_max_seconds : 0.0};
     const double sample_seconds =
         confirm ? options_.confirm_min_sample_seconds : options_.min_sample_seconds;
     std::vector<CandidateMeasurement> results(configs.size());
@@ -150,6 +151,7 @@ class Runner final : public CandidateRunner {
     int min_samples;
     int max_samples;
     bool allow_skip;
+    double max_seconds;  // past min_samples, no round starts after this long (0: no limit)
   };
 
   struct Candidate {
@@ -290,6 +292,7 @@ class Runner final : public CandidateRunner {
   template <typename Publish>
   void TimeInterleaved(std::vector<Candidate>& candidates, double best_seconds, Rounds rounds,
                        std::vector<CandidateMeasurement>& results, const Publish& publish) {
+    const Clock::time_point rounds_start = Clock::now();
     std::size_t previous = candidates.size();
     for (int round = 0; round < rounds.max_samples; ++round) {
       std::vector<std::size_t> order;
@@ -323,8 +326,10 @@ class Runner final : public CandidateRunner {
         Candidate& candidate = candidates[c];
         if (!candidate.active) continue;
         const SampleStats stats = Summarize(candidate.samples);
+        const bool out_of_time =
+            rounds.max_seconds > 0.0 && SecondsSince(rounds_start) >= rounds.max_seconds;
         if (stats.count >= rounds.min_samples &&
-            stats.RelativeSpread() <= options_.target_spread) {
+            (out_of_time || stats.RelativeSpread() <= options_.target_spread)) {
           Finish(candidate, results, publish);
         }
       }

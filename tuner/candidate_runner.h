@@ -8,7 +8,8 @@
 // candidate twice in a row (when two or more are active); after the first round, candidates
 // slower than `skip_ratio` x the best known time are dropped as skipped; a candidate is done when
 // it has `min_samples` samples with a relative MAD under `target_spread`, or `max_samples`. The
-// confirmation of the finalists takes longer samples and more of them (`confirm_*`).
+// confirmation of the finalists takes longer samples and more of them (`confirm_*`), and stops
+// after `confirm_max_seconds` once each has its minimum.
 #pragma once
 
 #include <cstddef>
@@ -39,6 +40,10 @@ struct MeasureOptions {
   double confirm_min_sample_seconds = 0.02;
   int confirm_min_samples = 9;
   int confirm_max_samples = 21;
+  // Past confirm_min_samples, the confirmation stops taking rounds once it has lasted this long
+  // (0: no limit), so that a shape whose calls take a tenth of a second does not spend many
+  // times its search budget confirming. The tune sets it from its budget.
+  double confirm_max_seconds = 0.0;
   bool cold_cache = false;      // rotate operand copies larger than the last-level cache
   std::uint64_t data_seed = 1;  // operand values
 };

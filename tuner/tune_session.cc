@@ -10,6 +10,7 @@
 #include "mmtune/version.h"
 #include "search/space.h"
 #include "search/strategy.h"
+#include "tuner/candidate_cost.h"
 
 namespace mmtune {
 namespace {
@@ -36,6 +37,10 @@ struct Known {
   double median_seconds = 0.0;
   bool resumed = false;
 };
+
+// The confirmation's rounds past its minimum samples stop after this share of the budget: on
+// shapes whose calls take a tenth of a second, rounds up to the maximum took twice the search.
+constexpr double kConfirmShareOfBudget = 0.25;
 
 // What the strategy learns: the GFLOP/s of a timed candidate, including the one-round estimate
 // of a skipped one (it ranks it well enough: it was clearly slow); nothing for a failed one.
@@ -166,7 +171,11 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
   event.planned = planned;
   Emit(event);
 
-  auto runner = CandidateRunner::Create(problem, machine_, request_.measure, pool_);
+  MeasureOptions measure = request_.measure;
+  if (measure.confirm_max_seconds == 0.0 && request_.budget_seconds > 0.0) {
+    measure.confirm_max_seconds = kConfirmShareOfBudget * request_.budget_seconds;
+  }
+  auto runner = CandidateRunner::Create(problem, machine_, measure, pool_);
   if (!runner) {
     outcome.error = runner.error().message;
     return OkStatus();
@@ -209,6 +218,7 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
 
   // The baseline: the analytical default, timed to the end (no skip).
   double default_seconds = 0.0;
+  CandidateCost cost;
   {
     const std::string hash = ConfigHash(outcome.default_config);
     if (known.find(hash) == known.end()) {
@@ -219,6 +229,7 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
       if (!measured) return measured.error();
       const CandidateMeasurement& baseline = (*measured)[0];
       known[hash] = Known{baseline.status, baseline.gflops, baseline.stats.median, false};
+      cost.Add(baseline.seconds_spent);
     }
     default_seconds = known[hash].median_seconds;
   }
@@ -241,6 +252,9 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
     if (request_.max_evals > 0) {
       want = std::min<std::size_t>(want,
                                    static_cast<std::size_t>(request_.max_evals - outcome.evaluations));
+    }
+    if (request_.budget_seconds > 0.0) {
+      want = std::min(want, cost.FitIn(SecondsBetween(Clock::now(), deadline)));
     }
     const std::vector<std::size_t> proposed = (*strategy)->Propose(want);
     if (proposed.empty()) break;
@@ -272,6 +286,7 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
         known[ConfigHash(configs[i])] = result;
         (*strategy)->Observe(to_measure[i], ScoreFor(result));
         note(result);
+        cost.Add(m.seconds_spent);
       }
     }
     progress();
