@@ -487,7 +487,8 @@ void SetupTuneCommand(CLI::App& app, Context& context) {
                    "and evolutionary search; see docs/search.md)";
   tune->add_option("--strategy", options->strategy, strategy_help)->capture_default_str();
   tune->add_option("--budget", options->budget,
-                   "Seconds of search per shape, 0 = no limit (the confirm round comes on top)")
+                   "Seconds of search per shape, 0 = no limit (the confirm round comes on "
+                   "top, at most a quarter of it past its minimum samples)")
       ->capture_default_str();
   tune->add_option("--evals", options->evals, "At most this many candidates per shape, 0 = no limit")
       ->capture_default_str();
