@@ -380,6 +380,7 @@ TEST(CandidateCostTest, CandidatesThatStartWithinTheTimeLeft) {
   EXPECT_EQ(cost.FitIn(6.0), 2u);
   EXPECT_EQ(cost.FitIn(7.0), 3u);
   EXPECT_EQ(cost.FitIn(-1.0), 1u);
+  EXPECT_EQ(cost.FitIn(1e300), std::numeric_limits<std::size_t>::max());
 }
 
 TEST(CandidateRunnerTest, PublishesEveryResultOnceAsSoonAsItIsFinal) {

@@ -39,7 +39,7 @@ struct Known {
 };
 
 // The confirmation's rounds past its minimum samples stop after this share of the budget: on
-// shapes whose calls take a tenth of a second, rounds up to the maximum took twice the search.
+// shapes whose calls take a tenth of a second, rounds up to the maximum take twice the search.
 constexpr double kConfirmShareOfBudget = 0.25;
 
 // What the strategy learns: the GFLOP/s of a timed candidate, including the one-round estimate
