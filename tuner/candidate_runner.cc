@@ -322,12 +322,12 @@ class Runner final : public CandidateRunner {
           }
         }
       }
+      const bool out_of_time =
+          rounds.max_seconds > 0.0 && SecondsSince(rounds_start) >= rounds.max_seconds;
       for (std::size_t c : order) {
         Candidate& candidate = candidates[c];
         if (!candidate.active) continue;
         const SampleStats stats = Summarize(candidate.samples);
-        const bool out_of_time =
-            rounds.max_seconds > 0.0 && SecondsSince(rounds_start) >= rounds.max_seconds;
         if (stats.count >= rounds.min_samples &&
             (out_of_time || stats.RelativeSpread() <= options_.target_spread)) {
           Finish(candidate, results, publish);
