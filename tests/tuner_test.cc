@@ -371,6 +371,29 @@ TEST(CandidateRunnerTest, ConfirmationStopsAtItsTimeLimitOnceItHasItsMinimum) {
   EXPECT_EQ(sample_counts(1e-9, TimingMode::kWhole), std::vector<int>(2, options.max_samples));
 }
 
+// A config verified once is not verified again when it comes back (the confirmation's finalists);
+// one that failed is tried again, and fails again.
+TEST(CandidateRunnerTest, VerifiesEachConfigOnce) {
+  const Machine machine = Host();
+  const Problem p = MakeProblem(DType::kF32, 61, 47, 33);
+  auto runner = CandidateRunner::Create(p, machine, ShortSamples(), DefaultThreadPool());
+  ASSERT_TRUE(runner.ok()) << runner.error().message;
+  const KernelConfig good = ModelConfig(p, machine);
+  KernelConfig other = good;
+  other.k_unroll = other.k_unroll == 1 ? 4 : 1;
+  KernelConfig bad = good;
+  bad.mr = 1000;  // no such kernel
+  EXPECT_EQ((*runner)->verified_configs(), 0);
+  auto first = (*runner)->Measure({good, bad}, 0.0, TimingMode::kSearch);
+  EXPECT_EQ(first[0].status, MeasurementStatus::kOk) << first[0].error;
+  EXPECT_EQ((*runner)->verified_configs(), 1);
+  auto confirmed = (*runner)->Measure({other, good, bad}, 0.0, TimingMode::kConfirm);
+  EXPECT_EQ(confirmed[0].status, MeasurementStatus::kOk) << confirmed[0].error;
+  EXPECT_EQ(confirmed[1].status, MeasurementStatus::kOk) << confirmed[1].error;
+  EXPECT_EQ(confirmed[2].status, MeasurementStatus::kFailed);
+  EXPECT_EQ((*runner)->verified_configs(), 2);
+}
+
 TEST(CandidateCostTest, CandidatesThatStartWithinTheTimeLeft) {
   CandidateCost cost;
   EXPECT_EQ(cost.FitIn(0.5), std::numeric_limits<std::size_t>::max());  // nothing known yet

@@ -1,5 +1,5 @@
-// Measures kernel configs on one problem: verify each against the reference first (a wrong or
-// failing config is recorded as failed and never timed), then time a batch of them in
+// Measures kernel configs on one problem: verify each against the reference first, once (a wrong
+// or failing config is recorded as failed and never timed), then time a batch of them in
 // interleaved rounds so that slow drifts of the machine hit every candidate alike.
 //
 // Timing protocol: one untimed warm-up call and one calibration call per candidate; a sample
@@ -93,13 +93,16 @@ class CandidateRunner {
   // candidate of a problem (the default baseline) times markedly slow (docs/tuning.md, Timing).
   // A config that cannot run is ignored here (Measure reports it).
   virtual void WarmUp(const KernelConfig& config, double seconds) = 0;
-  // Verifies every config, then times the verified ones together as described above.
+  // Verifies every config this runner has not verified before (the confirmation's finalists
+  // were, in the search), then times the verified ones together as described above.
   // `best_seconds` is the best median known before this batch (0 = none), for the early skip;
   // `mode` says whether candidates may be skipped and how long they are timed.
   // `on_final`, when set, sees every result as soon as it is final, each exactly once.
   virtual std::vector<CandidateMeasurement> Measure(const std::vector<KernelConfig>& configs,
                                                     double best_seconds, TimingMode mode,
                                                     const MeasurementSink& on_final = {}) = 0;
+  // The configs Measure has verified so far, each counted once.
+  virtual int verified_configs() const = 0;
 };
 
 }  // namespace mmtune
