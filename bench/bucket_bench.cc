@@ -95,11 +95,12 @@ struct Tuned {
   double seconds = 0.0;
 };
 
-// Tunes `problems` into a fresh in-memory DB and returns its winners.
-Result<Tuned> TuneInMemory(const std::vector<Problem>& problems, const Machine& machine,
-                           const Options& options, ThreadPool& pool) {
+// Tunes the bucket shapes of `range` into a fresh in-memory DB and returns their winners.
+Result<Tuned> TuneInMemory(const std::vector<Problem>& problems, const ShapeRangeRecord& range,
+                           const Machine& machine, const Options& options, ThreadPool& pool) {
   TuneRequest request = RequestOf(options);
   request.problems = problems;
+  request.ranges = {range};
   const auto start = std::chrono::steady_clock::now();
   auto tune = RunTuningInMemory(machine, request, pool, [](const TuneEvent& e) {
     if (e.kind == TuneEvent::Kind::kProblemDone) {
@@ -161,7 +162,7 @@ int Run(const Options& options) {
             << range->ToString() << " (" << policy->ToString() << ")\n";
   std::vector<Problem> bucket_problems;
   for (const Shape& shape : *buckets) bucket_problems.push_back(record.ProblemOf(shape));
-  auto range_tune = TuneInMemory(bucket_problems, *machine, options, pool);
+  auto range_tune = TuneInMemory(bucket_problems, record, *machine, options, pool);
   if (!range_tune) {
     std::cerr << "bucket_bench: " << range_tune.error().message << "\n";
     return 1;

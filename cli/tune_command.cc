@@ -410,6 +410,7 @@ void RunTune(const TuneOptions& options, Context& context) {
 
   TuneRequest request;
   request.problems = problems;
+  request.ranges = range_records;
   request.strategy = options.strategy;
   request.budget_seconds = options.budget;
   request.max_evals = options.evals;

@@ -153,6 +153,19 @@ Result<std::vector<Shape>> BucketShapes(const ShapeRange& range, const BucketPol
   return shapes;
 }
 
+DimRange SizesServedBy(std::int64_t bucket, const DimRange& range, const BucketPolicy& policy) {
+  if (bucket <= range.lo) return DimRange{range.lo, range.lo};
+  // The policy's largest size below `bucket`; lo when none lies above lo.
+  std::int64_t below = 0;
+  if (policy.kind == BucketPolicy::Kind::kStep) {
+    below = (bucket - 1) / policy.step * policy.step;
+  } else {
+    below = 1;
+    while (below * 2 < bucket) below *= 2;
+  }
+  return DimRange{std::max(below, range.lo) + 1, bucket};
+}
+
 Shape BucketShapeOf(const Shape& shape, const ShapeRange& range, const BucketPolicy& policy) {
   auto bucket = [&](std::int64_t value, const DimRange& dim) {
     if (value <= dim.lo) return dim.lo;

@@ -72,4 +72,8 @@ Result<std::vector<Shape>> BucketShapes(const ShapeRange& range, const BucketPol
 // least as large.
 Shape BucketShapeOf(const Shape& shape, const ShapeRange& range, const BucketPolicy& policy);
 
+// The sizes of one ranged dimension that run with the winner of bucket size `bucket`, one of
+// BucketsOf(range, policy): those above the next smaller bucket, up to `bucket`.
+DimRange SizesServedBy(std::int64_t bucket, const DimRange& range, const BucketPolicy& policy);
+
 }  // namespace mmtune

@@ -137,9 +137,7 @@ Result<GemmPlan<X>> GemmPlan<X>::Create(const KernelConfig& config) {
   plan.micro_kernel_ = FindMicroKernel<X>(config.isa, config.mr, config.nr, config.k_unroll);
   // Only the direct driver runs partial tiles in smaller kernels; packed tiles are padded.
   if constexpr (!GemmTypes<X>::kLowPrecision) {
-    if (config.family == KernelFamily::kDirect) {
-      plan.snug_tiles_ = &SnugTiles<X>::Of(*plan.micro_kernel_);
-    }
+    if (!config.PadsPartialTiles(kDType)) plan.snug_tiles_ = &SnugTiles<X>::Of(*plan.micro_kernel_);
   }
   return plan;
 }

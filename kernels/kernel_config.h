@@ -84,6 +84,12 @@ struct KernelConfig {
   Status ValidateFields(DType dtype) const;
   // Whether the family fits the shape (gemv needs M = 1 or N = 1).
   Status ValidateShape(std::int64_t m, std::int64_t n) const;
+  // Whether a partial register tile at the bottom or right edge of C costs a whole one: packed
+  // tiles are padded, and only direct f32 and f64 run them in smaller kernels. GEMV: no tiles.
+  bool PadsPartialTiles(DType dtype) const {
+    return family == KernelFamily::kPacked ||
+           (family == KernelFamily::kDirect && IsLowPrecision(dtype));
+  }
   // e.g. "packed avx2 6x16 ku4 mc120 kc256 nc4080 pf0/0/c jc t1"; a direct config visiting row
   // panels first says "rowpanels" before its loop: "direct avx512 6x64 ku1 pf0/0 rowpanels jc t1",
   // a packed one reading A in place "ainplace": "packed avx512 4x64 ku1 ... pf0/0/c ainplace jc t1"

@@ -136,5 +136,33 @@ TEST(ShapeRangeTest, AProblemMapsToTheSmallestBucketAtLeastAsLarge) {
   EXPECT_FALSE(range->Contains({1, 4096, 99}));
 }
 
+// The sizes a bucket's winner serves are exactly those that map to the bucket.
+TEST(ShapeRangeTest, EachBucketServesTheSizesThatMapToIt) {
+  auto range = ParseShapeRange("1..2048x4096x100..300");
+  ASSERT_TRUE(range.ok());
+  const BucketPolicy pow2;
+  EXPECT_EQ(SizesServedBy(1, range->m, pow2), (DimRange{1, 1}));
+  EXPECT_EQ(SizesServedBy(2, range->m, pow2), (DimRange{2, 2}));
+  EXPECT_EQ(SizesServedBy(16, range->m, pow2), (DimRange{9, 16}));
+  EXPECT_EQ(SizesServedBy(100, range->k, pow2), (DimRange{100, 100}));
+  EXPECT_EQ(SizesServedBy(128, range->k, pow2), (DimRange{101, 128}));
+  EXPECT_EQ(SizesServedBy(300, range->k, pow2), (DimRange{257, 300}));
+  const BucketPolicy step{BucketPolicy::Kind::kStep, 64};
+  EXPECT_EQ(SizesServedBy(64, range->m, step), (DimRange{2, 64}));
+  EXPECT_EQ(SizesServedBy(2048, range->m, step), (DimRange{1985, 2048}));
+  for (const BucketPolicy& policy : {pow2, step}) {
+    for (const DimRange& dim : {range->m, range->k}) {
+      for (std::int64_t size = dim.lo; size <= dim.hi; ++size) {
+        const Shape shape{dim == range->m ? size : 1, 4096, dim == range->k ? size : 100};
+        const Shape bucket = BucketShapeOf(shape, *range, policy);
+        const DimRange served = dim == range->m ? SizesServedBy(bucket.m, dim, policy)
+                                                : SizesServedBy(bucket.k, dim, policy);
+        ASSERT_LE(served.lo, size) << policy.ToString();
+        ASSERT_GE(served.hi, size) << policy.ToString();
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mmtune

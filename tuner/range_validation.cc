@@ -123,6 +123,7 @@ Result<RangeValidationRecord> ValidateHeldOutShape(const ShapeRangeRecord& range
   // would answer with, or the next validation would measure the exact tier.
   TuneRequest own_request = request;
   own_request.problems = {problem};
+  own_request.ranges.clear();  // its winner is for this one shape, not the sizes of a bucket
   const auto start = std::chrono::steady_clock::now();
   auto own_tune = RunTuningInMemory(machine, own_request, pool, nullptr, stop);
   if (!own_tune) return own_tune.error();

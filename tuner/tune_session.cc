@@ -10,6 +10,7 @@
 #include "mmtune/version.h"
 #include "search/space.h"
 #include "search/strategy.h"
+#include "tuner/bucket_tile_use.h"
 #include "tuner/candidate_cost.h"
 
 namespace mmtune {
@@ -336,11 +337,19 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
       MeasureAndRecord(**runner, finalists, 0.0, TimingMode::kConfirm, MeasurementStage::kConfirm,
                        *problem_id, std::vector<int>(finalists.size(), 0));
   if (!confirmed) return confirmed.error();
+  // A bucket shape's winner runs every size its bucket serves: finalists rank by their speed
+  // here times their tiles' fit over those sizes; any other shape's by their speed alone.
+  const std::optional<ServedSizes> served = SizesServedByProblem(problem, request_.ranges);
   const CandidateMeasurement* winner = nullptr;
+  double winner_score = 0.0;
   for (const CandidateMeasurement& m : *confirmed) {
     if (m.status != MeasurementStatus::kOk) continue;
     if (m.config == outcome.default_config) outcome.default_gflops = m.gflops;
-    if (winner == nullptr || m.gflops > winner->gflops) winner = &m;
+    const double score = m.gflops * (served ? ServedTileUse(m.config, problem, *served) : 1.0);
+    if (winner == nullptr || score > winner_score) {
+      winner = &m;
+      winner_score = score;
+    }
   }
   if (winner != nullptr) {
     outcome.winner = winner->config;

@@ -26,6 +26,9 @@ namespace mmtune {
 
 struct TuneRequest {
   std::vector<Problem> problems;
+  // The ranges whose bucket shapes are among `problems`: a bucket's confirmation weighs its
+  // finalists by how well their tiles fit the sizes it serves (tuner/bucket_tile_use.h).
+  std::vector<ShapeRangeRecord> ranges;
   std::string strategy = "auto";
   double budget_seconds = 20.0;  // per problem; 0 = no time limit
   std::int64_t max_evals = 0;    // per problem; 0 = no limit
