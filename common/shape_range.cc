@@ -1,5 +1,6 @@
 #include "common/shape_range.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
