@@ -4,14 +4,14 @@
 #include <cstdint>
 
 #include "kernels/default_config.h"
+#include "kernels/gemm_internal.h"
 
 namespace mmtune {
 namespace {
 
 // The useful share of the tiles that cover `size` rows (or columns) `tile` at a time.
 double TileUse(std::int64_t size, int tile) {
-  const std::int64_t tiles = (size + tile - 1) / tile;
-  return static_cast<double>(size) / static_cast<double>(tiles * tile);
+  return static_cast<double>(size) / static_cast<double>(detail::RoundUp(size, tile));
 }
 
 // The mean of TileUse over `sizes`, from at most this many evenly spread sizes: a long bucket
