@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "common/aligned_allocator.h"
 #include "comparison/peer_libraries.h"
 #include "comparison/summary_reporter.h"
 #include "kernels/default_config.h"
@@ -56,12 +57,17 @@ enum class Applies { kNothing, kEpilogue, kDequantization };
 // With an epilogue, its bias (N values: floating ones in [-1, 1), integers in [-1000, 1000]).
 // Dequantized (s8 only): C's storage holds f32 results, scale_j * (A B)(i, j) + bias_j then the
 // activation, with A's scale and a scale per column of B (A without a zero point), the bias f32.
+// A, B and C start on pages, as the tuner's operands do (tuner/problem_buffers.h), so that a
+// config runs here the path it was timed on.
+template <typename T>
+using PageAligned = std::vector<T, AlignedAllocator<T, 4096>>;
+
 template <class Kind>
 struct Operands {
   using C = typename GemmTypes<Kind>::C;
-  std::vector<typename GemmTypes<Kind>::A> a;
-  std::vector<typename GemmTypes<Kind>::B> b;
-  std::vector<C> c;
+  PageAligned<typename GemmTypes<Kind>::A> a;
+  PageAligned<typename GemmTypes<Kind>::B> b;
+  PageAligned<C> c;
   std::vector<C> bias;
   Epilogue<C> epilogue;
   std::int64_t items = 1;

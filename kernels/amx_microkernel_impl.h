@@ -19,6 +19,11 @@ namespace mmtune::ukernel {
 // holds k in runs of a tile row (64 bytes: 32 bf16, 64 u8) per row, the B panel k groups of
 // Kind::kGroup per column (the VNNI layout the tile dot products read); both are zero-padded to
 // whole runs, so args.groups is a multiple of 16. Runs between EnterTiles and LeaveTiles.
+// A whole tile of a row-major C with alpha 1 and beta 0 or 1 (every k block after a GEMM's
+// first is beta 1) accumulates in the C tiles in place: loaded from C (beta 1) or zeroed, and
+// stored back, with no pass through a buffer; other tiles go through WriteTile. Only where C's
+// rows start on cache lines: a tile row straddling two lines stores slower than the buffer's
+// pass (docs/low-precision.md).
 template <class Kind, int MT, int NT>
 void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
   using A = typename Kind::A;
@@ -36,7 +41,19 @@ void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
   constexpr int kFirstB = kFirstA + MT;
   static_assert(kFirstB + NT <= 8, "eight tile registers");
 
-  simd::Unroll<MT * NT>([&](auto t) { simd::amx::Zero<decltype(t)::value>(); });
+  const std::int64_t c_stride = args.row_stride * std::int64_t{sizeof(C)};
+  const bool in_place = args.m == MR && args.n == NR && args.col_stride == 1 && args.alpha == 1 &&
+                        (args.beta == 0 || args.beta == 1) &&
+                        (reinterpret_cast<std::uintptr_t>(args.c) | c_stride) % 64 == 0;
+  auto c_tile = [&](int i, int j) { return args.c + i * kRows * args.row_stride + j * kRows; };
+  if (in_place && args.beta == 1) {
+    simd::Unroll<MT * NT>([&](auto t) {
+      constexpr int T = decltype(t)::value;
+      simd::amx::Load<T>(c_tile(T / NT, T % NT), c_stride);
+    });
+  } else {
+    simd::Unroll<MT * NT>([&](auto t) { simd::amx::Zero<decltype(t)::value>(); });
+  }
 
   const A* a = args.a;
   const B* b = args.b;
@@ -61,6 +78,13 @@ void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
     b += kGroupsPerStep * NR * G;
   }
 
+  if (in_place) {
+    simd::Unroll<MT * NT>([&](auto t) {
+      constexpr int T = decltype(t)::value;
+      simd::amx::Store<T>(c_tile(T / NT, T % NT), c_stride);
+    });
+    return;
+  }
   alignas(64) C tile[MR][NR];
   simd::Unroll<MT>([&](auto i) {
     simd::Unroll<NT>([&](auto j) {

@@ -113,6 +113,7 @@ std::int64_t DirectKcModel(const CacheBudget& cache, std::int64_t m, int nr, std
 // (docs/analytical-model.md, step 3).
 std::int64_t PackedKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem);
 
+
 // The packed family's model mc (rows of the packed A block) for k blocks of `kc` with
 // `a_elem`-byte A elements, before rounding to the tile and clamping to the problem: an mc x kc
 // block of half of L2, at most 512 KiB (docs/analytical-model.md, step 4).
@@ -122,5 +123,11 @@ std::int64_t PackedMcModel(const CacheBudget& cache, std::int64_t kc, std::int64
 // `b_elem`-byte B elements, before rounding to the tile and clamping to the problem: a kc x nc
 // block of half of this core's share of L3, at most 4 MiB (docs/analytical-model.md, step 5).
 std::int64_t PackedNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem);
+
+// The three models above for the tile (AMX) kernels: a kc x nr B micro-panel of half of L1, an
+// A block of L2 / 16 and a B block of L2 / 2 bytes (docs/low-precision.md).
+std::int64_t TileKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem);
+std::int64_t TileMcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t a_elem);
+std::int64_t TileNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem);
 
 }  // namespace mmtune

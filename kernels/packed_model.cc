@@ -47,6 +47,22 @@ std::int64_t PackedNcModel(const CacheBudget& cache, std::int64_t kc, std::int64
   return block_bytes / std::max<std::int64_t>(1, kc * b_elem);
 }
 
+// The tile (AMX) kernels consume their operands faster than the vector kernels by an order of
+// magnitude: the B micro-panel stays in half of L1 while the A panels stream past it (four tile
+// loads feed four tile dot products, more bytes a cycle than L2 delivers), and the packed A and B
+// blocks stay in L2 (L3 does not keep up). Measurements: docs/low-precision.md.
+std::int64_t TileKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem) {
+  return static_cast<std::int64_t>(cache.l1d) / 2 / std::max<std::int64_t>(1, nr * b_elem);
+}
+
+std::int64_t TileMcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t a_elem) {
+  return static_cast<std::int64_t>(cache.l2) / 16 / std::max<std::int64_t>(1, kc * a_elem);
+}
+
+std::int64_t TileNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem) {
+  return static_cast<std::int64_t>(cache.l2) / 2 / std::max<std::int64_t>(1, kc * b_elem);
+}
+
 namespace model {
 namespace {
 
@@ -69,14 +85,20 @@ std::int64_t BalancedBlock(std::int64_t extent, std::int64_t model, int step) {
 // block (kc x nc) in about half of this core's share of L3. mc and nc split M and N evenly
 // (BalancedBlock). No block larger than the problem (whole tiles, kc whole groups of `k_group`)
 // or than the config limits. kc is sized for a micro-panel `kc_panel_nr` wide, which may be
-// narrower than the tile's (PackedModel).
+// narrower than the tile's (PackedModel). Tile kernels (`tiles`) take the Tile*Model blocks and
+// split K evenly too, as BalancedBlock does M and N: their C tiles pass through memory once per k
+// block.
 void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64_t a_elem,
-                    std::int64_t b_elem, int kc_step, int k_group, int kc_panel_nr,
+                    std::int64_t b_elem, int kc_step, int k_group, int kc_panel_nr, bool tiles,
                     KernelConfig& c) {
-  std::int64_t kc = PackedKcModel(cache, kc_panel_nr, b_elem);
+  std::int64_t kc = tiles ? TileKcModel(cache, kc_panel_nr, b_elem)
+                          : PackedKcModel(cache, kc_panel_nr, b_elem);
   kc = std::clamp<std::int64_t>(kc / kc_step * kc_step, kc_step, 1 << 14);
-  const std::int64_t mc = BalancedBlock(problem.m, PackedMcModel(cache, kc, a_elem), c.mr);
-  const std::int64_t nc = BalancedBlock(problem.n, PackedNcModel(cache, kc, b_elem), c.nr);
+  if (tiles) kc = BalancedBlock(problem.k, kc, kc_step);
+  const std::int64_t mc = BalancedBlock(
+      problem.m, tiles ? TileMcModel(cache, kc, a_elem) : PackedMcModel(cache, kc, a_elem), c.mr);
+  const std::int64_t nc = BalancedBlock(
+      problem.n, tiles ? TileNcModel(cache, kc, b_elem) : PackedNcModel(cache, kc, b_elem), c.nr);
   kc = std::min<std::int64_t>(
       kc, (std::max<std::int64_t>(1, problem.k) + k_group - 1) / k_group * k_group);
   constexpr std::int64_t kMaxBlock = 1 << 16;
@@ -96,7 +118,7 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
       // the four-vector tiles run faster at that kc (a 128 KiB micro-panel) than at the shorter
       // one PackedKcModel's 64 KiB would give them (docs/analytical-model.md, step 3).
       const int lanes = VectorLanes(c.isa, static_cast<std::size_t>(elem));
-      SetCacheBlocks(cache, problem, elem, elem, 8, 1, std::min(c.nr, 2 * lanes), c);
+      SetCacheBlocks(cache, problem, elem, elem, 8, 1, std::min(c.nr, 2 * lanes), false, c);
       return;
     }
     // A bf16 or s8 panel holds 2x or 4x the k of an f32 one; kc whole groups of k, and whole
@@ -105,9 +127,10 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
     case DType::kS8:
       WithGemmOf(problem.dtype, [&]<typename Kind>() {
         if constexpr (GemmTypes<Kind>::kLowPrecision) {
-          const int run = PackedAGroup<Kind>(c.isa, c.mr, c.nr, c.k_unroll);
+          const auto* kernel = FindMicroKernel<Kind>(c.isa, c.mr, c.nr, c.k_unroll);
+          const int run = kernel != nullptr ? kernel->a_group : Kind::kGroup;
           SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B),
-                         std::max(16, run), run, c.nr, c);
+                         std::max(16, run), run, c.nr, kernel != nullptr && kernel->tiles, c);
         }
       });
       return;

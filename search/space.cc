@@ -27,23 +27,26 @@ std::vector<int> Around(std::int64_t model, std::initializer_list<std::int64_t> 
 }
 
 // The packed family around the cache model for one micro-kernel `base`: kc as the model sizes
-// it (PackedKcModel: a B micro-panel of kc x NR), mc for L2 (an A block of mc x kc), nc for L3
+// it (PackedKcModel: a B micro-panel of kc x NR; the Tile*Model blocks for `tiles`), mc for L2 (an A block of mc x kc), nc for L3
 // (a B block of kc x nc), each around the model value. kc is a multiple of `kc_unit` (the
 // low-precision k groups).
 void AddPackedConfigs(const Problem& problem, const CacheBudget& cache, const KernelConfig& base,
-                      std::int64_t a_elem, std::int64_t b_elem, int kc_unit,
+                      std::int64_t a_elem, std::int64_t b_elem, int kc_unit, bool tiles,
                       std::initializer_list<std::int64_t> kc_fixed,
                       const std::vector<ParallelLoop>& loops,
                       const std::vector<std::pair<int, int>>& prefetches,
                       std::vector<KernelConfig>& out) {
-  const std::int64_t kc_model = PackedKcModel(cache, base.nr, b_elem);
+  const std::int64_t kc_model = tiles ? TileKcModel(cache, base.nr, b_elem)
+                                     : PackedKcModel(cache, base.nr, b_elem);
   const std::int64_t m_limit = (problem.m + base.mr - 1) / base.mr * base.mr;
   const std::int64_t n_limit = (problem.n + base.nr - 1) / base.nr * base.nr;
   // Up to K rounded up to the unit: one k block covers a K that is not a multiple of it.
   const std::int64_t k_limit = (problem.k + kc_unit - 1) / kc_unit * kc_unit;
   for (int kc : Around(kc_model, kc_fixed, kc_unit, std::max<std::int64_t>(kc_unit, k_limit))) {
-    const std::int64_t mc_model = PackedMcModel(cache, kc, a_elem);
-    const std::int64_t nc_model = PackedNcModel(cache, kc, b_elem);
+    const std::int64_t mc_model =
+        tiles ? TileMcModel(cache, kc, a_elem) : PackedMcModel(cache, kc, a_elem);
+    const std::int64_t nc_model =
+        tiles ? TileNcModel(cache, kc, b_elem) : PackedNcModel(cache, kc, b_elem);
     for (int mc : Around(mc_model, {}, base.mr, m_limit)) {
       for (int nc : Around(nc_model, {}, base.nr, n_limit)) {
         for (ParallelLoop loop : loops) {
@@ -140,7 +143,7 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
       }
     }
     if (direct_only) continue;
-    AddPackedConfigs(problem, cache, base, elem, elem, 8, {128, 256, 384}, loops,
+    AddPackedConfigs(problem, cache, base, elem, elem, 8, false, {128, 256, 384}, loops,
                      PrefetchVariants(options), out);
   }
 }
@@ -175,7 +178,7 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
     // A tile kernel's kc holds whole tile rows; it has no software prefetch.
     const std::size_t first = out.size();
     AddPackedConfigs(problem, cache, base, a_elem, b_elem, std::max(16, kernel.a_group),
-                     {128 * scale, 256 * scale, 384 * scale}, loops,
+                     kernel.tiles, {128 * scale, 256 * scale, 384 * scale}, loops,
                      kernel.tiles ? std::vector<std::pair<int, int>>{{0, 0}}
                                   : PrefetchVariants(options),
                      out);

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/aligned_allocator.h"
 #include "gemm_test_util.h"
 #include "kernels/default_config.h"
 #include "kernels/gemm_args.h"
@@ -85,16 +86,22 @@ T Random(std::mt19937_64& rng) {
 
 double Magnitude(BFloat16 x) { return std::abs(ToFloat(x)); }
 
+// Storage that starts on a cache line, so that a case's leading dimension decides whether C's
+// rows do: the tile kernels keep C in their tiles only where they do.
+template <typename T>
+using Storage = std::vector<T, AlignedAllocator<T, 64>>;
+
 // One GEMM case: operands with padding, C with canaries around its window, the reference answer
-// and (bf16) the allowed error per element of C's storage.
+// and (bf16) the allowed error per element of C's storage. Each operand starts kPad elements
+// (a multiple of 64 bytes) into its cache-line-aligned storage.
 template <class Kind>
 struct LowpCase {
   static constexpr std::int64_t kPad = 64;
   GemmArgs<Kind> args;
-  std::vector<typename Kind::A> a;
-  std::vector<typename Kind::B> b;
-  std::vector<typename Kind::C> c;
-  std::vector<typename Kind::C> expected;
+  Storage<typename Kind::A> a;
+  Storage<typename Kind::B> b;
+  Storage<typename Kind::C> c;
+  Storage<typename Kind::C> expected;
   std::vector<double> bound;
   std::string name;
 
@@ -489,7 +496,7 @@ TYPED_TEST(LowpGemmTest, GemvPlanRejectsMatrixShapes) {
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   LowpCase<Kind> lc = MakeCase<Kind>(Layout::kRowMajor, Trans::kNo, Trans::kNo, 2, 3, 4,
                                      ScalarFrom<Kind>(1), ScalarFrom<Kind>(0), 0, false, rng);
-  const std::vector<typename Kind::C> before = lc.c;
+  const auto before = lc.c;
   const Status status = plan->Run(lc.Bound());
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.error().message.find("M = 1 or N = 1"), std::string::npos)
@@ -527,16 +534,20 @@ TYPED_TEST(LowpGemmTest, DefaultConfigIsValidAndCorrect) {
   }
 }
 
+// Whether `host` runs Kind's AMX tile kernels at its kernel ISA level.
+template <class Kind>
+bool RunsTiles(const Machine& host) {
+  return host.kernel_isa >= IsaLevel::kAvx512 && CpuRunsLowp<Kind>(host.cpu, IsaLevel::kAvx512) &&
+         CpuRunsLowpTiles<Kind>(host.cpu);
+}
+
 // Where the CPU has AMX for the type, the default of a matrix shape runs a tile kernel, with kc
 // in whole tile rows, 16 rows tall where M is that short, and matches the reference.
 TYPED_TEST(LowpGemmTest, DefaultRunsTileKernelsWhereTheCpuHasAmx) {
   using Kind = TypeParam;
   auto host = DetectHostMachine();
   ASSERT_TRUE(host.ok());
-  if (host->kernel_isa < IsaLevel::kAvx512 || !CpuRunsLowp<Kind>(host->cpu, IsaLevel::kAvx512) ||
-      !CpuRunsLowpTiles<Kind>(host->cpu)) {
-    GTEST_SKIP() << "no AMX for " << ToString(Kind::kDType) << " here";
-  }
+  if (!RunsTiles<Kind>(*host)) GTEST_SKIP() << "no AMX for " << ToString(Kind::kDType) << " here";
   std::mt19937_64 rng(29);
   for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
            {8, 300, 200}, {16, 64, 64}, {128, 768, 768}, {97, 101, 1003}}) {
@@ -555,6 +566,41 @@ TYPED_TEST(LowpGemmTest, DefaultRunsTileKernelsWhereTheCpuHasAmx) {
     ASSERT_TRUE(plan.ok()) << config.ToString() << ": " << plan.error().message;
     ASSERT_TRUE(plan->Run(lc.Bound()).ok());
     EXPECT_EQ(CheckResult(lc, config.ToString()), 0);
+  }
+}
+
+// Where the CPU has AMX for the type, the default's blocks are the tile kernels' (TileKcModel and
+// the others): the B micro-panel in half of L1, the packed A block in L2 / 16 and the packed B
+// block in half of L2 (each may exceed its share by less than one tile, as the even split of
+// BalancedBlock allows), and K split evenly into as few blocks as the panel allows.
+TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
+  using Kind = TypeParam;
+  auto host = DetectHostMachine();
+  ASSERT_TRUE(host.ok());
+  if (!RunsTiles<Kind>(*host)) GTEST_SKIP() << "no AMX for " << ToString(Kind::kDType) << " here";
+  const CacheBudget cache = CacheBudgetOf(*host);
+  const auto l1 = static_cast<std::int64_t>(cache.l1d);
+  const auto l2 = static_cast<std::int64_t>(cache.l2);
+  constexpr std::int64_t a_elem = sizeof(typename Kind::A), b_elem = sizeof(typename Kind::B);
+  for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+           {128, 768, 768}, {128, 3072, 768}, {1024, 1024, 1024}, {196, 256, 2304},
+           {97, 101, 1003}, {4096, 4096, 8192}}) {
+    const Problem problem{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1};
+    const KernelConfig c = ModelConfig(problem, *host);
+    const auto* kernel = FindMicroKernel<Kind>(c.isa, c.mr, c.nr, c.k_unroll);
+    ASSERT_NE(kernel, nullptr) << c.ToString();
+    ASSERT_TRUE(kernel->tiles) << c.ToString();
+    const std::string what = problem.ToString() + " " + c.ToString();
+    EXPECT_LE(c.kc * c.nr * b_elem, l1 / 2) << what;
+    EXPECT_LT(c.mc * c.kc * a_elem, l2 / 16 + c.mr * c.kc * a_elem) << what;
+    EXPECT_LT(c.kc * c.nc * b_elem, l2 / 2 + c.kc * c.nr * b_elem) << what;
+    // As few k blocks as that panel allows, each no longer than they need: one tile row less
+    // would take another block.
+    const std::int64_t step = kernel->a_group;
+    const std::int64_t longest = l1 / 2 / (c.nr * b_elem) / step * step;
+    const std::int64_t blocks = (k + c.kc - 1) / c.kc;
+    EXPECT_EQ(blocks, (k + longest - 1) / longest) << what;
+    EXPECT_LT(blocks * (c.kc - step), k) << what << ": k blocks of uneven length";
   }
 }
 
@@ -583,7 +629,7 @@ TYPED_TEST(LowpGemmTest, EveryParallelLoopAndBoundPlansMatchTheReference) {
           LowpCase<Kind> lc = MakeCase<Kind>(layout, Trans::kNo, Trans::kYes, 97, 101, 103,
                                              ScalarFrom<Kind>(-1), ScalarFrom<Kind>(2), 1, false,
                                              rng);
-          const std::vector<typename Kind::C> initial = lc.c;
+          const auto initial = lc.c;
           ASSERT_TRUE(RunsCorrectly(lc, c));
           auto plan = GemmPlan<Kind>::Create(c);
           ASSERT_TRUE(plan.ok());
@@ -599,6 +645,40 @@ TYPED_TEST(LowpGemmTest, EveryParallelLoopAndBoundPlansMatchTheReference) {
     }
   }
   EXPECT_GT(cases, 0);
+}
+
+// Every tile kernel (AMX) where it keeps whole tiles of C in its tile registers between k blocks
+// (alpha 1, beta 0 or 1, row-major C whose rows start on cache lines: loaded from C and stored
+// back in place) and where it does not (other alpha and beta, a column-major C, rows across
+// cache lines): several k blocks, whole and edge tiles, NaN in C with beta = 0.
+TYPED_TEST(LowpGemmTest, TileKernelsKeepWholeTilesOfCAcrossKBlocks) {
+  using Kind = TypeParam;
+  std::mt19937_64 rng(41);
+  int cases = 0;
+  for (const auto& entry : MicroKernels<Kind>(IsaLevel::kAvx512)) {
+    if (!entry.tiles || !CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
+    KernelConfig c = PackedConfigOf(IsaLevel::kAvx512, entry);
+    c.kc = entry.a_group;
+    c.mc = 2 * c.mr;
+    c.nc = 2 * c.nr;
+    const std::int64_t m = 2 * c.mr + 1, n = 2 * c.nr + 3, k = 3 * c.kc + 5;
+    for (const auto& [alpha, beta] : std::vector<std::array<double, 2>>{
+             {1, 0}, {1, 1}, {2, 1}, {1, -1}}) {
+      for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+        // C's rows on cache lines (ldc a multiple of 16 elements) or straddling them.
+        const std::int64_t whole_lines = (layout == Layout::kRowMajor ? n : m) % 16;
+        for (const std::int64_t extra_ld : {16 - whole_lines, std::int64_t{3}}) {
+          const bool nan_c = beta == 0 && std::is_same_v<Kind, Bf16Gemm>;
+          LowpCase<Kind> lc = MakeCase<Kind>(layout, Trans::kNo, Trans::kNo, m, n, k,
+                                             ScalarFrom<Kind>(alpha), ScalarFrom<Kind>(beta),
+                                             extra_ld, nan_c, rng);
+          ASSERT_TRUE(RunsCorrectly(lc, c));
+          ++cases;
+        }
+      }
+    }
+  }
+  if (cases == 0) GTEST_SKIP() << "no AMX for " << ToString(Kind::kDType) << " here";
 }
 
 // Every vector kernel reading A in place: whole tiles from A, the edge tile's rows and a k block
