@@ -126,6 +126,17 @@ Tile AmxTile(const Entries& kernels, std::int64_t m) {
   return best;
 }
 
+// Threads split jc for the tile kernels, each packing and reading its own columns of B: under ic
+// half of the B panels a thread reads come from the other core's cache, slower than the tile
+// unit consumes them (docs/low-precision.md). ic only where N has fewer tiles than threads.
+ParallelLoop TileParallelLoop(const Problem& problem, Tile tile) {
+  const bool narrow = problem.n < static_cast<std::int64_t>(problem.threads) * tile.nr;
+  return problem.threads > 1 && narrow &&
+                 problem.m >= static_cast<std::int64_t>(problem.threads) * tile.mr
+             ? ParallelLoop::kIc
+             : ParallelLoop::kJc;
+}
+
 // The low-precision types: the gemv family for M = 1 or N = 1 (as for f32), else the packed
 // family (no direct family: the dot-product instructions need k-grouped panels). Where the CPU
 // has AMX for the type, its tile kernels (AmxTile); else PackedVectorTile's vector tile. The same
@@ -146,7 +157,7 @@ KernelConfig LowpPacked(const Problem& original, const Machine& machine) {
   const CacheBudget cache = CacheBudgetOf(machine);
   if (isa == IsaLevel::kAvx512 && CpuRunsLowpTiles<Kind>(machine.cpu)) {
     const Tile tile = AmxTile(MicroKernels<Kind>(isa), problem.m);
-    return PackedConfig(problem, cache, isa, tile, PackedParallelLoop(problem, tile.mr, cache));
+    return PackedConfig(problem, cache, isa, tile, TileParallelLoop(problem, tile));
   }
   // 32-bit accumulator lanes. The dot-product instructions take the FMA pipes, so f32's tile
   // rule holds, with fewer accumulators on two zmm pipes (docs/low-precision.md).

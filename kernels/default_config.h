@@ -124,8 +124,8 @@ std::int64_t PackedMcModel(const CacheBudget& cache, std::int64_t kc, std::int64
 // block of half of this core's share of L3, at most 4 MiB (docs/analytical-model.md, step 5).
 std::int64_t PackedNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem);
 
-// The three models above for the tile (AMX) kernels: a kc x nr B micro-panel of half of L1, an
-// A block of L2 / 16 and a B block of L2 / 2 bytes (docs/low-precision.md).
+// The three models above for the tile (AMX) kernels: a kc x nr B micro-panel of two thirds of
+// L1, an A block of L2 / 8 and a B block of L2 / 2 bytes (docs/low-precision.md).
 std::int64_t TileKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem);
 std::int64_t TileMcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t a_elem);
 std::int64_t TileNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem);

@@ -47,16 +47,16 @@ std::int64_t PackedNcModel(const CacheBudget& cache, std::int64_t kc, std::int64
   return block_bytes / std::max<std::int64_t>(1, kc * b_elem);
 }
 
-// The tile (AMX) kernels consume their operands faster than the vector kernels by an order of
-// magnitude: the B micro-panel stays in half of L1 while the A panels stream past it (four tile
-// loads feed four tile dot products, more bytes a cycle than L2 delivers), and the packed A and B
-// blocks stay in L2 (L3 does not keep up). Measurements: docs/low-precision.md.
+// The tile (AMX) kernels consume their operands an order of magnitude faster than the vector
+// kernels: the B micro-panel stays in two thirds of L1 while the A panels stream past it (four
+// tile loads feed four tile dot products, more bytes a cycle than L2 delivers), and the packed A
+// and B blocks stay in L2 (L3 does not keep up). Measurements: docs/low-precision.md.
 std::int64_t TileKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem) {
-  return static_cast<std::int64_t>(cache.l1d) / 2 / std::max<std::int64_t>(1, nr * b_elem);
+  return static_cast<std::int64_t>(cache.l1d) * 2 / 3 / std::max<std::int64_t>(1, nr * b_elem);
 }
 
 std::int64_t TileMcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t a_elem) {
-  return static_cast<std::int64_t>(cache.l2) / 16 / std::max<std::int64_t>(1, kc * a_elem);
+  return static_cast<std::int64_t>(cache.l2) / 8 / std::max<std::int64_t>(1, kc * a_elem);
 }
 
 std::int64_t TileNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem) {

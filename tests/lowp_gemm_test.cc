@@ -570,9 +570,10 @@ TYPED_TEST(LowpGemmTest, DefaultRunsTileKernelsWhereTheCpuHasAmx) {
 }
 
 // Where the CPU has AMX for the type, the default's blocks are the tile kernels' (TileKcModel and
-// the others): the B micro-panel in half of L1, the packed A block in L2 / 16 and the packed B
+// the others): the B micro-panel in 2/3 of L1, the packed A block in L2 / 8 and the packed B
 // block in half of L2 (each may exceed its share by less than one tile, as the even split of
-// BalancedBlock allows), and K split evenly into as few blocks as the panel allows.
+// BalancedBlock allows), and K split evenly into as few blocks as the panel allows; two threads
+// split the columns (TileParallelLoop).
 TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
   using Kind = TypeParam;
   auto host = DetectHostMachine();
@@ -591,16 +592,24 @@ TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
     ASSERT_NE(kernel, nullptr) << c.ToString();
     ASSERT_TRUE(kernel->tiles) << c.ToString();
     const std::string what = problem.ToString() + " " + c.ToString();
-    EXPECT_LE(c.kc * c.nr * b_elem, l1 / 2) << what;
-    EXPECT_LT(c.mc * c.kc * a_elem, l2 / 16 + c.mr * c.kc * a_elem) << what;
+    EXPECT_LE(c.kc * c.nr * b_elem, l1 * 2 / 3) << what;
+    EXPECT_LT(c.mc * c.kc * a_elem, l2 / 8 + c.mr * c.kc * a_elem) << what;
     EXPECT_LT(c.kc * c.nc * b_elem, l2 / 2 + c.kc * c.nr * b_elem) << what;
     // As few k blocks as that panel allows, each no longer than they need: one tile row less
     // would take another block.
     const std::int64_t step = kernel->a_group;
-    const std::int64_t longest = l1 / 2 / (c.nr * b_elem) / step * step;
+    const std::int64_t longest = l1 * 2 / 3 / (c.nr * b_elem) / step * step;
     const std::int64_t blocks = (k + c.kc - 1) / c.kc;
     EXPECT_EQ(blocks, (k + longest - 1) / longest) << what;
     EXPECT_LT(blocks * (c.kc - step), k) << what << ": k blocks of uneven length";
+  }
+  // Two threads split the columns (jc) where N has a tile for each, else the rows.
+  for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+           {256, 256, 256}, {1024, 1024, 1024}, {4096, 64, 512}, {4096, 32, 512}}) {
+    const Problem problem{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 2};
+    const KernelConfig c = ModelConfig(problem, *host);
+    EXPECT_EQ(c.parallel_loop, n >= 2 * c.nr ? ParallelLoop::kJc : ParallelLoop::kIc)
+        << problem.ToString() << " " << c.ToString();
   }
 }
 
