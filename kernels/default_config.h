@@ -113,7 +113,6 @@ std::int64_t DirectKcModel(const CacheBudget& cache, std::int64_t m, int nr, std
 // (docs/analytical-model.md, step 3).
 std::int64_t PackedKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem);
 
-
 // The packed family's model mc (rows of the packed A block) for k blocks of `kc` with
 // `a_elem`-byte A elements, before rounding to the tile and clamping to the problem: an mc x kc
 // block of half of L2, at most 512 KiB (docs/analytical-model.md, step 4).

@@ -27,9 +27,9 @@ std::vector<int> Around(std::int64_t model, std::initializer_list<std::int64_t> 
 }
 
 // The packed family around the cache model for one micro-kernel `base`: kc as the model sizes
-// it (PackedKcModel: a B micro-panel of kc x NR; the Tile*Model blocks for `tiles`), mc for L2 (an A block of mc x kc), nc for L3
-// (a B block of kc x nc), each around the model value. kc is a multiple of `kc_unit` (the
-// low-precision k groups).
+// it (PackedKcModel: a B micro-panel of kc x NR), mc for L2 (an A block of mc x kc), nc for L3
+// (a B block of kc x nc), each around the model value; the Tile*Model blocks for the tile
+// kernels (`tiles`). kc is a multiple of `kc_unit` (the low-precision k groups).
 void AddPackedConfigs(const Problem& problem, const CacheBudget& cache, const KernelConfig& base,
                       std::int64_t a_elem, std::int64_t b_elem, int kc_unit, bool tiles,
                       std::initializer_list<std::int64_t> kc_fixed,
