@@ -57,8 +57,8 @@ enum class Applies { kNothing, kEpilogue, kDequantization };
 // With an epilogue, its bias (N values: floating ones in [-1, 1), integers in [-1000, 1000]).
 // Dequantized (s8 only): C's storage holds f32 results, scale_j * (A B)(i, j) + bias_j then the
 // activation, with A's scale and a scale per column of B (A without a zero point), the bias f32.
-// A, B and C start on pages, as the tuner's operands do (tuner/problem_buffers.h), so that a
-// config runs here the path it was timed on.
+// A, B and C start on pages, as aligned allocators give them. The tuner also times every config
+// on operands 16 bytes past a page, malloc's placement (tuner/problem_buffers.h).
 template <typename T>
 using PageAligned = std::vector<T, AlignedAllocator<T, 4096>>;
 
