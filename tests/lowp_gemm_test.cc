@@ -675,8 +675,8 @@ TYPED_TEST(LowpGemmTest, TileKernelsKeepWholeTilesOfCAcrossKBlocks) {
              {1, 0}, {1, 1}, {2, 1}, {1, -1}}) {
       for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
         // C's rows on cache lines (ldc a multiple of 16 elements) or straddling them.
-        const std::int64_t whole_lines = (layout == Layout::kRowMajor ? n : m) % 16;
-        for (const std::int64_t extra_ld : {16 - whole_lines, std::int64_t{3}}) {
+        const std::int64_t past_line = (layout == Layout::kRowMajor ? n : m) % 16;
+        for (const std::int64_t extra_ld : {16 - past_line, std::int64_t{3}}) {
           const bool nan_c = beta == 0 && std::is_same_v<Kind, Bf16Gemm>;
           LowpCase<Kind> lc = MakeCase<Kind>(layout, Trans::kNo, Trans::kNo, m, n, k,
                                              ScalarFrom<Kind>(alpha), ScalarFrom<Kind>(beta),
