@@ -129,4 +129,13 @@ std::int64_t TileKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem);
 std::int64_t TileMcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t a_elem);
 std::int64_t TileNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem);
 
+// The kc, mc and nc models of one kind of packed micro-kernel: the Tile* ones for tile kernels
+// (`tiles`), else the Packed* ones. The default and the search space both take them from here.
+struct BlockModels {
+  std::int64_t (*kc)(const CacheBudget& cache, int nr, std::int64_t b_elem);
+  std::int64_t (*mc)(const CacheBudget& cache, std::int64_t kc, std::int64_t a_elem);
+  std::int64_t (*nc)(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem);
+};
+BlockModels BlockModelsFor(bool tiles);
+
 }  // namespace mmtune

@@ -63,6 +63,11 @@ std::int64_t TileNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t
   return static_cast<std::int64_t>(cache.l2) / 2 / std::max<std::int64_t>(1, kc * b_elem);
 }
 
+BlockModels BlockModelsFor(bool tiles) {
+  return tiles ? BlockModels{&TileKcModel, &TileMcModel, &TileNcModel}
+               : BlockModels{&PackedKcModel, &PackedMcModel, &PackedNcModel};
+}
+
 namespace model {
 namespace {
 
@@ -91,14 +96,12 @@ std::int64_t BalancedBlock(std::int64_t extent, std::int64_t model, int step) {
 void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64_t a_elem,
                     std::int64_t b_elem, int kc_step, int k_group, int kc_panel_nr, bool tiles,
                     KernelConfig& c) {
-  std::int64_t kc = tiles ? TileKcModel(cache, kc_panel_nr, b_elem)
-                          : PackedKcModel(cache, kc_panel_nr, b_elem);
+  const BlockModels models = BlockModelsFor(tiles);
+  std::int64_t kc = models.kc(cache, kc_panel_nr, b_elem);
   kc = std::clamp<std::int64_t>(kc / kc_step * kc_step, kc_step, 1 << 14);
   if (tiles) kc = BalancedBlock(problem.k, kc, kc_step);
-  const std::int64_t mc = BalancedBlock(
-      problem.m, tiles ? TileMcModel(cache, kc, a_elem) : PackedMcModel(cache, kc, a_elem), c.mr);
-  const std::int64_t nc = BalancedBlock(
-      problem.n, tiles ? TileNcModel(cache, kc, b_elem) : PackedNcModel(cache, kc, b_elem), c.nr);
+  const std::int64_t mc = BalancedBlock(problem.m, models.mc(cache, kc, a_elem), c.mr);
+  const std::int64_t nc = BalancedBlock(problem.n, models.nc(cache, kc, b_elem), c.nr);
   kc = std::min<std::int64_t>(
       kc, (std::max<std::int64_t>(1, problem.k) + k_group - 1) / k_group * k_group);
   constexpr std::int64_t kMaxBlock = 1 << 16;

@@ -36,17 +36,15 @@ void AddPackedConfigs(const Problem& problem, const CacheBudget& cache, const Ke
                       const std::vector<ParallelLoop>& loops,
                       const std::vector<std::pair<int, int>>& prefetches,
                       std::vector<KernelConfig>& out) {
-  const std::int64_t kc_model = tiles ? TileKcModel(cache, base.nr, b_elem)
-                                     : PackedKcModel(cache, base.nr, b_elem);
+  const BlockModels models = BlockModelsFor(tiles);
+  const std::int64_t kc_model = models.kc(cache, base.nr, b_elem);
   const std::int64_t m_limit = (problem.m + base.mr - 1) / base.mr * base.mr;
   const std::int64_t n_limit = (problem.n + base.nr - 1) / base.nr * base.nr;
   // Up to K rounded up to the unit: one k block covers a K that is not a multiple of it.
   const std::int64_t k_limit = (problem.k + kc_unit - 1) / kc_unit * kc_unit;
   for (int kc : Around(kc_model, kc_fixed, kc_unit, std::max<std::int64_t>(kc_unit, k_limit))) {
-    const std::int64_t mc_model =
-        tiles ? TileMcModel(cache, kc, a_elem) : PackedMcModel(cache, kc, a_elem);
-    const std::int64_t nc_model =
-        tiles ? TileNcModel(cache, kc, b_elem) : PackedNcModel(cache, kc, b_elem);
+    const std::int64_t mc_model = models.mc(cache, kc, a_elem);
+    const std::int64_t nc_model = models.nc(cache, kc, b_elem);
     for (int mc : Around(mc_model, {}, base.mr, m_limit)) {
       for (int nc : Around(nc_model, {}, base.nr, n_limit)) {
         for (ParallelLoop loop : loops) {
