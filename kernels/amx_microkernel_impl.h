@@ -18,7 +18,8 @@ namespace mmtune::ukernel {
 // C (MR = 16 MT rows, NR = 16 NT columns) = alpha * A panel * B panel + beta * C. The A panel
 // holds k in runs of a tile row (64 bytes: 32 bf16, 64 u8) per row, the B panel k groups of
 // Kind::kGroup per column (the VNNI layout the tile dot products read); both are zero-padded to
-// whole runs, so args.groups is a multiple of 16. Runs between EnterTiles and LeaveTiles.
+// whole runs, so args.groups is a multiple of 16. A row-major A's rows are such runs already:
+// with args.a_row_stride, its MR rows are read in place. Runs between EnterTiles and LeaveTiles.
 // A whole tile of a row-major C with alpha 1 and beta 0 or 1 (every k block after a GEMM's
 // first is beta 1) accumulates in the C tiles in place: loaded from C (beta 1) or zeroed, and
 // stored back, with no pass through a buffer; other tiles go through WriteTile. Only where C's
@@ -57,12 +58,17 @@ void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
 
   const A* a = args.a;
   const B* b = args.b;
-  constexpr std::int64_t kAStride = kRunBytes;
+  // A panel's tile rows are one run apart, and a step moves past its MR runs; A read in place
+  // has them a row of A apart, and a step moves one run along them.
+  const bool a_in_place = args.a_row_stride != 0;
+  const std::int64_t a_row = a_in_place ? args.a_row_stride : KS;  // elements between tile rows
+  const std::int64_t a_step = a_in_place ? KS : MR * KS;
+  const std::int64_t a_stride = a_row * std::int64_t{sizeof(A)};
   constexpr std::int64_t kBStride = NR * G * static_cast<std::int64_t>(sizeof(B));
   const std::int64_t steps = args.groups / kGroupsPerStep;
   for (std::int64_t s = 0; s < steps; ++s) {
     simd::Unroll<MT>([&](auto i) {
-      simd::amx::Load<kFirstA + decltype(i)::value>(a + i * kRows * KS, kAStride);
+      simd::amx::Load<kFirstA + decltype(i)::value>(a + i * kRows * a_row, a_stride);
     });
     simd::Unroll<NT>([&](auto j) {
       simd::amx::Load<kFirstB + decltype(j)::value>(b + j * kRows * G, kBStride);
@@ -74,7 +80,7 @@ void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
         simd::amx::Dot<Kind, I * NT + J, kFirstA + I, kFirstB + J>();
       });
     });
-    a += MR * KS;
+    a += a_step;
     b += kGroupsPerStep * NR * G;
   }
 

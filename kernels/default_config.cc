@@ -157,7 +157,9 @@ KernelConfig LowpPacked(const Problem& original, const Machine& machine) {
   const CacheBudget cache = CacheBudgetOf(machine);
   if (isa == IsaLevel::kAvx512 && CpuRunsLowpTiles<Kind>(machine.cpu)) {
     const Tile tile = AmxTile(MicroKernels<Kind>(isa), problem.m);
-    return PackedConfig(problem, cache, isa, tile, TileParallelLoop(problem, tile));
+    KernelConfig c = PackedConfig(problem, cache, isa, tile, TileParallelLoop(problem, tile));
+    c.a_in_place = LowpAIsKContiguous(original) && c.parallel_loop != ParallelLoop::kJr;
+    return c;
   }
   // 32-bit accumulator lanes. The dot-product instructions take the FMA pipes, so f32's tile
   // rule holds, with fewer accumulators on two zmm pipes (docs/low-precision.md).

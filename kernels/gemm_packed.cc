@@ -149,13 +149,15 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   const bool packs_a = prepacked.a == nullptr;
   const bool packs_b = prepacked.b == nullptr;
   const std::int64_t prepacked_a_rows = RoundUp(g.m, mr);
-  // A config's vector dot-product kernel may read a row-major A's whole groups in place (every
-  // tile row's group is one 4-byte word, as in a panel); edge tiles and a k block ending in a
-  // partial group are still packed. Not where threads share the packed A block (jr).
+  // A config's low-precision kernel may read a row-major A in place where its rows hold what a
+  // panel's would: whole groups (4-byte words) for the vector kernels, whole runs of a tile row
+  // (64 bytes) for the tile kernels. Edge tiles and a k block ending inside a group or a run are
+  // still packed. Not where threads share the packed A block (jr).
   bool a_in_place = false;
+  std::int64_t a_in_place_unit = 1;
   if constexpr (GemmTypes<X>::kLowPrecision) {
-    a_in_place = config.a_in_place && packs_a && !share_a && !kernel.tiles &&
-                 g.a.trans == Trans::kNo;
+    a_in_place = config.a_in_place && packs_a && !share_a && g.a.trans == Trans::kNo;
+    a_in_place_unit = kernel.tiles ? ag : G;
   }
   const std::int64_t prepacked_b_columns = RoundUp(g.n, nr);
 
@@ -226,7 +228,7 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
           row_begin = first * mr;
           row_end = std::min<std::int64_t>(last * mr, g.m);
         }
-        const bool in_place = a_in_place && kb % G == 0;
+        const bool in_place = a_in_place && kb % a_in_place_unit == 0;
         for (std::int64_t ic = row_begin; ic < row_end; ic += mc) {
           const std::int64_t mb = std::min(mc, row_end - ic);
           const std::int64_t a_panels = CeilDiv(mb, mr);

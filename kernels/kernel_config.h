@@ -65,9 +65,10 @@ struct KernelConfig {
   ParallelLoop parallel_loop = ParallelLoop::kJc;
   // Direct only: which panel stays in L1 while the other streams (L1 sets vs L2 bandwidth).
   TileOrder tile_order = TileOrder::kColumnPanels;
-  // Packed bf16 / s8 vector kernels only: read a k-contiguous A in place instead of packing its
-  // blocks (a group of one row is already one 4-byte word); edge tiles and a k block ending in a
-  // partial group are still packed, as is A where threads share its block (jr).
+  // Packed bf16 / s8 only: read a k-contiguous A in place instead of packing its blocks (a
+  // group of one row is already one 4-byte word, a run of a tile row 64 bytes of one row); edge
+  // tiles and a k block ending inside a group (a run, for tile kernels) are still packed, as is
+  // A where threads share its block (jr).
   bool a_in_place = false;
   int threads = 1;
 

@@ -101,10 +101,6 @@ Status KernelConfig::ValidateFor(DType dtype) const {
                    " micro-kernel " + tile + " with k_unroll " + std::to_string(k_unroll));
   }
   if (auto status = ValidateFields(dtype); !status) return status;
-  if (a_in_place && IsTileKernel(dtype, *this)) {
-    return Invalid("reading A in place (ainplace) applies to the packed bf16 and s8 vector "
-                   "kernels only");
-  }
   if (family != KernelFamily::kPacked) return OkStatus();
   if (const int run = AGroupOf(dtype, *this); IsTileKernel(dtype, *this) && kc % run != 0) {
     return Invalid("kc = " + std::to_string(kc) + " must be a multiple of " + std::to_string(run) +

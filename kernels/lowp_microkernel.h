@@ -21,10 +21,10 @@ struct LowpMicroKernelArgs {
   std::int64_t groups = 0;  // k groups in the panels
   const typename Kind::A* a = nullptr;
   const typename Kind::B* b = nullptr;
-  // 0: `a` is a packed panel. Else vector kernels read A in place, rows a_row_stride elements
-  // apart with k contiguous in each (a row-major A): every group a 4-byte word of one row, as in
-  // a panel, so no packing is needed where the tile's rows and k block are whole. Tile kernels
-  // (AMX) always read packed panels.
+  // 0: `a` is a packed panel. Else the kernel reads A in place, rows a_row_stride elements
+  // apart with k contiguous in each (a row-major A): every group a 4-byte word of one row and
+  // every run of a tile row 64 bytes of one row, as in a panel, so no packing is needed where
+  // the tile's rows and the k block (in whole groups or runs) are whole.
   std::int64_t a_row_stride = 0;
   // C element (i, j) of the tile is c[i * row_stride + j * col_stride]: the epilogue is scalar,
   // so a column-major C is written in place.

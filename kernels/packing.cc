@@ -96,11 +96,16 @@ void InterleaveColumns(const T* const* rows, std::int64_t l, T* out) {
     __builtin_memcpy(&v, rows[t] + l, sizeof(v));
     return v;
   };
+  // Each vector stored on its own: through an array, GCC also spills them to the stack.
+  auto store = [&](int u, Halves8 v) {
+    __builtin_memcpy(static_cast<void*>(out + u * (kVectorBytes / sizeof(T))), &v, sizeof(v));
+  };
   Halves8 quads[4];
   if constexpr (G == 2) {
     ZipHalves(reinterpret_cast<Halves8>(load(0)), reinterpret_cast<Halves8>(load(1)), quads[0],
               quads[1]);
-    __builtin_memcpy(static_cast<void*>(out), quads, 2 * sizeof(Halves8));
+    store(0, quads[0]);
+    store(1, quads[1]);
   } else {
     const Bytes16 r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);
     auto zip_bytes = [](Bytes16 x, Bytes16 y, int half) {
@@ -112,7 +117,7 @@ void InterleaveColumns(const T* const* rows, std::int64_t l, T* out) {
     };
     ZipHalves(zip_bytes(r0, r1, 0), zip_bytes(r2, r3, 0), quads[0], quads[1]);
     ZipHalves(zip_bytes(r0, r1, 1), zip_bytes(r2, r3, 1), quads[2], quads[3]);
-    __builtin_memcpy(static_cast<void*>(out), quads, 4 * sizeof(Halves8));
+    for (int u = 0; u < 4; ++u) store(u, quads[u]);
   }
 }
 
@@ -334,30 +339,74 @@ void PackAGrouped(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, 
   }
 }
 
-// The whole groups of op(B) rows of a B stored row-major (columns side by side), G rows at a
-// time across all the panels: each group reads G rows sequentially, as PackBUngrouped does and
-// for the same reason (panel by panel, every group would start G new pages once a row is a few
-// KiB long). Returns the k values packed, a multiple of G; the rest is PackPanel's.
+// The whole groups of op(B) rows of a B stored row-major (columns side by side), a cache line's
+// worth of panels at a time (one panel where its strip of a row is a line or more), each group
+// in turn, so that every panel is written sequentially and every line of B read whole. Unlike
+// PackBUngrouped's f32 rows, the groups' strips read as fast this way, and writing a group to
+// every panel in turn (panels kc * nr * 2 or 4 bytes apart, often a multiple of 4 KiB) stores
+// into more L1 lines of one set than it has ways. Returns the k values packed, a multiple of G;
+// the rest is PackPanel's.
 template <typename T, int G>
 std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth,
                                  std::int64_t col0, std::int64_t cols, int nr,
                                  std::int64_t padded_depth, T* packed) {
   const std::int64_t groups = depth / G;
-  for (std::int64_t g = 0; g < groups; ++g) {
-    const T* first = b.data + (row0 + g * G) * b.ld + col0;
-    for (std::int64_t q = 0; q * nr < cols; ++q) {
+  const std::int64_t panels = (cols + nr - 1) / nr;
+  const std::int64_t strip_bytes = nr * std::int64_t{sizeof(T)};
+  const std::int64_t per_line = std::max<std::int64_t>(1, kCacheLineBytes / strip_bytes);
+  constexpr int kColumns = kVectorBytes / sizeof(T);
+  // Group g of panel q into `out`: its G rows' strips interleaved, columns past B's edge zero.
+  auto pack_group = [&](std::int64_t q, std::int64_t g, T* out) {
+    const int valid = static_cast<int>(std::min<std::int64_t>(nr, cols - q * nr));
+    const T* first = b.data + (row0 + g * G) * b.ld + col0 + q * nr;
+    if constexpr (kWordGroups<T, G>) {
+      if (valid == nr && nr % kColumns == 0) {  // no edge: vectors only
+        const T* rows[G];
+        for (int t = 0; t < G; ++t) rows[t] = first + t * b.ld;
+        for (int l = 0; l < nr; l += kColumns, out += kColumns * G) {
+          InterleaveColumns<T, G>(rows, l, out);
+        }
+        return out;
+      }
+    }
+    out = InterleaveGroup<T, G>(valid, first, b.ld, out);
+    return std::fill_n(out, (nr - valid) * G, T{});
+  };
+  if (per_line == 1) {  // panel by panel, the output one sequential run
+    for (std::int64_t q = 0; q < panels; ++q) {
       const int valid = static_cast<int>(std::min<std::int64_t>(nr, cols - q * nr));
-      T* out = packed + (q * padded_depth + g * G) * nr;
-      out = InterleaveGroup<T, G>(valid, first + q * nr, b.ld, out);
-      std::fill(out, out + (nr - valid) * G, T{});
+      const T* first = b.data + row0 * b.ld + col0 + q * nr;
+      T* out = packed + q * padded_depth * nr;
+      if constexpr (kWordGroups<T, G>) {
+        if (valid == nr && nr % kColumns == 0) {  // pack_group's fast path, hoisted
+          for (std::int64_t g = 0; g < groups; ++g) {
+            const T* rows[G];
+            for (int t = 0; t < G; ++t) rows[t] = first + (g * G + t) * b.ld;
+            for (int l = 0; l < nr; l += kColumns, out += kColumns * G) {
+              InterleaveColumns<T, G>(rows, l, out);
+            }
+          }
+          continue;
+        }
+      }
+      for (std::int64_t g = 0; g < groups; ++g) out = pack_group(q, g, out);
+    }
+    return groups * G;
+  }
+  for (std::int64_t q0 = 0; q0 < panels; q0 += per_line) {
+    const std::int64_t q1 = std::min(panels, q0 + per_line);
+    for (std::int64_t g = 0; g < groups; ++g) {
+      for (std::int64_t q = q0; q < q1; ++q) {
+        pack_group(q, g, packed + (q * padded_depth + g * G) * nr);
+      }
     }
   }
   return groups * G;
 }
 
 // op(B)'s columns are the rows of op(B)^T, which is B's view with the other transpose flag, so
-// B's panels are A's panels of that view; a row-major B packs its whole groups across the
-// panels first (PackRowMajorBGroups).
+// B's panels are A's panels of that view; a row-major B packs its whole groups a line's worth
+// of panels at a time first (PackRowMajorBGroups).
 template <typename T>
 void PackBGrouped(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
                   std::int64_t cols, int nr, int group, std::int64_t padded_depth, T* packed) {

@@ -180,7 +180,7 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
                      kernel.tiles ? std::vector<std::pair<int, int>>{{0, 0}}
                                   : PrefetchVariants(options),
                      out);
-    if (kernel.tiles || !a_k_contiguous) continue;
+    if (!a_k_contiguous) continue;
     const std::size_t packed_end = out.size();
     for (std::size_t i = first; i < packed_end; ++i) {
       // jr shares the packed A block, so it never reads A in place.

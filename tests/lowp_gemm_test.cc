@@ -393,7 +393,7 @@ KernelConfig RandomConfig(IsaLevel isa, std::int64_t m, std::int64_t n, std::mt1
   c.kc = (c.kc + entry.a_group - 1) / entry.a_group * entry.a_group;  // whole AMX tile rows
   c.mc = c.mr * (pick(0, 1) == 0 ? pick(1, 3) : static_cast<int>(std::max<std::int64_t>(1, m / c.mr + 1)));
   c.nc = c.nr * (pick(0, 1) == 0 ? pick(1, 2) : static_cast<int>(std::max<std::int64_t>(1, n / c.nr + 1)));
-  c.a_in_place = !entry.tiles && c.parallel_loop != ParallelLoop::kJr && pick(0, 1) == 1;
+  c.a_in_place = c.parallel_loop != ParallelLoop::kJr && pick(0, 1) == 1;
   return c;
 }
 
@@ -572,8 +572,8 @@ TYPED_TEST(LowpGemmTest, DefaultRunsTileKernelsWhereTheCpuHasAmx) {
 // Where the CPU has AMX for the type, the default's blocks are the tile kernels' (TileKcModel and
 // the others): the B micro-panel in 2/3 of L1, the packed A block in L2 / 8 and the packed B
 // block in half of L2 (each may exceed its share by less than one tile, as the even split of
-// BalancedBlock allows), and K split evenly into as few blocks as the panel allows; two threads
-// split the columns (TileParallelLoop).
+// BalancedBlock allows), and K split evenly into as few blocks as the panel allows; a
+// k-contiguous A is read in place; two threads split the columns (TileParallelLoop).
 TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
   using Kind = TypeParam;
   auto host = DetectHostMachine();
@@ -602,6 +602,10 @@ TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
     const std::int64_t blocks = (k + c.kc - 1) / c.kc;
     EXPECT_EQ(blocks, (k + longest - 1) / longest) << what;
     EXPECT_LT(blocks * (c.kc - step), k) << what << ": k blocks of uneven length";
+    EXPECT_TRUE(c.a_in_place) << what;
+    const Problem a_transposed{Kind::kDType, Layout::kRowMajor, Trans::kYes, Trans::kNo, m, n, k,
+                               1};
+    EXPECT_FALSE(ModelConfig(a_transposed, *host).a_in_place) << a_transposed.ToString();
   }
   // Two threads split the columns (jc) where N has a tile for each, else the rows.
   for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
@@ -690,29 +694,32 @@ TYPED_TEST(LowpGemmTest, TileKernelsKeepWholeTilesOfCAcrossKBlocks) {
   if (cases == 0) GTEST_SKIP() << "no AMX for " << ToString(Kind::kDType) << " here";
 }
 
-// Every vector kernel reading A in place: whole tiles from A, the edge tile's rows and a k block
-// ending in a partial group packed (A's padding is random: a read past a row would show), k
-// blocks after the first accumulating, padded leading dimensions, both layouts (column-major
-// reads A in place where it is transposed), one thread and two splitting jc or ic.
-TYPED_TEST(LowpGemmTest, EveryVectorKernelReadsAInPlace) {
+// Every kernel reading A in place (vector kernels in groups, tile kernels in runs of a tile
+// row): whole tiles from A, the edge tile's rows and a k block ending inside a group or a run
+// packed (A's padding is random: a read past a row would show), k blocks after the first
+// accumulating, padded leading dimensions, both layouts (column-major reads A in place where it
+// is transposed), one thread and two splitting jc or ic.
+TYPED_TEST(LowpGemmTest, EveryKernelReadsAInPlace) {
   using Kind = TypeParam;
   std::mt19937_64 rng(41);
   int cases = 0;
   for (IsaLevel isa : RunnableLevels()) {
     if (!Runnable<Kind>(isa)) continue;
     for (const auto& entry : MicroKernels<Kind>(isa)) {
-      if (entry.tiles || !CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
+      if (!CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
       KernelConfig c = PackedConfigOf(isa, entry);
-      c.kc = 4 * Kind::kGroup * entry.k_unroll;
+      c.kc = entry.tiles ? 2 * entry.a_group : 4 * Kind::kGroup * entry.k_unroll;
       c.mc = 2 * c.mr;
       c.nc = c.nr;
       c.a_in_place = true;
-      // Rows: two whole blocks and an edge tile; k: two whole blocks, then one ending in a
-      // partial group (packed), or whole groups only (every block in place).
+      // Rows: two whole blocks and an edge tile; k: two whole blocks, then one ending inside a
+      // group (packed), one of two groups (inside a tile row's run: packed for tile kernels),
+      // one of a run, or whole blocks only (every block in place).
       const std::int64_t m = 4 * entry.mr + 1;
       const std::int64_t n = entry.nr + 3;
       const std::int64_t kc = c.kc;
-      for (const std::int64_t k : {2 * kc + Kind::kGroup + 1, 3 * kc}) {
+      for (const std::int64_t k : {2 * kc + Kind::kGroup + 1, 2 * kc + 2 * Kind::kGroup,
+                                   2 * kc + entry.a_group, 3 * kc}) {
         for (const auto& [threads, loop] : {std::pair{1, ParallelLoop::kJc},
                                             std::pair{2, ParallelLoop::kJc},
                                             std::pair{2, ParallelLoop::kIc}}) {
@@ -816,15 +823,16 @@ TEST(LowpConfigTest, RejectsWhatTheLowPrecisionKernelsCannotRun) {
   c.a_in_place = false;
   c.parallel_loop = ParallelLoop::kJr;  // the packed driver's jr split serves every dtype
   EXPECT_TRUE(c.ValidateFor(DType::kBF16).ok());
-  // A read in place: by the vector kernels (an AVX2 one here: every host has those), not where
-  // jr's threads share the packed A block, not by f32's kernels.
+  // A read in place: by the bf16 and s8 kernels (an AVX2 one here: every host has those; the
+  // tile kernels' own test runs them), not where jr's threads share the packed A block, not by
+  // f32's kernels.
   c = PackedConfigOf(IsaLevel::kAvx2, MicroKernels<Bf16Gemm>(IsaLevel::kAvx2)[0]);
   c.kc = good.kc;
   c.mc = c.mr;
   c.nc = c.nr;
   c.a_in_place = true;
   EXPECT_TRUE(c.ValidateFor(DType::kBF16).ok()) << c.ToString();
-  expect_error(c, DType::kF32, "packed bf16 and s8 vector kernels only");
+  expect_error(c, DType::kF32, "packed bf16 and s8 kernels only");
   c.parallel_loop = ParallelLoop::kJr;
   expect_error(c, DType::kBF16, "no ainplace with jr");
   c = good;
