@@ -110,11 +110,23 @@ KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
              : PackedModel<T>(problem, machine);
 }
 
+// Where a kind runs faster on a smaller AMX tile than the one with the most C tiles once K is
+// long enough: from min_k on, in place of `instead`. Measured on the Xeon (docs/low-precision.md):
+// bf16 ran 3-16% faster on 16x32 than on 32x32 from K = 256 up and 8-15% slower below; s8
+// showed no such rule.
+struct AmxLongKTile {
+  DType dtype;
+  std::int64_t min_k;
+  Tile instead;
+  Tile tile;
+};
+constexpr AmxLongKTile kAmxLongKTiles[] = {{DType::kBF16, 256, {32, 32}, {16, 32}}};
+
 // The AMX tile kernel of a packed default: of the tile kernels, the one with the most C tiles
 // (the fewest tile loads per tile dot product) no taller than M needs, so that a short M does not
-// compute rows of zeros for nothing.
+// compute rows of zeros for nothing; then kAmxLongKTiles.
 template <class Entries>
-Tile AmxTile(const Entries& kernels, std::int64_t m) {
+Tile AmxTile(const Entries& kernels, DType dtype, std::int64_t m, std::int64_t k) {
   Tile best;
   for (const auto& entry : kernels) {
     if (!entry.tiles) continue;
@@ -122,6 +134,14 @@ Tile AmxTile(const Entries& kernels, std::int64_t m) {
     const bool larger = entry.mr * entry.nr > best.mr * best.nr ||
                         (entry.mr * entry.nr == best.mr * best.nr && entry.nr > best.nr);
     if (fits && larger) best = {entry.mr, entry.nr};
+  }
+  for (const AmxLongKTile& row : kAmxLongKTiles) {
+    const bool applies = row.dtype == dtype && k >= row.min_k && best.mr == row.instead.mr &&
+                         best.nr == row.instead.nr;
+    const bool exists = std::any_of(kernels.begin(), kernels.end(), [&](const auto& entry) {
+      return entry.tiles && entry.mr == row.tile.mr && entry.nr == row.tile.nr;
+    });
+    if (applies && exists) best = row.tile;
   }
   return best;
 }
@@ -156,7 +176,7 @@ KernelConfig LowpPacked(const Problem& original, const Machine& machine) {
   const IsaLevel isa = LowpIsa<Kind>(machine);
   const CacheBudget cache = CacheBudgetOf(machine);
   if (isa == IsaLevel::kAvx512 && CpuRunsLowpTiles<Kind>(machine.cpu)) {
-    const Tile tile = AmxTile(MicroKernels<Kind>(isa), problem.m);
+    const Tile tile = AmxTile(MicroKernels<Kind>(isa), Kind::kDType, problem.m, problem.k);
     KernelConfig c = PackedConfig(problem, cache, isa, tile, TileParallelLoop(problem, tile));
     c.a_in_place = LowpAIsKContiguous(original) && c.parallel_loop != ParallelLoop::kJr;
     return c;
