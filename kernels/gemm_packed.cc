@@ -12,6 +12,7 @@
 // barrier before anyone reads it, and again before it is overwritten. An operand packed before
 // the call (PackedB) is read in place: no packing, no barrier.
 #include <algorithm>
+#include <cstdint>
 
 #include "kernels/gemm_internal.h"
 #include "kernels/workspace.h"
@@ -151,12 +152,20 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   const std::int64_t prepacked_a_rows = RoundUp(g.m, mr);
   // A config's low-precision kernel may read a row-major A in place where its rows hold what a
   // panel's would: whole groups (4-byte words) for the vector kernels, whole runs of a tile row
-  // (64 bytes) for the tile kernels. Edge tiles and a k block ending inside a group or a run are
-  // still packed. Not where threads share the packed A block (jr).
+  // (64 bytes) for the tile kernels, there only where A's rows start on cache lines (a run
+  // across two lines loads slower than packing it: docs/low-precision.md). Edge tiles and a k
+  // block ending inside a group or a run are still packed. Not where threads share the packed A
+  // block (jr).
   bool a_in_place = false;
   std::int64_t a_in_place_unit = 1;
   if constexpr (GemmTypes<X>::kLowPrecision) {
-    a_in_place = config.a_in_place && packs_a && !share_a && g.a.trans == Trans::kNo;
+    const bool rows_on_lines =
+        (reinterpret_cast<std::uintptr_t>(g.a.data) |
+         static_cast<std::uintptr_t>(g.a.ld * std::int64_t{sizeof(A)})) %
+            kCacheLineBytes ==
+        0;
+    a_in_place = config.a_in_place && packs_a && !share_a && g.a.trans == Trans::kNo &&
+                 (rows_on_lines || !kernel.tiles);
     a_in_place_unit = kernel.tiles ? ag : G;
   }
   const std::int64_t prepacked_b_columns = RoundUp(g.n, nr);

@@ -68,7 +68,8 @@ struct KernelConfig {
   // Packed bf16 / s8 only: read a k-contiguous A in place instead of packing its blocks (a
   // group of one row is already one 4-byte word, a run of a tile row 64 bytes of one row); edge
   // tiles and a k block ending inside a group (a run, for tile kernels) are still packed, as is
-  // A where threads share its block (jr).
+  // A where threads share its block (jr), and for tile kernels A whose rows do not start on
+  // cache lines.
   bool a_in_place = false;
   int threads = 1;
 

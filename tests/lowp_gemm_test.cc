@@ -16,6 +16,7 @@
 
 #include "common/aligned_allocator.h"
 #include "gemm_test_util.h"
+#include "kernels/cache_line.h"
 #include "kernels/default_config.h"
 #include "kernels/gemm_args.h"
 #include "kernels/packing.h"
@@ -703,10 +704,10 @@ TYPED_TEST(LowpGemmTest, TileKernelsKeepWholeTilesOfCAcrossKBlocks) {
 }
 
 // Every kernel reading A in place (vector kernels in groups, tile kernels in runs of a tile
-// row): whole tiles from A, the edge tile's rows and a k block ending inside a group or a run
-// packed (A's padding is random: a read past a row would show), k blocks after the first
-// accumulating, padded leading dimensions, both layouts (column-major reads A in place where it
-// is transposed), one thread and two splitting jc or ic.
+// row, where A's rows start on cache lines): whole tiles from A, the edge tile's rows and a k
+// block ending inside a group or a run packed (A's padding is random: a read past a row would
+// show), k blocks after the first accumulating, padded leading dimensions, both layouts
+// (column-major reads A in place where it is transposed), one thread and two splitting jc or ic.
 TYPED_TEST(LowpGemmTest, EveryKernelReadsAInPlace) {
   using Kind = TypeParam;
   std::mt19937_64 rng(41);
@@ -733,11 +734,19 @@ TYPED_TEST(LowpGemmTest, EveryKernelReadsAInPlace) {
                                             std::pair{2, ParallelLoop::kIc}}) {
           c.threads = threads;
           c.parallel_loop = loop;
-          for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+          // A's rows 5 elements past a whole row, and (tile kernels, which read A in place
+          // only there) rows starting on cache lines, one line past a whole row.
+          const std::int64_t line = kCacheLineBytes / std::int64_t{sizeof(typename Kind::A)};
+          const std::int64_t on_lines = (k + line - 1) / line * line + line - k;
+          for (const auto& [layout, extra_ld] : {std::pair{Layout::kRowMajor, std::int64_t{5}},
+                                                 std::pair{Layout::kColMajor, std::int64_t{5}},
+                                                 std::pair{Layout::kRowMajor, on_lines},
+                                                 std::pair{Layout::kColMajor, on_lines}}) {
+            if (extra_ld == on_lines && !entry.tiles) continue;
             const Trans ta = layout == Layout::kRowMajor ? Trans::kNo : Trans::kYes;
             LowpCase<Kind> lc = MakeCase<Kind>(layout, ta, Trans::kNo, m, n, k,
-                                               ScalarFrom<Kind>(-1), ScalarFrom<Kind>(2), 5,
-                                               false, rng);
+                                               ScalarFrom<Kind>(-1), ScalarFrom<Kind>(2),
+                                               extra_ld, false, rng);
             if constexpr (std::is_same_v<Kind, Bf16Gemm>) {
               // NaN around bf16 A: a partial group read in place would meet B's zero padding
               // with it, and NaN * 0 shows where a random value times 0 would not.
