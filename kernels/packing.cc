@@ -183,10 +183,10 @@ T* InterleaveGroup(int width, const T* first, std::int64_t k_stride, T* out) {
 // Written group by group so that the output is sequential. Whole groups take a fast path
 // without bounds checks: where k is contiguous, a group of each real line copied whole (four
 // lines by four groups transposed in registers in a full panel) and the missing lines' zeroed
-// (an edge panel of A, a few rows of a tall tile, is packed once per k block and B panel pass:
-// element by element it cost a tenth of a GEMM); InterleaveGroup where lines are contiguous, in
-// a full panel. The rest (the last partial group; an edge panel with lines contiguous) is
-// zero-filled element by element.
+// (an edge panel of A, the rows short of a tall tile, is packed in every k block: element by
+// element it slowed whole GEMMs, docs/low-precision.md); InterleaveGroup where lines are
+// contiguous, in a full panel. The rest (the last partial group; an edge panel with lines
+// contiguous) is zero-filled element by element.
 template <typename T, int G>
 T* PackPanel(int width, int valid, std::int64_t depth, std::int64_t padded_depth, const T* base,
              std::int64_t line_stride, std::int64_t k_stride, T* out) {
@@ -202,8 +202,9 @@ T* PackPanel(int width, int valid, std::int64_t depth, std::int64_t padded_depth
     }
     for (; g < depth / G; ++g) {
       const T* first = base + g * G;
-      int l = 0;
-      for (; l < valid; ++l, out += G) std::memcpy(out, first + l * line_stride, G * sizeof(T));
+      for (int l = 0; l < valid; ++l, out += G) {
+        std::memcpy(out, first + l * line_stride, G * sizeof(T));
+      }
       out = std::fill_n(out, (width - valid) * G, T{});
     }
   } else if (line_stride == 1) {
