@@ -111,9 +111,8 @@ KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
 }
 
 // Where a kind runs faster on a smaller AMX tile than the one with the most C tiles once K is
-// long enough: from min_k on, in place of `instead`. Measured on the Xeon (docs/low-precision.md):
-// bf16 ran 3-16% faster on 16x32 than on 32x32 from K = 256 up and 8-15% slower below; s8
-// showed no such rule.
+// long enough: from min_k on, in place of `instead`. Measured, not derived: bf16 on the Xeon's
+// AMX (docs/low-precision.md); s8 showed no such rule there.
 struct AmxLongKTile {
   DType dtype;
   std::int64_t min_k;
