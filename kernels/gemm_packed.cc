@@ -151,22 +151,18 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   const bool packs_b = prepacked.b == nullptr;
   const std::int64_t prepacked_a_rows = RoundUp(g.m, mr);
   // A config's low-precision kernel may read a row-major A in place where its rows hold what a
-  // panel's would: whole groups (4-byte words) for the vector kernels, whole runs of a tile row
-  // (64 bytes) for the tile kernels, there only where A's rows start on cache lines (a run
-  // across two lines loads slower than packing it: docs/low-precision.md). Edge tiles and a k
-  // block ending inside a group or a run are still packed. Not where threads share the packed A
-  // block (jr).
+  // panel's would: whole units of the kernel's A group (`ag`: 4-byte words for the vector
+  // kernels, 64-byte runs of a tile row for the tile kernels), for tile kernels only where A's
+  // rows start on cache lines (a run across two lines loads slower than packing it:
+  // docs/low-precision.md). Edge tiles and a k block ending inside a unit are still packed. Not
+  // where threads share the packed A block (jr).
   bool a_in_place = false;
-  std::int64_t a_in_place_unit = 1;
   if constexpr (GemmTypes<X>::kLowPrecision) {
-    const bool rows_on_lines =
-        (reinterpret_cast<std::uintptr_t>(g.a.data) |
-         static_cast<std::uintptr_t>(g.a.ld * std::int64_t{sizeof(A)})) %
-            kCacheLineBytes ==
-        0;
+    const auto a_address = reinterpret_cast<std::uintptr_t>(g.a.data);
+    const bool rows_on_lines = a_address % kCacheLineBytes == 0 &&
+                               g.a.ld * std::int64_t{sizeof(A)} % kCacheLineBytes == 0;
     a_in_place = config.a_in_place && packs_a && !share_a && g.a.trans == Trans::kNo &&
                  (rows_on_lines || !kernel.tiles);
-    a_in_place_unit = kernel.tiles ? ag : G;
   }
   const std::int64_t prepacked_b_columns = RoundUp(g.n, nr);
 
@@ -237,7 +233,7 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
           row_begin = first * mr;
           row_end = std::min<std::int64_t>(last * mr, g.m);
         }
-        const bool in_place = a_in_place && kb % a_in_place_unit == 0;
+        const bool in_place = a_in_place && kb % ag == 0;
         for (std::int64_t ic = row_begin; ic < row_end; ic += mc) {
           const std::int64_t mb = std::min(mc, row_end - ic);
           const std::int64_t a_panels = CeilDiv(mb, mr);
