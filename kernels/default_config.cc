@@ -145,15 +145,32 @@ Tile AmxTile(const Entries& kernels, DType dtype, std::int64_t m, std::int64_t k
   return best;
 }
 
-// Threads split jc for the tile kernels, each packing and reading its own columns of B: under ic
-// half of the B panels a thread reads come from the other core's cache, slower than the tile
-// unit consumes them (docs/low-precision.md). ic only where N has fewer tiles than threads.
-ParallelLoop TileParallelLoop(const Problem& problem, Tile tile) {
-  const bool narrow = problem.n < static_cast<std::int64_t>(problem.threads) * tile.nr;
-  return problem.threads > 1 && narrow &&
-                 problem.m >= static_cast<std::int64_t>(problem.threads) * tile.mr
-             ? ParallelLoop::kIc
-             : ParallelLoop::kJc;
+// The fewest rows of C a thread takes under icown: below, its rows do not pay for packing all of
+// B (docs/low-precision.md).
+constexpr std::int64_t kOwnBMinRowsPerThread = 128;
+
+// The loop threads split for the tile kernels, `c` holding the tile and blocks. Not ic, where
+// half of the B panels a thread reads come from the other core's cache, slower than the tile unit
+// consumes them; ic only where N has fewer tiles than threads. Under jc every row of C is split
+// between the threads, and their cores fetch each other's lines of it (the hardware prefetchers
+// read ahead into the other thread's part of each row), once per k block; under icown each
+// thread has rows of its own but packs all of B. So icown where the k blocks write C at least as
+// often per product as a thread's extra packing reads B (M >= kc), each thread has rows enough
+// for its packing (kOwnBMinRowsPerThread) and B is small enough to be read twice (3/4 of L2);
+// else jc. Measurements: docs/low-precision.md.
+template <class Kind>
+ParallelLoop TileParallelLoop(const Problem& problem, const KernelConfig& c,
+                              const CacheBudget& cache) {
+  const auto threads = static_cast<std::int64_t>(problem.threads);
+  if (threads <= 1) return ParallelLoop::kJc;
+  if (problem.n < threads * c.nr) {
+    return problem.m >= threads * c.mr ? ParallelLoop::kIc : ParallelLoop::kJc;
+  }
+  const double b_bytes = static_cast<double>(problem.k) * static_cast<double>(problem.n) *
+                         sizeof(typename Kind::B);
+  const bool own_b = problem.m >= c.kc && problem.m >= threads * kOwnBMinRowsPerThread &&
+                     b_bytes <= 0.75 * static_cast<double>(cache.l2);
+  return own_b ? ParallelLoop::kIcOwnB : ParallelLoop::kJc;
 }
 
 // The low-precision types: the gemv family for M = 1 or N = 1 (as for f32), else the packed
@@ -176,7 +193,12 @@ KernelConfig LowpPacked(const Problem& original, const Machine& machine) {
   const CacheBudget cache = CacheBudgetOf(machine);
   if (isa == IsaLevel::kAvx512 && CpuRunsLowpTiles<Kind>(machine.cpu)) {
     const Tile tile = AmxTile(MicroKernels<Kind>(isa), Kind::kDType, problem.m, problem.k);
-    KernelConfig c = PackedConfig(problem, cache, isa, tile, TileParallelLoop(problem, tile));
+    KernelConfig c = PackedConfig(problem, cache, isa, tile, ParallelLoop::kJc);
+    const ParallelLoop loop = TileParallelLoop<Kind>(problem, c, cache);
+    if (loop != c.parallel_loop) {
+      c.parallel_loop = loop;
+      model::SetPackedBlocks(cache, problem, c);  // the loop's blocks
+    }
     c.a_in_place = LowpAIsKContiguous(original) && c.parallel_loop != ParallelLoop::kJr;
     return c;
   }

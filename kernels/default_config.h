@@ -124,18 +124,21 @@ std::int64_t PackedMcModel(const CacheBudget& cache, std::int64_t kc, std::int64
 std::int64_t PackedNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem);
 
 // The three models above for the tile (AMX) kernels: a kc x nr B micro-panel of two thirds of
-// L1, an A block of L2 / 8 and a B block of L2 / 2 bytes (docs/low-precision.md).
+// L1, an A block of L2 / 8 and a B block of L2 / 2 bytes, or of L2 / 8 where every thread packs
+// all of B (icown): TileOwnBNcModel (docs/low-precision.md).
 std::int64_t TileKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem);
 std::int64_t TileMcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t a_elem);
 std::int64_t TileNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem);
+std::int64_t TileOwnBNcModel(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem);
 
 // The kc, mc and nc models of one kind of packed micro-kernel: the Tile* ones for tile kernels
-// (`tiles`), else the Packed* ones. The default and the search space both take them from here.
+// (`tiles`), else the Packed* ones, nc by the loop the threads split. The default and the search
+// space both take them from here.
 struct BlockModels {
   std::int64_t (*kc)(const CacheBudget& cache, int nr, std::int64_t b_elem);
   std::int64_t (*mc)(const CacheBudget& cache, std::int64_t kc, std::int64_t a_elem);
   std::int64_t (*nc)(const CacheBudget& cache, std::int64_t kc, std::int64_t b_elem);
 };
-BlockModels BlockModelsFor(bool tiles);
+BlockModels BlockModelsFor(bool tiles, ParallelLoop loop);
 
 }  // namespace mmtune

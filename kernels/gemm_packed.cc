@@ -7,10 +7,11 @@
 //      jr: nr-column micro-panels of B (kc x nr, lives in L1)
 //       ir: mr-row micro-panels of A -> micro-kernel on an mr x nr tile of C
 //
-// Threads split jc (nothing shared), ic (the packed B block is shared) or jr (packed A and B are
-// shared). Members that share a packed block pack their share of its panels, then meet at a
-// barrier before anyone reads it, and again before it is overwritten. An operand packed before
-// the call (PackedB) is read in place: no packing, no barrier.
+// Threads split jc (nothing shared), ic (the packed B block is shared), jr (packed A and B are
+// shared) or ic with each thread packing every B block itself (nothing shared). Members that
+// share a packed block pack their share of its panels, then meet at a barrier before anyone
+// reads it, and again before it is overwritten. An operand packed before the call (PackedB) is
+// read in place: no packing, no barrier.
 #include <algorithm>
 #include <cstdint>
 
@@ -143,8 +144,9 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   const std::int64_t nc = std::min<std::int64_t>(config.nc, RoundUp(g.n, nr));
   const int team = std::max(1, std::min(config.threads, pool.size()));
   const ParallelLoop loop = team > 1 ? config.parallel_loop : ParallelLoop::kJc;
-  const bool share_b = loop != ParallelLoop::kJc;
+  const bool share_b = loop == ParallelLoop::kIc || loop == ParallelLoop::kJr;
   const bool share_a = loop == ParallelLoop::kJr;
+  const bool split_rows = loop == ParallelLoop::kIc || loop == ParallelLoop::kIcOwnB;
   const int members = share_b ? team : 1;
   // A prepacked operand needs neither scratch nor the barriers around its packing.
   const bool packs_a = prepacked.a == nullptr;
@@ -185,7 +187,7 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
     const int member = share_b ? tid : 0;
     std::int64_t col_begin = 0;
     std::int64_t col_end = g.n;
-    if (!share_b && team > 1) {  // jc split: whole nr-panels per thread
+    if (loop == ParallelLoop::kJc && team > 1) {  // whole nr-panels per thread
       std::int64_t first = 0;
       std::int64_t last = 0;
       Partition(CeilDiv(g.n, nr), team, tid, &first, &last);
@@ -228,8 +230,8 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
 
         std::int64_t row_begin = 0;
         std::int64_t row_end = g.m;
-        if (loop == ParallelLoop::kIc) {
-          Partition(CeilDiv(g.m, mr), members, member, &first, &last);
+        if (split_rows) {
+          Partition(CeilDiv(g.m, mr), team, tid, &first, &last);
           row_begin = first * mr;
           row_end = std::min<std::int64_t>(last * mr, g.m);
         }

@@ -26,6 +26,7 @@ const char* ToString(ParallelLoop loop) {
     case ParallelLoop::kJc: return "jc";
     case ParallelLoop::kIc: return "ic";
     case ParallelLoop::kJr: return "jr";
+    case ParallelLoop::kIcOwnB: return "icown";
   }
   return "?";
 }
@@ -47,11 +48,12 @@ Result<KernelFamily> ParseKernelFamily(std::string_view text) {
 }
 
 Result<ParallelLoop> ParseParallelLoop(std::string_view text) {
-  for (ParallelLoop l : {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}) {
+  for (ParallelLoop l :
+       {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr, ParallelLoop::kIcOwnB}) {
     if (text == ToString(l)) return l;
   }
-  return MakeError(ErrorCode::kInvalidArgument,
-                   "unknown parallel loop '" + std::string(text) + "' (expected jc, ic or jr)");
+  return MakeError(ErrorCode::kInvalidArgument, "unknown parallel loop '" + std::string(text) +
+                                                    "' (expected jc, ic, jr or icown)");
 }
 
 Result<TileOrder> ParseTileOrder(std::string_view text) {
@@ -125,8 +127,9 @@ Status KernelConfig::ValidateFields(DType dtype) const {
     if (kc < 0 || kc > kMaxBlock) {
       return Invalid("kc = " + std::to_string(kc) + " out of range (direct: 0 = the whole K)");
     }
-    if (parallel_loop == ParallelLoop::kJr) {
-      return Invalid("the direct family parallelizes jc or ic, not jr");
+    if (parallel_loop == ParallelLoop::kJr || parallel_loop == ParallelLoop::kIcOwnB) {
+      return Invalid("the direct family parallelizes jc or ic, not jr or icown (it packs "
+                     "nothing)");
     }
     return OkStatus();
   }

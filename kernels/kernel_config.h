@@ -24,9 +24,12 @@ enum class KernelFamily : std::uint8_t {
 
 // The loop whose iterations are split among threads.
 enum class ParallelLoop : std::uint8_t {
-  kJc,  // columns of C: threads share nothing (each packs its own A and B)
-  kIc,  // rows of C: threads share the packed B block, each packs its A block
-  kJr,  // micro-panels of B inside one block: threads share packed A and B
+  kJc,      // columns of C: threads share nothing (each packs its own A and B)
+  kIc,      // rows of C: threads share the packed B block, each packs its A block
+  kJr,      // micro-panels of B inside one block: threads share packed A and B
+  kIcOwnB,  // "icown", rows of C sharing nothing: each thread packs all of B itself, and keeps
+            // to rows of C of its own (under jc every row is split between the threads, whose
+            // cores then fetch each other's lines of it: docs/low-precision.md)
 };
 
 // The order in which the direct family visits its register tiles (one k block at a time).

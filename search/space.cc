@@ -28,41 +28,63 @@ std::vector<int> Around(std::int64_t model, std::initializer_list<std::int64_t> 
 
 // The packed family around the cache model for one micro-kernel `base`: kc as the model sizes
 // it (PackedKcModel: a B micro-panel of kc x NR), mc for L2 (an A block of mc x kc), nc for L3
-// (a B block of kc x nc), each around the model value; the Tile*Model blocks for the tile
-// kernels (`tiles`). kc is a multiple of `kc_unit` (the low-precision k groups).
+// (a B block of kc x nc), each around the model value for each loop; the Tile*Model blocks for
+// the tile kernels (`tiles`). kc is a multiple of `kc_unit` (the low-precision k groups).
 void AddPackedConfigs(const Problem& problem, const CacheBudget& cache, const KernelConfig& base,
                       std::int64_t a_elem, std::int64_t b_elem, int kc_unit, bool tiles,
                       std::initializer_list<std::int64_t> kc_fixed,
                       const std::vector<ParallelLoop>& loops,
                       const std::vector<std::pair<int, int>>& prefetches,
                       std::vector<KernelConfig>& out) {
-  const BlockModels models = BlockModelsFor(tiles);
-  const std::int64_t kc_model = models.kc(cache, base.nr, b_elem);
   const std::int64_t m_limit = (problem.m + base.mr - 1) / base.mr * base.mr;
   const std::int64_t n_limit = (problem.n + base.nr - 1) / base.nr * base.nr;
   // Up to K rounded up to the unit: one k block covers a K that is not a multiple of it.
   const std::int64_t k_limit = (problem.k + kc_unit - 1) / kc_unit * kc_unit;
+  // kc and mc are every loop's; nc is around each loop's model (BlockModelsFor), the loops that
+  // share a model together.
+  const BlockModels models = BlockModelsFor(tiles, ParallelLoop::kJc);
+  std::vector<std::pair<decltype(models.nc), std::vector<ParallelLoop>>> nc_groups;
+  for (ParallelLoop loop : loops) {
+    const auto nc_model = BlockModelsFor(tiles, loop).nc;
+    auto group = std::find_if(nc_groups.begin(), nc_groups.end(),
+                              [&](const auto& g) { return g.first == nc_model; });
+    if (group == nc_groups.end()) group = nc_groups.insert(nc_groups.end(), {nc_model, {}});
+    group->second.push_back(loop);
+  }
+  const std::int64_t kc_model = models.kc(cache, base.nr, b_elem);
   for (int kc : Around(kc_model, kc_fixed, kc_unit, std::max<std::int64_t>(kc_unit, k_limit))) {
     const std::int64_t mc_model = models.mc(cache, kc, a_elem);
-    const std::int64_t nc_model = models.nc(cache, kc, b_elem);
     for (int mc : Around(mc_model, {}, base.mr, m_limit)) {
-      for (int nc : Around(nc_model, {}, base.nr, n_limit)) {
-        for (ParallelLoop loop : loops) {
-          for (auto [pa, pb] : prefetches) {
-            KernelConfig c = base;
-            c.family = KernelFamily::kPacked;
-            c.kc = kc;
-            c.mc = mc;
-            c.nc = nc;
-            c.parallel_loop = loop;
-            c.prefetch_a = pa;
-            c.prefetch_b = pb;
-            out.push_back(c);
+      for (const auto& [nc_model, group] : nc_groups) {
+        for (int nc : Around(nc_model(cache, kc, b_elem), {}, base.nr, n_limit)) {
+          for (ParallelLoop loop : group) {
+            for (auto [pa, pb] : prefetches) {
+              KernelConfig c = base;
+              c.family = KernelFamily::kPacked;
+              c.kc = kc;
+              c.mc = mc;
+              c.nc = nc;
+              c.parallel_loop = loop;
+              c.prefetch_a = pa;
+              c.prefetch_b = pb;
+              out.push_back(c);
+            }
           }
         }
       }
     }
   }
+}
+
+// The loops threads may split, where there are threads to split one: jc, ic and jr, and for the
+// tile kernels also icown. Only a tile kernel writes C often enough for a row split without
+// shared B to pay for packing all of B; with the vector kernels icown ran level with ic and jc
+// (docs/low-precision.md).
+std::vector<ParallelLoop> LoopsFor(int threads, bool tiles) {
+  if (threads <= 1) return {ParallelLoop::kJc};
+  std::vector<ParallelLoop> loops = {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr};
+  if (tiles) loops.push_back(ParallelLoop::kIcOwnB);
+  return loops;
 }
 
 // What every config of one micro-kernel shares; C is prefetched before its tile is updated.
@@ -101,10 +123,7 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
                       std::vector<KernelConfig>& out) {
   const CacheBudget cache = CacheBudgetOf(machine);
   const std::int64_t elem = sizeof(T);
-  const std::vector<ParallelLoop> loops =
-      problem.threads > 1
-          ? std::vector<ParallelLoop>{ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}
-          : std::vector<ParallelLoop>{ParallelLoop::kJc};
+  const std::vector<ParallelLoop> loops = LoopsFor(problem.threads, false);
 
   for (const MicroKernelEntry<T>& kernel : MicroKernels<T>(isa)) {
     const KernelConfig base = KernelBase(isa, kernel, problem.threads);
@@ -147,7 +166,7 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
 }
 
 // bf16 and s8: every gemv kernel for M = 1 or N = 1; else the packed family (the dot-product
-// instructions need k-grouped panels), any of the jc, ic or jr loops in parallel, kc a multiple
+// instructions need k-grouped panels), any of the parallel loops, kc a multiple
 // of 16 (every k group, and whole unrolled steps), and for the vector kernels A packed or, where
 // it is k-contiguous, read in place. The fixed kc points hold as many bytes of a B micro-panel
 // row as the f32 ones.
@@ -166,12 +185,9 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
   constexpr std::int64_t a_elem = sizeof(typename Kind::A);
   constexpr std::int64_t b_elem = sizeof(typename Kind::B);
   constexpr std::int64_t scale = 4 / b_elem;
-  const std::vector<ParallelLoop> loops =
-      problem.threads > 1
-          ? std::vector<ParallelLoop>{ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}
-          : std::vector<ParallelLoop>{ParallelLoop::kJc};
   for (const LowpMicroKernelEntry<Kind>& kernel : MicroKernels<Kind>(isa)) {
     if (!CpuRunsLowpKernel(machine.cpu, kernel)) continue;
+    const std::vector<ParallelLoop> loops = LoopsFor(problem.threads, kernel.tiles);
     const KernelConfig base = KernelBase(isa, kernel, problem.threads);
     // A tile kernel's kc holds whole tile rows; it has no software prefetch.
     const std::size_t first = out.size();

@@ -70,7 +70,7 @@ KernelConfig RandomConfig(KernelFamily family, IsaLevel isa, std::int64_t m, std
     c.tile_order = pick(0, 1) == 0 ? TileOrder::kColumnPanels : TileOrder::kRowPanels;
     return c;
   }
-  c.parallel_loop = static_cast<ParallelLoop>(pick(0, 2));
+  c.parallel_loop = static_cast<ParallelLoop>(pick(0, 3));  // jc, ic, jr, icown
   c.kc = pick(0, 1) == 0 ? pick(1, 24) : pick(64, 512);
   c.mc = c.mr * (pick(0, 1) == 0 ? pick(1, 3) : pick(8, 64));
   c.nc = c.nr * (pick(0, 1) == 0 ? pick(1, 3) : pick(8, 64));

@@ -143,6 +143,15 @@ TEST(KernelConfigTest, DirectTakesKcOnly) {
   const Status with_mc = direct.Validate(Square(64), machine);
   ASSERT_FALSE(with_mc.ok());
   EXPECT_NE(with_mc.error().message.find("mc"), std::string::npos) << with_mc.error().message;
+  // It packs nothing, so no split that shares or repeats packing.
+  direct.mc = 0;
+  for (ParallelLoop loop : {ParallelLoop::kJr, ParallelLoop::kIcOwnB}) {
+    direct.parallel_loop = loop;
+    const Status split = direct.Validate(Square(64), machine);
+    ASSERT_FALSE(split.ok()) << ToString(loop);
+    EXPECT_NE(split.error().message.find(ToString(loop)), std::string::npos)
+        << split.error().message;
+  }
 }
 
 TEST(KernelConfigTest, JsonRoundTrip) {
@@ -180,7 +189,10 @@ TEST(KernelConfigTest, TextRoundTrip) {
   gemv.isa = IsaLevel::kAvx2;
   gemv.mr = 8;
   gemv.nr = 16;
-  for (const KernelConfig& config : {packed, direct, direct_by_rows, gemv}) {
+  KernelConfig packed_own_b = packed;
+  packed_own_b.parallel_loop = ParallelLoop::kIcOwnB;
+  EXPECT_EQ(packed_own_b.ToString(), "packed generic 6x8 ku4 mc60 kc128 nc256 pf3/12/c icown t2");
+  for (const KernelConfig& config : {packed, packed_own_b, direct, direct_by_rows, gemv}) {
     auto back = ParseKernelConfig(config.ToString());
     ASSERT_TRUE(back.ok()) << config.ToString() << ": " << back.error().message;
     EXPECT_EQ(*back, config) << config.ToString() << " came back as " << back->ToString();

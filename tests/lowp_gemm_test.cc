@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -385,8 +386,9 @@ KernelConfig RandomConfig(IsaLevel isa, std::int64_t m, std::int64_t n, std::mt1
       *kernels[static_cast<std::size_t>(pick(0, static_cast<int>(kernels.size()) - 1))];
   KernelConfig c = PackedConfigOf(isa, entry);
   c.threads = pick(1, 2);
-  constexpr ParallelLoop kLoops[] = {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr};
-  c.parallel_loop = kLoops[pick(0, 2)];
+  constexpr ParallelLoop kLoops[] = {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr,
+                                     ParallelLoop::kIcOwnB};
+  c.parallel_loop = kLoops[pick(0, 3)];
   c.prefetch_a = pick(0, 1) * pick(1, 16);
   c.prefetch_b = pick(0, 1) * pick(1, 16);
   c.prefetch_c = pick(0, 1) == 1;
@@ -616,19 +618,36 @@ TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
                                1};
     EXPECT_FALSE(ModelConfig(a_transposed, *host).a_in_place) << a_transposed.ToString();
   }
-  // Two threads split the columns (jc) where N has a tile for each, else the rows.
+  // Two threads split the rows (ic) where N has fewer tiles than threads. Else each thread takes
+  // rows of its own and packs all of B (icown) where M is at least the k block, 128 rows a
+  // thread, and B at most 3/4 of L2; else the columns (jc). icown's B block is L2 / 8.
+  std::set<ParallelLoop> seen;
   for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
-           {256, 256, 256}, {1024, 1024, 1024}, {4096, 64, 512}, {4096, 32, 512}}) {
+           {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
+           {128, 768, 768}, {192, 192, 192}, {256, 512, 512}, {4096, 64, 512},
+           {4096, 32, 512}}) {
     const Problem problem{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 2};
     const KernelConfig c = ModelConfig(problem, *host);
-    EXPECT_EQ(c.parallel_loop, n >= 2 * c.nr ? ParallelLoop::kJc : ParallelLoop::kIc)
-        << problem.ToString() << " " << c.ToString();
+    const std::string what = problem.ToString() + " " + c.ToString();
+    const bool own_b = m >= c.kc && m >= 2 * 128 && 4 * k * n * b_elem <= 3 * l2;
+    const ParallelLoop expected = n < 2 * c.nr ? ParallelLoop::kIc
+                                  : own_b      ? ParallelLoop::kIcOwnB
+                                               : ParallelLoop::kJc;
+    EXPECT_EQ(c.parallel_loop, expected) << what;
+    if (c.parallel_loop == ParallelLoop::kIcOwnB) {
+      EXPECT_LT(c.kc * c.nc * b_elem, l2 / 8 + c.kc * c.nr * b_elem) << what;
+    }
+    EXPECT_TRUE(c.a_in_place) << what;
+    seen.insert(c.parallel_loop);
   }
+  EXPECT_EQ(seen, (std::set<ParallelLoop>{ParallelLoop::kJc, ParallelLoop::kIc,
+                                          ParallelLoop::kIcOwnB}));
 }
 
-// The packed driver's three 2-thread splits (jc, ic, and jr, where both threads share the
-// packed A and B blocks) on blocks small enough that every loop runs several times, through
-// GemmPlan::Run and through a plan bound to the shape (GemmPlan::Bind), both layouts.
+// The packed driver's four 2-thread splits (jc; ic; jr, where both threads share the packed A
+// and B blocks; icown, where each packs all of B) on blocks small enough that every loop runs
+// several times, through GemmPlan::Run and through a plan bound to the shape (GemmPlan::Bind),
+// both layouts.
 TYPED_TEST(LowpGemmTest, EveryParallelLoopAndBoundPlansMatchTheReference) {
   using Kind = TypeParam;
   std::mt19937_64 rng(37);
@@ -640,7 +659,8 @@ TYPED_TEST(LowpGemmTest, EveryParallelLoopAndBoundPlansMatchTheReference) {
       if (CpuRunsLowpKernel(HostCpuFeatures(), entry)) kernels.push_back(&entry);
     }
     for (const auto* entry : {kernels.front(), kernels.back()}) {
-      for (ParallelLoop loop : {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}) {
+      for (ParallelLoop loop : {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr,
+                                ParallelLoop::kIcOwnB}) {
         KernelConfig c = PackedConfigOf(isa, *entry);
         c.threads = 2;
         c.parallel_loop = loop;

@@ -132,7 +132,8 @@ void CheckEveryKernel() {
       ParallelLoop loop;
     };
     for (const Split split : {Split{1, ParallelLoop::kJc}, Split{2, ParallelLoop::kJc},
-                              Split{2, ParallelLoop::kIc}, Split{2, ParallelLoop::kJr}}) {
+                              Split{2, ParallelLoop::kIc}, Split{2, ParallelLoop::kJr},
+                              Split{2, ParallelLoop::kIcOwnB}}) {
       config.threads = split.threads;
       config.parallel_loop = split.loop;
       auto plan = GemmPlan<X>::Create(config);

@@ -121,7 +121,8 @@ TEST(ScratchMemoryTest, PackedRunsOfEverySplitFailCleanly) {
   const auto& kernel = MicroKernels<float>(HostLevel()).front();
   ExpectRefusedWithCUnchanged<float>(ConfigOf(KernelFamily::kPacked, kernel, 1), 70, 90,
                                      130, Trans::kNo);
-  for (ParallelLoop loop : {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr}) {
+  for (ParallelLoop loop :
+       {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr, ParallelLoop::kIcOwnB}) {
     ExpectRefusedWithCUnchanged<float>(ConfigOf(KernelFamily::kPacked, kernel, 2, loop), 70, 90, 130,
                                        Trans::kNo);
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "kernels/default_config.h"
@@ -173,9 +174,10 @@ TEST(SpaceTest, ColumnMajorSpaceIsTheTransposes) {
 }
 
 // bf16 and s8: for a matrix shape, packed configs only, kc a multiple of 16 (every k group; of
-// a tile row for AMX kernels) and at most k rounded up to that, jc, ic and jr in parallel, every
-// micro-kernel of each level that this CPU runs; for a vector shape (M = 1 or N = 1), every
-// registered gemv kernel and nothing else. Every config valid.
+// a tile row for AMX kernels) and at most k rounded up to that, jc, ic and jr in parallel (and
+// icown for the tile kernels, only for them), every micro-kernel of each level that this CPU
+// runs; for a vector shape (M = 1 or N = 1), every registered gemv kernel and nothing else.
+// Every config valid.
 template <class Kind>
 void ExpectLowpSpace(std::optional<IsaLevel> cap) {
   const Machine machine = Host(cap);
@@ -189,7 +191,7 @@ void ExpectLowpSpace(std::optional<IsaLevel> cap) {
       const std::vector<KernelConfig> space = GenerateSpace(problem, machine);
       ASSERT_FALSE(space.empty());
       std::set<std::tuple<int, int, int>> kernels;
-      std::set<ParallelLoop> loops;
+      std::map<bool, std::set<ParallelLoop>> loops;  // by whether the kernel is a tile kernel
       IsaLevel level = IsaLevel::kGeneric;
       for (const KernelConfig& c : space) {
         const Status status = c.Validate(problem, machine);
@@ -201,10 +203,10 @@ void ExpectLowpSpace(std::optional<IsaLevel> cap) {
           const int unit = std::max(16, entry->a_group);
           EXPECT_EQ(c.kc % unit, 0) << c.ToString();
           EXPECT_LE(c.kc, (std::max(unit, k) + unit - 1) / unit * unit) << c.ToString();
+          loops[entry->tiles].insert(c.parallel_loop);
         }
         EXPECT_EQ(c.threads, threads);
         kernels.insert({c.mr, c.nr, c.k_unroll});
-        loops.insert(c.parallel_loop);
         level = c.isa;
       }
       if (vector_shape) {
@@ -216,9 +218,16 @@ void ExpectLowpSpace(std::optional<IsaLevel> cap) {
           runnable += CpuRunsLowpKernel(machine.cpu, entry) ? 1 : 0;
         }
         EXPECT_EQ(kernels.size(), runnable);
-        const std::set<ParallelLoop> all_loops = {ParallelLoop::kJc, ParallelLoop::kIc,
-                                                  ParallelLoop::kJr};
-        EXPECT_EQ(loops, threads == 1 ? std::set<ParallelLoop>{ParallelLoop::kJc} : all_loops);
+        const std::set<ParallelLoop> vector_loops = {ParallelLoop::kJc, ParallelLoop::kIc,
+                                                     ParallelLoop::kJr};
+        std::set<ParallelLoop> tile_loops = vector_loops;
+        tile_loops.insert(ParallelLoop::kIcOwnB);
+        for (const auto& [tiles, kernel_loops] : loops) {
+          EXPECT_EQ(kernel_loops, threads == 1 ? std::set<ParallelLoop>{ParallelLoop::kJc}
+                                  : tiles      ? tile_loops
+                                               : vector_loops)
+              << (tiles ? "tile kernels" : "vector kernels");
+        }
       }
       // The level and family searched are those the analytical default runs.
       EXPECT_EQ(level, ModelConfig(problem, machine).isa);
