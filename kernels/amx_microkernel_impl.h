@@ -24,7 +24,8 @@ namespace mmtune::ukernel {
 // first is beta 1) accumulates in the C tiles in place: loaded from C (beta 1) or zeroed, and
 // stored back, with no pass through a buffer; other tiles go through WriteTile. Only where C's
 // rows start on cache lines: a tile row straddling two lines stores slower than the buffer's
-// pass (docs/low-precision.md).
+// pass (docs/low-precision.md). With args.sums the tiles start from those sums instead (then
+// only beta 0 stores in place).
 template <class Kind, int MT, int NT>
 void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
   using A = typename Kind::A;
@@ -43,11 +44,19 @@ void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
   static_assert(kFirstB + NT <= 8, "eight tile registers");
 
   const std::int64_t c_stride = args.row_stride * std::int64_t{sizeof(C)};
+  const bool from_sums = args.sums != nullptr;
   const bool in_place = args.m == MR && args.n == NR && args.col_stride == 1 && args.alpha == 1 &&
-                        (args.beta == 0 || args.beta == 1) &&
+                        (args.beta == 0 || (args.beta == 1 && !from_sums)) &&
                         (reinterpret_cast<std::uintptr_t>(args.c) | c_stride) % 64 == 0;
   auto c_tile = [&](int i, int j) { return args.c + i * kRows * args.row_stride + j * kRows; };
-  if (in_place && args.beta == 1) {
+  if (from_sums) {
+    const std::int64_t sums_stride = args.sums_row_stride * std::int64_t{sizeof(C)};
+    simd::Unroll<MT * NT>([&](auto t) {
+      constexpr int T = decltype(t)::value;
+      simd::amx::Load<T>(args.sums + (T / NT) * kRows * args.sums_row_stride + (T % NT) * kRows,
+                         sums_stride);
+    });
+  } else if (in_place && args.beta == 1) {
     simd::Unroll<MT * NT>([&](auto t) {
       constexpr int T = decltype(t)::value;
       simd::amx::Load<T>(c_tile(T / NT, T % NT), c_stride);

@@ -121,6 +121,23 @@ struct AmxLongKTile {
 };
 constexpr AmxLongKTile kAmxLongKTiles[] = {{DType::kBF16, 256, {32, 32}, {16, 32}}};
 
+// Whether a thread's tiles of C accumulate in a buffer of sums across the k blocks (c_buffer):
+// under jc, with more than one k block, where a thread's part of each row of C is shorter than a
+// page (so the threads' parts share pages, and a tile one k block stores is often in the other
+// core's cache when the next loads it) and its block of sums fits in a quarter of L2. On one
+// thread, and with C's rows split in longer parts, the buffer's own traffic costs more than it
+// saves. Measurements: docs/low-precision.md.
+template <class Kind>
+bool TileSumsInBuffer(const Problem& problem, const KernelConfig& c, const CacheBudget& cache) {
+  constexpr std::int64_t kPageBytes = 4096;
+  const auto threads = static_cast<std::int64_t>(problem.threads);
+  if (threads <= 1 || c.parallel_loop != ParallelLoop::kJc || problem.k <= c.kc) return false;
+  constexpr auto c_elem = static_cast<std::int64_t>(sizeof(typename Kind::C));
+  const std::int64_t part = detail::CeilDiv(problem.n, threads);
+  const std::int64_t block = detail::RoundUp(problem.m, c.mr) * std::min<std::int64_t>(part, c.nc);
+  return part * c_elem < kPageBytes && block * c_elem <= static_cast<std::int64_t>(cache.l2) / 4;
+}
+
 // The AMX tile kernel of a packed default: of the tile kernels, the one with the most C tiles
 // (the fewest tile loads per tile dot product) no taller than M needs, so that a short M does not
 // compute rows of zeros for nothing; then kAmxLongKTiles.
@@ -200,6 +217,7 @@ KernelConfig LowpPacked(const Problem& original, const Machine& machine) {
       model::SetPackedBlocks(cache, problem, c);  // the loop's blocks
     }
     c.a_in_place = LowpAIsKContiguous(original) && c.parallel_loop != ParallelLoop::kJr;
+    c.c_buffer = TileSumsInBuffer<Kind>(problem, c, cache);
     return c;
   }
   // 32-bit accumulator lanes. The dot-product instructions take the FMA pipes, so f32's tile

@@ -73,8 +73,13 @@ class TileCall<X, true> {
   using Types = GemmTypes<X>;
   TileCall(const KernelConfig& config, const LowpMicroKernelEntry<X>& kernel,
            const RowMajorGemm<X>& g)
-      : fn_(kernel.packed), enter_(kernel.enter), leave_(kernel.leave),
-        epilogue_(g.epilogue, g.dequantize, config.isa) {
+      : fn_(kernel.packed),
+        enter_(kernel.enter),
+        leave_(kernel.leave),
+        epilogue_(g.epilogue, g.dequantize, config.isa),
+        alpha_(g.alpha),
+        c_row_stride_(g.ldc),
+        c_col_stride_(g.c_col_stride) {
     args_.alpha = g.alpha;
     args_.row_stride = g.ldc;
     args_.col_stride = g.c_col_stride;
@@ -87,18 +92,31 @@ class TileCall<X, true> {
     args_.beta = beta;
     finishes_ = last && epilogue_.Active();
   }
+  // After SetBlock, where a thread's tiles accumulate in a buffer of sums (rows `stride` apart)
+  // until the last k block: this block's tiles go to the buffer (`to_sums`: raw sums, the
+  // first block's from zero) or, the last, to C from the buffer's sums.
+  void SetSumsTarget(bool to_sums, std::int64_t stride, bool first) {
+    args_.sums_row_stride = stride;
+    from_sums_ = !to_sums;
+    args_.row_stride = to_sums ? stride : c_row_stride_;
+    args_.col_stride = to_sums ? 1 : c_col_stride_;
+    args_.alpha = to_sums ? typename Types::Scalar(1) : alpha_;
+    if (to_sums) args_.beta = first ? typename Types::Scalar(0) : typename Types::Scalar(1);
+  }
   void SetColumns(int n, std::int64_t column) {
     args_.n = n;
     column_ = column;
   }
   // 0: the next tiles read A's packed panels; else A in place, rows `stride` apart.
   void SetARowStride(std::int64_t stride) { args_.a_row_stride = stride; }
+  // `sums`: the tile's place in the buffer of sums, where SetSumsTarget set one.
   void Run(const typename Types::A* a, const typename Types::B* b, typename Types::C* c, int m,
-           std::int64_t row) {
+           std::int64_t row, const typename Types::C* sums = nullptr) {
     args_.a = a;
     args_.b = b;
     args_.c = c;
     args_.m = m;
+    args_.sums = from_sums_ ? sums : nullptr;
     fn_(args_);
     if (finishes_) [[unlikely]] {
       epilogue_.Apply(c, args_.row_stride, args_.col_stride, row, column_, m, args_.n);
@@ -120,6 +138,10 @@ class TileCall<X, true> {
   EpilogueCall<typename Types::C> epilogue_;
   bool finishes_ = false;
   std::int64_t column_ = 0;
+  typename Types::Scalar alpha_;
+  std::int64_t c_row_stride_;
+  std::int64_t c_col_stride_;
+  bool from_sums_ = false;
 };
 
 }  // namespace
@@ -168,6 +190,14 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   }
   const std::int64_t prepacked_b_columns = RoundUp(g.n, nr);
 
+  // Tile kernels with c_buffer: every k block but the last accumulates in the thread's buffer
+  // of sums (all M rows by nc columns), so C is written once.
+  bool use_sums = false;
+  if constexpr (GemmTypes<X>::kLowPrecision) use_sums = config.c_buffer && kernel.tiles && g.k > kc;
+  const std::int64_t sums_ld = RoundUp(nc, nr);
+  const std::size_t sums_elements =
+      use_sums ? static_cast<std::size_t>(RoundUp(g.m, mr) * sums_ld) : 0;
+
   const std::size_t a_elements = packs_a ? static_cast<std::size_t>(mc * kc) : 0;
   const std::size_t b_elements = packs_b ? static_cast<std::size_t>(RoundUp(nc, nr) * kc) : 0;
   const bool shares_packed_b = share_b && packs_b;
@@ -200,7 +230,9 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
     A* a_scratch = !packs_a ? nullptr
                    : share_a ? shared_a
                              : ThreadWorkspaceOf<A>(WorkspaceSlot::kPackedA, a_elements);
-    if (!vote.Agree((!packs_b || b_scratch != nullptr) && (!packs_a || a_scratch != nullptr))) {
+    C* sums = use_sums ? ThreadWorkspaceOf<C>(WorkspaceSlot::kSums, sums_elements) : nullptr;
+    if (!vote.Agree((!packs_b || b_scratch != nullptr) && (!packs_a || a_scratch != nullptr) &&
+                    (!use_sums || sums != nullptr))) {
       return;
     }
     TileCall<X> tile = base;
@@ -212,7 +244,25 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
       for (std::int64_t pc = 0; pc < g.k; pc += kc) {
         const std::int64_t kb = std::min(kc, g.k - pc);
         const std::int64_t depth = RoundUp(kb, ag);  // packed elements per panel line
-        tile.SetBlock(depth, pc == 0 ? g.beta : Scalar(1), pc + kb == g.k);
+        const bool last_block = pc + kb == g.k;
+        tile.SetBlock(depth, pc == 0 || use_sums ? g.beta : Scalar(1), last_block);
+        if constexpr (GemmTypes<X>::kLowPrecision) {
+          if (use_sums) tile.SetSumsTarget(!last_block, sums_ld, pc == 0);
+        }
+        // Tile (row, panel q) of this block, into C or the buffer of sums.
+        auto run_tile = [&](const A* a, const B* b_panel, std::int64_t q, std::int64_t row,
+                            std::int64_t rows) {
+          C* c_tile = g.c + (jc + q * nr) * g.c_col_stride + row * g.ldc;
+          const int m_tile = static_cast<int>(std::min<std::int64_t>(mr, rows));
+          if constexpr (GemmTypes<X>::kLowPrecision) {
+            if (use_sums) {
+              C* sums_tile = sums + row * sums_ld + q * nr;
+              tile.Run(a, b_panel, last_block ? c_tile : sums_tile, m_tile, row, sums_tile);
+              return;
+            }
+          }
+          tile.Run(a, b_panel, c_tile, m_tile, row);
+        };
 
         std::int64_t first = 0;
         std::int64_t last = 0;
@@ -263,24 +313,18 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
           if (share_a) Partition(b_panels, members, member, &jr_first, &jr_last);
           for (std::int64_t q = jr_first; q < jr_last; ++q) {
             const B* b_panel = packed_b + q * nr * depth;
-            tile.SetColumns(static_cast<int>(std::min<std::int64_t>(nr, nb - q * nr)),
-                            jc + q * nr);
-            C* c_column = g.c + (jc + q * nr) * g.c_col_stride;
+            tile.SetColumns(static_cast<int>(std::min<std::int64_t>(nr, nb - q * nr)), jc + q * nr);
             std::int64_t ir = 0;
             if constexpr (GemmTypes<X>::kLowPrecision) {
               if (whole_rows > 0) {
                 tile.SetARowStride(g.a.ld);
                 for (; ir < whole_rows; ir += mr) {
-                  tile.Run(g.a.data + (ic + ir) * g.a.ld + pc, b_panel,
-                           c_column + (ic + ir) * g.ldc, mr, ic + ir);
+                  run_tile(g.a.data + (ic + ir) * g.a.ld + pc, b_panel, q, ic + ir, mr);
                 }
                 tile.SetARowStride(0);
               }
             }
-            for (; ir < mb; ir += mr) {
-              tile.Run(packed_a + ir * depth, b_panel, c_column + (ic + ir) * g.ldc,
-                       static_cast<int>(std::min<std::int64_t>(mr, mb - ir)), ic + ir);
-            }
+            for (; ir < mb; ir += mr) run_tile(packed_a + ir * depth, b_panel, q, ic + ir, mb - ir);
           }
           if (shares_packed_a) barrier.ArriveAndWait();  // before the A block is packed again
         }

@@ -114,6 +114,11 @@ Status KernelConfig::ValidateFields(DType dtype) const {
   if (a_in_place && parallel_loop == ParallelLoop::kJr) {
     return Invalid("threads splitting jr share the packed A block: no ainplace with jr");
   }
+  if (c_buffer && (!IsLowPrecision(dtype) || family != KernelFamily::kPacked)) {
+    return Invalid(
+        "a buffer of C sums (cbuf) applies to the packed bf16 and s8 tile kernels "
+        "only");
+  }
   if (mr < 1 || nr < 1) return Invalid("the tile " + std::to_string(mr) + "x" +
                                         std::to_string(nr) + " is not a tile");
   if (family == KernelFamily::kGemv) {
@@ -170,6 +175,7 @@ std::string KernelConfig::ToString() const {
     text += std::string(" ") + mmtune::ToString(tile_order);
   }
   if (a_in_place) text += " ainplace";
+  if (c_buffer) text += " cbuf";
   text += std::string(" ") + mmtune::ToString(parallel_loop) + " t" + std::to_string(threads);
   return text;
 }
@@ -231,6 +237,8 @@ Result<KernelConfig> ParseKernelConfig(std::string_view text) {
       c.tile_order = *order;
     } else if (word == "ainplace") {
       c.a_in_place = true;
+    } else if (word == "cbuf") {
+      c.c_buffer = true;
     } else if (key == "pf") {
       const std::string_view rest = word.substr(2);
       const std::size_t slash = rest.find('/');
@@ -283,6 +291,7 @@ void to_json(nlohmann::json& json, const KernelConfig& c) {
   // existed, and its hash (the DB's config identity), stay as they were.
   if (c.tile_order != TileOrder::kColumnPanels) json["tile_order"] = ToString(c.tile_order);
   if (c.a_in_place) json["a_in_place"] = true;
+  if (c.c_buffer) json["c_buffer"] = true;
 }
 
 Result<KernelConfig> KernelConfigFromJson(const nlohmann::json& json) {
@@ -351,12 +360,16 @@ Result<KernelConfig> KernelConfigFromJson(const nlohmann::json& json) {
     if (!parsed_order) return parsed_order.error();
     c.tile_order = *parsed_order;
   }
-  // Likewise A: configs stored before the field existed pack it.
-  if (auto in_place = json.find("a_in_place"); in_place != json.end()) {
-    if (!in_place->is_boolean()) {
-      return MakeError(ErrorCode::kCorrupt, "kernel config field 'a_in_place' is not a bool");
+  // Likewise A and C: configs stored before the fields existed pack A and write C each k block.
+  for (auto [name, field] :
+       {std::pair{"a_in_place", &c.a_in_place}, std::pair{"c_buffer", &c.c_buffer}}) {
+    if (auto value = json.find(name); value != json.end()) {
+      if (!value->is_boolean()) {
+        return MakeError(ErrorCode::kCorrupt,
+                         std::string("kernel config field '") + name + "' is not a bool");
+      }
+      *field = value->get<bool>();
     }
-    c.a_in_place = in_place->get<bool>();
   }
   return c;
 }

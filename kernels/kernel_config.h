@@ -74,6 +74,11 @@ struct KernelConfig {
   // A where threads share its block (jr), and for tile kernels A whose rows do not start on
   // cache lines.
   bool a_in_place = false;
+  // Packed AMX tile kernels only ("cbuf"): where K takes more than one k block, each thread's
+  // tiles of C accumulate in a buffer of its own and only the last k block writes C. Under jc
+  // both threads write every row of C, and a C tile stored by one k block and loaded by the next
+  // is often in the other core's cache by then (docs/low-precision.md).
+  bool c_buffer = false;
   int threads = 1;
 
   // Whether this config can compute `problem` on `machine`: the kernel exists for the dtype and

@@ -106,6 +106,9 @@ Status KernelConfig::ValidateFor(DType dtype) const {
     return Invalid("kc = " + std::to_string(kc) + " must be a multiple of " + std::to_string(run) +
                    " (the k of one tile row of the " + tile + " tile kernel)");
   }
+  if (c_buffer && !IsTileKernel(dtype, *this)) {
+    return Invalid("a buffer of C sums (cbuf) applies to the tile kernels only, not " + tile);
+  }
   return OkStatus();
 }
 

@@ -31,6 +31,11 @@ struct LowpMicroKernelArgs {
   typename Kind::C* c = nullptr;
   std::int64_t row_stride = 0;
   std::int64_t col_stride = 1;
+  // Tile kernels: non-null where the tile's sums so far lie in a buffer (a whole MR x NR tile,
+  // rows sums_row_stride elements apart), which the k steps then start from instead of zero or
+  // C: C gets alpha * (sums + A * B) + beta * C.
+  const typename Kind::C* sums = nullptr;
+  std::int64_t sums_row_stride = 0;
   int m = 0;  // rows of the tile to write (<= MR)
   int n = 0;  // columns to write (<= NR)
   typename Kind::Scalar alpha = 1;

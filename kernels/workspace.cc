@@ -16,7 +16,7 @@ struct Buffer {
   std::size_t bytes = 0;
 };
 
-constexpr int kSlots = 5;
+constexpr int kSlots = 6;
 
 std::atomic<std::size_t> g_limit{0};
 

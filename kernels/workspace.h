@@ -7,7 +7,14 @@
 
 namespace mmtune {
 
-enum class WorkspaceSlot { kPackedA = 0, kPackedB = 1, kEdgeA = 2, kEdgeB = 3, kVector = 4 };
+enum class WorkspaceSlot {
+  kPackedA = 0,
+  kPackedB = 1,
+  kEdgeA = 2,
+  kEdgeB = 3,
+  kVector = 4,
+  kSums = 5,
+};
 
 // At least `bytes` of 64-byte aligned memory owned by the calling thread for `slot`; valid until
 // the same thread asks for the same slot again. Null where the memory cannot be had (the slot

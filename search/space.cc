@@ -166,10 +166,11 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
 }
 
 // bf16 and s8: every gemv kernel for M = 1 or N = 1; else the packed family (the dot-product
-// instructions need k-grouped panels), any of the parallel loops, kc a multiple
-// of 16 (every k group, and whole unrolled steps), and for the vector kernels A packed or, where
-// it is k-contiguous, read in place. The fixed kc points hold as many bytes of a B micro-panel
-// row as the f32 ones.
+// instructions need k-grouped panels), any of the parallel loops, kc a multiple of 16 (every k
+// group, and whole unrolled steps), A packed or, where it is k-contiguous, read in place, and for
+// the tile kernels on threads splitting jc in more than one k block, C's sums through a buffer or
+// not (cbuf: it pays only there, docs/low-precision.md). The fixed kc points hold as many bytes
+// of a B micro-panel row as the f32 ones.
 template <class Kind>
 void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
                     const SpaceOptions& options, bool a_k_contiguous,
@@ -196,6 +197,15 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
                      kernel.tiles ? std::vector<std::pair<int, int>>{{0, 0}}
                                   : PrefetchVariants(options),
                      out);
+    if (kernel.tiles && problem.threads > 1) {
+      const std::size_t unbuffered_end = out.size();
+      for (std::size_t i = first; i < unbuffered_end; ++i) {
+        if (out[i].parallel_loop != ParallelLoop::kJc || out[i].kc >= problem.k) continue;
+        KernelConfig buffered = out[i];
+        buffered.c_buffer = true;
+        out.push_back(buffered);
+      }
+    }
     if (!a_k_contiguous) continue;
     const std::size_t packed_end = out.size();
     for (std::size_t i = first; i < packed_end; ++i) {

@@ -302,6 +302,54 @@ TEST(KernelConfigTest, AInPlaceIsWrittenOnlyWhereSet) {
       << twice.error().message;
 }
 
+// A buffer of C sums: written only where set, read back from text and JSON (absent: C written
+// each k block), and valid for the packed tile kernels only.
+TEST(KernelConfigTest, SumsBufferIsForTileKernelsOnly) {
+  KernelConfig tiles;
+  tiles.family = KernelFamily::kPacked;
+  tiles.isa = IsaLevel::kAvx512;
+  tiles.mr = 16;
+  tiles.nr = 32;
+  tiles.mc = 64;
+  tiles.nc = 64;
+  tiles.kc = 64;
+  tiles.threads = 2;
+  const nlohmann::json writes_c = tiles;
+  EXPECT_FALSE(writes_c.contains("c_buffer")) << writes_c.dump();
+  tiles.c_buffer = true;
+  EXPECT_EQ(tiles.ToString(), "packed avx512 16x32 ku1 mc64 kc64 nc64 pf0/0 cbuf jc t2");
+  auto text = ParseKernelConfig(tiles.ToString());
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  EXPECT_EQ(*text, tiles);
+  const nlohmann::json json = tiles;
+  EXPECT_EQ(json.at("c_buffer"), true);
+  auto back = KernelConfigFromJson(json);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, tiles);
+  nlohmann::json not_bool = json;
+  not_bool["c_buffer"] = "yes";
+  auto bad = KernelConfigFromJson(not_bool);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("c_buffer"), std::string::npos) << bad.error().message;
+  for (DType dtype : {DType::kBF16, DType::kS8}) {
+    EXPECT_TRUE(tiles.ValidateFor(dtype).ok()) << tiles.ValidateFor(dtype).error().message;
+  }
+  // Not for a vector kernel of the same ISA, nor for f32.
+  KernelConfig vector = tiles;
+  vector.mr = 8;
+  vector.mc = 64;
+  const Status vector_status = vector.ValidateFor(DType::kBF16);
+  ASSERT_FALSE(vector_status.ok());
+  EXPECT_NE(vector_status.error().message.find("cbuf"), std::string::npos)
+      << vector_status.error().message;
+  KernelConfig f32 = GenericPacked();
+  f32.c_buffer = true;
+  const Status f32_status = f32.ValidateFor(DType::kF32);
+  ASSERT_FALSE(f32_status.ok());
+  EXPECT_NE(f32_status.error().message.find("cbuf"), std::string::npos)
+      << f32_status.error().message;
+}
+
 TEST(KernelConfigTest, OnlyTheDirectFamilyTakesARowPanelOrder) {
   const Machine machine = TestMachine(IsaLevel::kGeneric);
   KernelConfig packed = GenericPacked();

@@ -397,6 +397,7 @@ KernelConfig RandomConfig(IsaLevel isa, std::int64_t m, std::int64_t n, std::mt1
   c.mc = c.mr * (pick(0, 1) == 0 ? pick(1, 3) : static_cast<int>(std::max<std::int64_t>(1, m / c.mr + 1)));
   c.nc = c.nr * (pick(0, 1) == 0 ? pick(1, 2) : static_cast<int>(std::max<std::int64_t>(1, n / c.nr + 1)));
   c.a_in_place = c.parallel_loop != ParallelLoop::kJr && pick(0, 1) == 1;
+  c.c_buffer = entry.tiles && pick(0, 1) == 1;
   return c;
 }
 
@@ -609,6 +610,7 @@ TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
     EXPECT_EQ(blocks, (k + longest - 1) / longest) << what;
     EXPECT_LT(blocks * (c.kc - step), k) << what << ": k blocks of uneven length";
     EXPECT_TRUE(c.a_in_place) << what;
+    EXPECT_FALSE(c.c_buffer) << what;  // one thread: C is its own
     const bool long_k_bf16 = Kind::kDType == DType::kBF16 && k >= 256;
     const std::pair<int, int> tile = m < 32 ? std::pair{16, 48}
                                      : long_k_bf16 ? std::pair{16, 32}
@@ -620,12 +622,16 @@ TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
   }
   // Two threads split the rows (ic) where N has fewer tiles than threads. Else each thread takes
   // rows of its own and packs all of B (icown) where M is at least the k block, 128 rows a
-  // thread, and B at most 3/4 of L2; else the columns (jc). icown's B block is L2 / 8.
+  // thread, and B at most 3/4 of L2; else the columns (jc). icown's B block is L2 / 8. Under jc
+  // with more than one k block, C's sums go through a buffer where a thread's part of a row of C
+  // is shorter than a page and its block of sums at most L2 / 4.
   std::set<ParallelLoop> seen;
+  std::set<bool> buffered;
+  constexpr std::int64_t c_elem = sizeof(typename Kind::C);
   for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
            {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
            {128, 768, 768}, {192, 192, 192}, {256, 512, 512}, {4096, 64, 512},
-           {4096, 32, 512}}) {
+           {4096, 32, 512}, {196, 256, 2304}, {128, 3072, 768}, {256, 768, 768}}) {
     const Problem problem{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 2};
     const KernelConfig c = ModelConfig(problem, *host);
     const std::string what = problem.ToString() + " " + c.ToString();
@@ -638,10 +644,17 @@ TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
       EXPECT_LT(c.kc * c.nc * b_elem, l2 / 8 + c.kc * c.nr * b_elem) << what;
     }
     EXPECT_TRUE(c.a_in_place) << what;
+    const std::int64_t part = (n + 1) / 2;
+    const bool sums_in_buffer =
+        c.parallel_loop == ParallelLoop::kJc && k > c.kc && part * c_elem < 4096 &&
+        4 * ((m + c.mr - 1) / c.mr * c.mr) * std::min<std::int64_t>(part, c.nc) * c_elem <= l2;
+    EXPECT_EQ(c.c_buffer, sums_in_buffer) << what;
     seen.insert(c.parallel_loop);
+    buffered.insert(c.c_buffer);
   }
   EXPECT_EQ(seen, (std::set<ParallelLoop>{ParallelLoop::kJc, ParallelLoop::kIc,
                                           ParallelLoop::kIcOwnB}));
+  EXPECT_EQ(buffered, (std::set<bool>{false, true}));
 }
 
 // The packed driver's four 2-thread splits (jc; ic; jr, where both threads share the packed A
@@ -692,30 +705,45 @@ TYPED_TEST(LowpGemmTest, EveryParallelLoopAndBoundPlansMatchTheReference) {
 // Every tile kernel (AMX) where it keeps whole tiles of C in its tile registers between k blocks
 // (alpha 1, beta 0 or 1, row-major C whose rows start on cache lines: loaded from C and stored
 // back in place) and where it does not (other alpha and beta, a column-major C, rows across
-// cache lines): several k blocks, whole and edge tiles, NaN in C with beta = 0.
+// cache lines): several k blocks, whole and edge tiles, NaN in C with beta = 0. And the same with
+// the k blocks but the last accumulating in a thread's buffer of sums (cbuf), on one thread and
+// on two of every split.
 TYPED_TEST(LowpGemmTest, TileKernelsKeepWholeTilesOfCAcrossKBlocks) {
   using Kind = TypeParam;
   std::mt19937_64 rng(41);
   int cases = 0;
+  struct Variant {
+    bool c_buffer;
+    int threads;
+    ParallelLoop loop;
+  };
+  const Variant variants[] = {{false, 1, ParallelLoop::kJc}, {true, 1, ParallelLoop::kJc},
+                              {true, 2, ParallelLoop::kJc},  {true, 2, ParallelLoop::kIc},
+                              {true, 2, ParallelLoop::kJr},  {true, 2, ParallelLoop::kIcOwnB}};
   for (const auto& entry : MicroKernels<Kind>(IsaLevel::kAvx512)) {
     if (!entry.tiles || !CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
-    KernelConfig c = PackedConfigOf(IsaLevel::kAvx512, entry);
-    c.kc = entry.a_group;
-    c.mc = 2 * c.mr;
-    c.nc = 2 * c.nr;
-    const std::int64_t m = 2 * c.mr + 1, n = 2 * c.nr + 3, k = 3 * c.kc + 5;
-    for (const auto& [alpha, beta] : std::vector<std::array<double, 2>>{
-             {1, 0}, {1, 1}, {2, 1}, {1, -1}}) {
-      for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
-        // C's rows on cache lines (ldc a multiple of 16 elements) or straddling them.
-        const std::int64_t past_line = (layout == Layout::kRowMajor ? n : m) % 16;
-        for (const std::int64_t extra_ld : {16 - past_line, std::int64_t{3}}) {
-          const bool nan_c = beta == 0 && std::is_same_v<Kind, Bf16Gemm>;
-          LowpCase<Kind> lc = MakeCase<Kind>(layout, Trans::kNo, Trans::kNo, m, n, k,
-                                             ScalarFrom<Kind>(alpha), ScalarFrom<Kind>(beta),
-                                             extra_ld, nan_c, rng);
-          ASSERT_TRUE(RunsCorrectly(lc, c));
-          ++cases;
+    for (const Variant& variant : variants) {
+      KernelConfig c = PackedConfigOf(IsaLevel::kAvx512, entry);
+      c.kc = entry.a_group;
+      c.mc = 2 * c.mr;
+      c.nc = 2 * c.nr;
+      c.c_buffer = variant.c_buffer;
+      c.threads = variant.threads;
+      c.parallel_loop = variant.loop;
+      const std::int64_t m = 2 * c.mr + 1, n = 2 * c.nr + 3, k = 3 * c.kc + 5;
+      for (const auto& [alpha, beta] :
+           std::vector<std::array<double, 2>>{{1, 0}, {1, 1}, {2, 1}, {1, -1}}) {
+        for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+          // C's rows on cache lines (ldc a multiple of 16 elements) or straddling them.
+          const std::int64_t past_line = (layout == Layout::kRowMajor ? n : m) % 16;
+          for (const std::int64_t extra_ld : {16 - past_line, std::int64_t{3}}) {
+            const bool nan_c = beta == 0 && std::is_same_v<Kind, Bf16Gemm>;
+            LowpCase<Kind> lc =
+                MakeCase<Kind>(layout, Trans::kNo, Trans::kNo, m, n, k, ScalarFrom<Kind>(alpha),
+                               ScalarFrom<Kind>(beta), extra_ld, nan_c, rng);
+            ASSERT_TRUE(RunsCorrectly(lc, c));
+            ++cases;
+          }
         }
       }
     }

@@ -4,6 +4,7 @@
 // anyone writes, and C keeps every value it had. SetWorkspaceLimit makes the memory run out.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -21,7 +22,7 @@ namespace {
 // Scratch requests past 64 bytes fail while it lives.
 class ScarceMemory {
  public:
-  ScarceMemory() { SetWorkspaceLimit(64); }
+  explicit ScarceMemory(std::size_t limit = 64) { SetWorkspaceLimit(limit); }
   ~ScarceMemory() { SetWorkspaceLimit(0); }
   ScarceMemory(const ScarceMemory&) = delete;
   ScarceMemory& operator=(const ScarceMemory&) = delete;
@@ -69,14 +70,14 @@ Operands<X> MakeOperands(std::int64_t m, std::int64_t n, std::int64_t k, Trans t
 // with memory it runs.
 template <typename X>
 void ExpectRefusedWithCUnchanged(const KernelConfig& config, std::int64_t m, std::int64_t n,
-                                 std::int64_t k, Trans trans_b) {
+                                 std::int64_t k, Trans trans_b, std::size_t limit = 64) {
   SCOPED_TRACE(config.ToString());
   auto plan = GemmPlan<X>::Create(config);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   Operands<X> o = MakeOperands<X>(m, n, k, trans_b);
   const auto before = o.c;
   {
-    const ScarceMemory scarce;
+    const ScarceMemory scarce(limit);
     const Status status = plan->Run(o.args);
     ASSERT_FALSE(status.ok());
     EXPECT_EQ(status.error().code, ErrorCode::kIo);
@@ -132,6 +133,24 @@ TEST(ScratchMemoryTest, PackedRunsOfEverySplitFailCleanly) {
   ExpectRefusedWithCUnchanged<Bf16Gemm>(
       ConfigOf(KernelFamily::kPacked, MicroKernels<Bf16Gemm>(level).front(), 2), 70, 90, 130,
       Trans::kNo);
+}
+
+// The AMX kernels' buffer of C sums (cbuf), with memory enough for the packed blocks only: the
+// run fails before any thread writes C.
+TEST(ScratchMemoryTest, TileRunsWithoutTheirBufferOfSumsFailCleanly) {
+  if (!CpuRunsLowpTiles<Bf16Gemm>(HostCpuFeatures())) GTEST_SKIP() << "no AMX_BF16 here";
+  for (const auto& kernel : MicroKernels<Bf16Gemm>(IsaLevel::kAvx512)) {
+    if (!kernel.tiles) continue;
+    for (int threads : {1, 2}) {
+      KernelConfig c = ConfigOf(KernelFamily::kPacked, kernel, threads);
+      c.c_buffer = true;
+      const std::int64_t m = 100;
+      const auto blocks = static_cast<std::size_t>(std::max(c.mc, c.nc) * c.kc) * 2;  // bf16
+      const auto sums = static_cast<std::size_t>((m + c.mr - 1) / c.mr * c.mr * c.nc) * 4;
+      ASSERT_GT(sums, blocks) << c.ToString();
+      ExpectRefusedWithCUnchanged<Bf16Gemm>(c, m, 90, 130, Trans::kNo, blocks);
+    }
+  }
 }
 
 TEST(ScratchMemoryTest, DirectRunsCopyingBFailCleanly) {

@@ -175,7 +175,8 @@ TEST(SpaceTest, ColumnMajorSpaceIsTheTransposes) {
 
 // bf16 and s8: for a matrix shape, packed configs only, kc a multiple of 16 (every k group; of
 // a tile row for AMX kernels) and at most k rounded up to that, jc, ic and jr in parallel (and
-// icown for the tile kernels, only for them), every micro-kernel of each level that this CPU
+// icown for the tile kernels, only for them), C's sums through a buffer only for tile kernels on
+// threads splitting jc in more than one k block, every micro-kernel of each level that this CPU
 // runs; for a vector shape (M = 1 or N = 1), every registered gemv kernel and nothing else.
 // Every config valid.
 template <class Kind>
@@ -192,6 +193,7 @@ void ExpectLowpSpace(std::optional<IsaLevel> cap) {
       ASSERT_FALSE(space.empty());
       std::set<std::tuple<int, int, int>> kernels;
       std::map<bool, std::set<ParallelLoop>> loops;  // by whether the kernel is a tile kernel
+      std::size_t buffered = 0;
       IsaLevel level = IsaLevel::kGeneric;
       for (const KernelConfig& c : space) {
         const Status status = c.Validate(problem, machine);
@@ -204,6 +206,12 @@ void ExpectLowpSpace(std::optional<IsaLevel> cap) {
           EXPECT_EQ(c.kc % unit, 0) << c.ToString();
           EXPECT_LE(c.kc, (std::max(unit, k) + unit - 1) / unit * unit) << c.ToString();
           loops[entry->tiles].insert(c.parallel_loop);
+          if (c.c_buffer) {
+            ++buffered;
+            EXPECT_TRUE(entry->tiles && threads > 1 && c.parallel_loop == ParallelLoop::kJc &&
+                        c.kc < k)
+                << c.ToString();
+          }
         }
         EXPECT_EQ(c.threads, threads);
         kernels.insert({c.mr, c.nr, c.k_unroll});
@@ -228,6 +236,7 @@ void ExpectLowpSpace(std::optional<IsaLevel> cap) {
                                                : vector_loops)
               << (tiles ? "tile kernels" : "vector kernels");
         }
+        EXPECT_EQ(buffered > 0, threads > 1 && loops.contains(true));
       }
       // The level and family searched are those the analytical default runs.
       EXPECT_EQ(level, ModelConfig(problem, machine).isa);
