@@ -90,7 +90,7 @@ Neighborhood::Neighborhood(const std::vector<KernelConfig>& space) {
   }
   const int whole_k_kc = longest_direct_block > 0 ? 2 * longest_direct_block : ref_kc;
   Interner<std::tuple<int, int, int>> prefetches;
-  Interner<std::tuple<int, int, int>> loops;  // (parallel loop, tile order, A in place)
+  Interner<std::tuple<int, int, int, int>> loops;  // (loop, tile order, A in place, C sums buffer)
   Interner<std::tuple<int, int, int, int>> kernels;
   Interner<std::tuple<int, int, int, int>> schedules;
   points_.reserve(space.size());
@@ -111,7 +111,7 @@ Neighborhood::Neighborhood(const std::vector<KernelConfig>& space) {
     p.log_nc = FixedLog2(packed ? c.nc : ref_nc);
     p.prefetch = prefetches.Id({c.prefetch_a, c.prefetch_b, c.prefetch_c ? 1 : 0});
     p.loop = loops.Id({static_cast<int>(c.parallel_loop), static_cast<int>(c.tile_order),
-                       c.a_in_place ? 1 : 0});
+                       c.a_in_place ? 1 : 0, c.c_buffer ? 1 : 0});
     p.log_threads = FixedLog2(c.threads);
     p.kernel_key = kernels.Id({p.isa, c.mr, c.nr, c.k_unroll});
     p.schedule_key = schedules.Id({p.family, p.prefetch, p.loop, c.threads});

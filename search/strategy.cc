@@ -30,6 +30,7 @@ struct ConfigHasher {
     mix(static_cast<int>(c.parallel_loop));
     mix(static_cast<int>(c.tile_order));
     mix(c.a_in_place ? 1 : 0);
+    mix(c.c_buffer ? 1 : 0);
     mix(c.threads);
     return static_cast<std::size_t>(h);
   }
