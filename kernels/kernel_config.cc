@@ -115,9 +115,8 @@ Status KernelConfig::ValidateFields(DType dtype) const {
     return Invalid("threads splitting jr share the packed A block: no ainplace with jr");
   }
   if (c_buffer && (!IsLowPrecision(dtype) || family != KernelFamily::kPacked)) {
-    return Invalid(
-        "a buffer of C sums (cbuf) applies to the packed bf16 and s8 tile kernels "
-        "only");
+    return Invalid("a buffer of C sums (cbuf) applies to the packed bf16 and s8 tile kernels "
+                   "only");
   }
   if (mr < 1 || nr < 1) return Invalid("the tile " + std::to_string(mr) + "x" +
                                         std::to_string(nr) + " is not a tile");
