@@ -69,6 +69,8 @@ using model::Tile;
 
 namespace {
 
+constexpr std::int64_t kPageBytes = 4096;
+
 // Rows of the matrix the gemv kernels stream together (mr). Four hide the load latency, and the
 // dot form (the matrix's rows along k) stays there: eight are level or mixed in sign. The axpy
 // form (rows along the output, added into an accumulator) takes eight where a row is longer than
@@ -79,7 +81,6 @@ template <typename T>
 int GemvRows(const Problem& p, const CacheBudget& cache) {  // p: the row-major view
   constexpr int kRows = 4;
   constexpr int kLongRowRows = 8;
-  constexpr std::int64_t kPageBytes = 4096;
   if (detail::GemvDotForm(p.m, p.trans_a, p.trans_b)) return kRows;
   // Threads split the output, so each streams its share of every row.
   const std::int64_t threads = std::max(1, p.threads);
@@ -129,7 +130,6 @@ constexpr AmxLongKTile kAmxLongKTiles[] = {{DType::kBF16, 256, {32, 32}, {16, 32
 // saves. Measurements: docs/low-precision.md.
 template <class Kind>
 bool TileSumsInBuffer(const Problem& problem, const KernelConfig& c, const CacheBudget& cache) {
-  constexpr std::int64_t kPageBytes = 4096;
   const auto threads = static_cast<std::int64_t>(problem.threads);
   if (threads <= 1 || c.parallel_loop != ParallelLoop::kJc || problem.k <= c.kc) return false;
   constexpr auto c_elem = static_cast<std::int64_t>(sizeof(typename Kind::C));

@@ -97,6 +97,7 @@ class TileCall<X, true> {
   // first block's from zero) or, the last, to C from the buffer's sums.
   void SetSumsTarget(bool to_sums, std::int64_t stride, bool first) {
     args_.sums_row_stride = stride;
+    to_sums_ = to_sums;
     from_sums_ = !to_sums;
     args_.row_stride = to_sums ? stride : c_row_stride_;
     args_.col_stride = to_sums ? 1 : c_col_stride_;
@@ -109,12 +110,13 @@ class TileCall<X, true> {
   }
   // 0: the next tiles read A's packed panels; else A in place, rows `stride` apart.
   void SetARowStride(std::int64_t stride) { args_.a_row_stride = stride; }
-  // `sums`: the tile's place in the buffer of sums, where SetSumsTarget set one.
+  // The tile at `c` in C; `sums`: its place in the buffer of sums, where SetSumsTarget set one,
+  // which it is written to instead of C until the last k block.
   void Run(const typename Types::A* a, const typename Types::B* b, typename Types::C* c, int m,
-           std::int64_t row, const typename Types::C* sums = nullptr) {
+           std::int64_t row, typename Types::C* sums = nullptr) {
     args_.a = a;
     args_.b = b;
-    args_.c = c;
+    args_.c = to_sums_ ? sums : c;
     args_.m = m;
     args_.sums = from_sums_ ? sums : nullptr;
     fn_(args_);
@@ -141,6 +143,7 @@ class TileCall<X, true> {
   typename Types::Scalar alpha_;
   std::int64_t c_row_stride_;
   std::int64_t c_col_stride_;
+  bool to_sums_ = false;
   bool from_sums_ = false;
 };
 
@@ -249,19 +252,17 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
         if constexpr (GemmTypes<X>::kLowPrecision) {
           if (use_sums) tile.SetSumsTarget(!last_block, sums_ld, pc == 0);
         }
-        // Tile (row, panel q) of this block, into C or the buffer of sums.
+        // Tile (row, panel q) of this block, with its place in the buffer of sums if any.
         auto run_tile = [&](const A* a, const B* b_panel, std::int64_t q, std::int64_t row,
                             std::int64_t rows) {
           C* c_tile = g.c + (jc + q * nr) * g.c_col_stride + row * g.ldc;
           const int m_tile = static_cast<int>(std::min<std::int64_t>(mr, rows));
           if constexpr (GemmTypes<X>::kLowPrecision) {
-            if (use_sums) {
-              C* sums_tile = sums + row * sums_ld + q * nr;
-              tile.Run(a, b_panel, last_block ? c_tile : sums_tile, m_tile, row, sums_tile);
-              return;
-            }
+            tile.Run(a, b_panel, c_tile, m_tile, row,
+                     use_sums ? sums + row * sums_ld + q * nr : nullptr);
+          } else {
+            tile.Run(a, b_panel, c_tile, m_tile, row);
           }
-          tile.Run(a, b_panel, c_tile, m_tile, row);
         };
 
         std::int64_t first = 0;
