@@ -132,6 +132,20 @@ void PrintPeaks(std::ostream& out, const PeakReport& r, const Topology& topology
         << "  GFLOP/s: " << std::setprecision(0) << r.zmm_fmas_per_cycle
         << " zmm FMA(s) a cycle\n";
   }
+  if (!r.core_facts.empty()) {
+    // The A/Bs behind the model's core facts (tuner/core_calibration.h); "?": too close to the
+    // threshold to tell, the core family's row decides.
+    out << "\nCore facts (1 core, f32 kernel A/Bs: speed-up, threshold; ?: within "
+        << kUndecidedBand * 100 << "% of it)\n";
+    for (const CoreFactProbe& probe : r.core_facts) {
+      out << "  " << std::left << std::setw(26) << probe.fact << std::right << std::setw(6)
+          << (!probe.holds   ? "?"
+              : *probe.holds ? "yes"
+                             : "no")
+          << std::fixed << std::setprecision(2) << std::setw(8) << probe.speedup
+          << "x  >= " << probe.threshold << "x\n";
+    }
+  }
   if (!r.read_sweep.empty()) {
     out << "\nRead bandwidth by working set (1 core)\n";
     for (const ReadSweepPoint& point : r.read_sweep) {

@@ -52,9 +52,10 @@ constexpr int kMaxInPlaceRowsOfA = 2 * kRowsPerAPointer;
 // set). Taken where no set holds more than half its ways of those rows. And only where M is two
 // or more whole row panels, unless half the tile's accumulators would leave the FMA pipes no
 // slack, no more than the latency needs (`one_panel_suffices`, DirectTile's call): on one zmm
-// FMA pipe a tall tile over a single row panel runs behind two shorter tiles, while on Zen 5's
-// two pipes it runs ahead, so its facts row (tall_tile_over_one_panel) takes any. A partial row
-// panel runs the edge kernel, which addresses its rows through a table and is slower.
+// FMA pipe a tall tile over a single row panel runs behind two shorter tiles, while on the two
+// pipes measured it runs ahead, so the core fact tall_tile_over_one_panel takes any no wider
+// than N. A partial row panel runs the edge kernel, which addresses its rows through a table and
+// is slower.
 // Measurements: docs/analytical-model.md, step 2.
 bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int mr,
                          std::int64_t elem, bool one_panel_suffices) {
@@ -112,7 +113,8 @@ TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Pr
   const bool a_by_rows = problem.trans_a == Trans::kNo;
   const double k = static_cast<double>(std::max<std::int64_t>(problem.k, 1));
   // Where the core's facts say so, a tall tile over a single row panel is taken whatever its
-  // accumulators: there such a tile beats two shorter ones (see TallInPlaceTileFits).
+  // accumulators: there such a tile beats two shorter ones (see TallInPlaceTileFits), unless it
+  // is wider than N.
   const bool any_tile_over_one_panel =
       isa == IsaLevel::kAvx512 && TwoZmmPipesAnd(machine, &CoreFacts::tall_tile_over_one_panel);
   TileChoice best;
@@ -121,8 +123,10 @@ TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Pr
     if (entry.k_unroll != 1 || nv < min_vectors || entry.mr < min_rows) continue;
     if (whole_panels_only && problem.n % entry.nr != 0) continue;
     const int accumulators = entry.mr * nv;
-    const bool one_panel_suffices =
-        any_tile_over_one_panel || accumulators / 2 <= kFmaLatency * fma_pipes;
+    // No wider than N: a wider tile's columns past N run a snug kernel of other rows (the
+    // edge kernel), and two shorter tiles beat it (docs/analytical-model.md, step 2).
+    const bool one_panel_suffices = (any_tile_over_one_panel && entry.nr < problem.n + lanes) ||
+                                    accumulators / 2 <= kFmaLatency * fma_pipes;
     if (a_by_rows &&
         !TallInPlaceTileFits(problem, cache, entry.mr, sizeof(T), one_panel_suffices)) {
       continue;

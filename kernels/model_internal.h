@@ -37,9 +37,10 @@ inline bool TwoZmmPipes(const Machine& machine) {
          VectorFmasPerCycle(machine, machine.kernel_isa) >= 2.0;
 }
 
-// A fact of the core's row (machine/core_facts.h) that applies only with two zmm FMA pipes.
+// A core fact that applies only with two zmm FMA pipes: as the machine's calibration measured it,
+// else as its core family's row says (machine/core_facts.h).
 inline bool TwoZmmPipesAnd(const Machine& machine, bool CoreFacts::*fact) {
-  return TwoZmmPipes(machine) && CoreFactsOf(machine.cpu).*fact;
+  return TwoZmmPipes(machine) && CoreFactsOf(machine.cpu, machine.measured_facts).*fact;
 }
 
 // FMA latency in cycles (current x86 cores), and how many times the accumulators that latency

@@ -4,6 +4,7 @@
 // finds.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "machine/cpu_features.h"
@@ -28,5 +29,34 @@ struct CoreFacts {
 // The row of `cpu`'s core family; unknown cores get the defaults above (two pipes, the rules
 // measured on Intel's two-pipe server cores).
 const CoreFacts& CoreFactsOf(const CpuFeatures& cpu);
+
+// The boolean facts as this machine's calibration measured them (tuner/core_calibration.h,
+// stored with the peaks), each unset where it was not measured.
+struct MeasuredCoreFacts {
+  std::optional<bool> l3_streams_crowded_panels;
+  std::optional<bool> tall_tile_over_one_panel;
+  std::optional<bool> unrolls_long_direct_k;
+
+  friend bool operator==(const MeasuredCoreFacts&, const MeasuredCoreFacts&) = default;
+};
+
+// The measured facts' members, by the name the peaks' JSON and the logs give them.
+struct MeasuredCoreFactField {
+  std::string_view name;
+  std::optional<bool> MeasuredCoreFacts::*measured;
+  bool CoreFacts::*fact;
+};
+inline constexpr MeasuredCoreFactField kMeasuredCoreFactFields[] = {
+    {"l3_streams_crowded_panels", &MeasuredCoreFacts::l3_streams_crowded_panels,
+     &CoreFacts::l3_streams_crowded_panels},
+    {"tall_tile_over_one_panel", &MeasuredCoreFacts::tall_tile_over_one_panel,
+     &CoreFacts::tall_tile_over_one_panel},
+    {"unrolls_long_direct_k", &MeasuredCoreFacts::unrolls_long_direct_k,
+     &CoreFacts::unrolls_long_direct_k},
+};
+
+// `cpu`'s row with every measured fact in place of the row's: what the machine showed wins over
+// what its core family was seen to do elsewhere.
+CoreFacts CoreFactsOf(const CpuFeatures& cpu, const MeasuredCoreFacts& measured);
 
 }  // namespace mmtune

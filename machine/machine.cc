@@ -68,11 +68,22 @@ std::uint64_t EffectiveLlcBytesOf(const nlohmann::json& peaks) {
 void TakeMeasuredFacts(const nlohmann::json& peaks, Machine* machine) {
   machine->effective_llc_bytes = EffectiveLlcBytesOf(peaks);
   machine->zmm_fmas_per_cycle = 0.0;
+  machine->measured_facts = MeasuredCoreFacts{};
   if (!peaks.is_object()) return;
   const auto zmm = peaks.find("zmm_fmas_per_cycle");
   if (zmm != peaks.end() && zmm->is_number()) {
     const double pipes = zmm->get<double>();
     if (pipes == 1.0 || pipes == 2.0) machine->zmm_fmas_per_cycle = pipes;
+  }
+  const auto facts = peaks.find("core_facts");
+  if (facts == peaks.end() || !facts->is_object()) return;
+  for (const MeasuredCoreFactField& field : kMeasuredCoreFactFields) {
+    const auto probe = facts->find(std::string(field.name));
+    if (probe == facts->end() || !probe->is_object()) continue;
+    const auto holds = probe->find("holds");
+    if (holds != probe->end() && holds->is_boolean()) {
+      machine->measured_facts.*field.measured = holds->get<bool>();
+    }
   }
 }
 

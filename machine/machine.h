@@ -4,11 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
-
+#include "machine/core_facts.h"
 #include "machine/cpu_features.h"
 #include "machine/topology.h"
 #include "mmtune/result.h"
@@ -32,6 +32,9 @@ struct Machine {
   // 512-bit FMAs one core completes per cycle (1 where it runs them as two 256-bit halves), from
   // its zmm and ymm f32 peaks; the model's core facts table answers where this is 0.
   double zmm_fmas_per_cycle = 0.0;
+  // The core facts its calibration measured (machine/core_facts.h), in place of its core
+  // family's row.
+  MeasuredCoreFacts measured_facts;
 };
 
 // The fingerprint keys everything that decides kernel speed and nothing that does not: CPU vendor,
@@ -54,7 +57,8 @@ Result<Machine> DetectHostMachine();
 std::uint64_t EffectiveLlcBytesOf(const nlohmann::json& peaks);
 
 // Gives `*machine` the facts its stored `peaks` measured (effective_llc_bytes,
-// zmm_fmas_per_cycle: 1 or 2), or none; a value out of range counts as not measured.
+// zmm_fmas_per_cycle: 1 or 2, the calibrated core facts), or none; a value out of range or of the
+// wrong type counts as not measured.
 void TakeMeasuredFacts(const nlohmann::json& peaks, Machine* machine);
 
 // The last-level cache data fits in: the effective one where measured, else hwloc's (the size

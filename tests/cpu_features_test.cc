@@ -157,13 +157,37 @@ TEST(CoreFactsTest, RowsFollowVendorAndFamily) {
   const CoreFacts& intel = facts("GenuineIntel", 6);
   EXPECT_EQ(intel.zmm_fmas_per_cycle, 2.0);
   EXPECT_FALSE(intel.l3_streams_crowded_panels);
-  EXPECT_FALSE(intel.tall_tile_over_one_panel);
+  EXPECT_TRUE(intel.tall_tile_over_one_panel);
   EXPECT_TRUE(intel.unrolls_long_direct_k);
   const CoreFacts& unknown = facts("SomeVendor", 1);
   EXPECT_EQ(unknown.name, "unknown");
   EXPECT_EQ(unknown.zmm_fmas_per_cycle, 2.0);
   EXPECT_NE(&unknown, &intel);
   EXPECT_NE(zen4.name, zen5.name);
+}
+
+// A machine's calibrated facts replace its row's, each on its own; unmeasured ones keep the row's.
+TEST(CoreFactsTest, MeasuredFactsReplaceTheRowsOneByOne) {
+  CpuFeatures cpu;
+  cpu.vendor = "AuthenticAMD";
+  cpu.family = 0x1A;
+  const CoreFacts& row = CoreFactsOf(cpu);
+  MeasuredCoreFacts measured;
+  const CoreFacts same = CoreFactsOf(cpu, measured);
+  EXPECT_EQ(same.name, row.name);
+  for (const MeasuredCoreFactField& field : kMeasuredCoreFactFields) {
+    EXPECT_EQ(same.*field.fact, row.*field.fact) << field.name;
+  }
+  for (const MeasuredCoreFactField& field : kMeasuredCoreFactFields) {
+    MeasuredCoreFacts one;
+    one.*field.measured = !(row.*field.fact);
+    const CoreFacts facts = CoreFactsOf(cpu, one);
+    for (const MeasuredCoreFactField& other : kMeasuredCoreFactFields) {
+      EXPECT_EQ(facts.*other.fact, &other == &field ? !(row.*other.fact) : row.*other.fact)
+          << field.name << " measured, " << other.name;
+    }
+    EXPECT_EQ(facts.zmm_fmas_per_cycle, row.zmm_fmas_per_cycle);
+  }
 }
 
 }  // namespace

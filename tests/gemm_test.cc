@@ -475,6 +475,14 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
   EXPECT_EQ(zen5_10.mr, 10) << zen5_10.ToString();
   EXPECT_EQ(zen5_10.nr, 32) << zen5_10.ToString();
   EXPECT_LT(ten_rows(zen4).mr, 10) << ten_rows(zen4).ToString();
+  // So on Intel's two-pipe cores (the Xeon ran it 1.10-1.19x). No tile wider than N there: its
+  // columns past N run the edge kernel, and two shorter tiles beat it.
+  EXPECT_EQ(ten_rows(two_pipes).mr, 10) << ten_rows(two_pipes).ToString();
+  for (const Machine& machine : {testing::SyntheticZen5Machine(), two_pipes}) {
+    const KernelConfig narrow = ModelConfig(
+        Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 10, 16, 32, 1}, machine);
+    EXPECT_LE(narrow.nr, 16) << narrow.ToString();
+  }
   for (const Machine& machine : {zen4, two_pipes}) {
     const KernelConfig long_rows = ModelConfig(
         Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 32, 64, 1024, 1},
@@ -1134,6 +1142,27 @@ TEST(DefaultConfigTest, MeasuredZmmPipesReplaceTheFactsTable) {
   zen5.zmm_fmas_per_cycle = 1.0;
   EXPECT_FALSE(model::TwoZmmPipes(zen5));
   EXPECT_FALSE(model::TwoZmmPipesAnd(zen5, &CoreFacts::tall_tile_over_one_panel));
+}
+
+// The core facts the machine's calibration measured (Machine::measured_facts) replace its row's,
+// and the model's picks follow them: a Zen 5 measured without the tall tile over one row panel
+// splits 10x20x20 as Zen 4 does, and one measured with it keeps the row's 10x32.
+TEST(DefaultConfigTest, MeasuredCoreFactsReplaceTheFactsTable) {
+  const Problem ten_rows{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 10, 20, 20, 1};
+  Machine zen5 = testing::SyntheticZen5Machine();
+  EXPECT_EQ(ModelConfig(ten_rows, zen5).mr, 10);
+  zen5.measured_facts.tall_tile_over_one_panel = false;
+  EXPECT_FALSE(model::TwoZmmPipesAnd(zen5, &CoreFacts::tall_tile_over_one_panel));
+  EXPECT_TRUE(model::TwoZmmPipesAnd(zen5, &CoreFacts::l3_streams_crowded_panels));
+  EXPECT_LT(ModelConfig(ten_rows, zen5).mr, 10) << ModelConfig(ten_rows, zen5).ToString();
+  zen5.measured_facts.tall_tile_over_one_panel = true;
+  EXPECT_EQ(ModelConfig(ten_rows, zen5).mr, 10);
+  // A long direct k loop: ku1 by the row, ku4 where the machine measured that unrolling pays.
+  const Problem long_k{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 64, 768, 768, 1};
+  ASSERT_EQ(ModelConfig(long_k, zen5).family, KernelFamily::kDirect);
+  EXPECT_EQ(ModelConfig(long_k, zen5).k_unroll, 1);
+  zen5.measured_facts.unrolls_long_direct_k = true;
+  EXPECT_EQ(ModelConfig(long_k, zen5).k_unroll, 4);
 }
 
 // Runs `shape` on gc's operands through `plan` (into a copy of C) and through `bound` (into

@@ -95,7 +95,20 @@ TEST(PeakTest, MeasuresEveryAvailableCeiling) {
   } else {
     EXPECT_EQ(report->zmm_fmas_per_cycle, 0.0);
   }
-  EXPECT_EQ(steps.size(), per_measure * measures + (zmm ? 1 : 0) + report->read_sweep.size());
+  // With two zmm pipes, the core facts' calibration (one step more), one probe per fact, each
+  // holding where it reaches its threshold.
+  const bool calibrates = CalibratesCoreFacts(*machine, report->zmm_fmas_per_cycle);
+  if (calibrates) {
+    EXPECT_EQ(report->core_facts.size(), std::size(kMeasuredCoreFactFields));
+  } else {
+    EXPECT_TRUE(report->core_facts.empty());
+  }
+  for (const CoreFactProbe& probe : report->core_facts) {
+    EXPECT_GT(probe.speedup, 0.0) << probe.fact;
+    EXPECT_EQ(probe.holds, FactShown(probe.speedup, probe.threshold)) << probe.fact;
+  }
+  EXPECT_EQ(steps.size(), per_measure * measures + (zmm ? 1 : 0) + (calibrates ? 1 : 0) +
+                              report->read_sweep.size());
 
   const nlohmann::json json = *report;
   EXPECT_GT(json.at("f32_fma_gflops").at("one_core").get<double>(), 0.0);
@@ -107,6 +120,8 @@ TEST(PeakTest, MeasuresEveryAvailableCeiling) {
   TakeMeasuredFacts(json, &described);
   EXPECT_EQ(described.zmm_fmas_per_cycle, report->zmm_fmas_per_cycle);
   EXPECT_EQ(described.effective_llc_bytes, report->effective_llc_bytes);
+  EXPECT_EQ(json.contains("core_facts"), calibrates);
+  EXPECT_EQ(described.measured_facts, MeasuredFactsOf(report->core_facts));
 }
 
 // The zmm rate over the ymm rate counts the 512-bit FMAs a cycle, as a whole pipe: Zen 4 runs a
@@ -184,6 +199,37 @@ TEST(PeakTest, BandwidthBufferOutgrowsTheCachesWithinBounds) {
   EXPECT_EQ(DefaultBandwidthBytes(with_l3(508 * kMiB, 2), 0), kGiB);
   EXPECT_EQ(DefaultBandwidthBytes(with_l3(32 * kMiB, 2), 2 * kGiB), 256 * kMiB);
   EXPECT_EQ(DefaultBandwidthBytes(Topology{}, 0), 256 * kMiB);
+}
+
+// A fact holds a few percent above its threshold and not as far below it, and in between the
+// measurement tells nothing. The probes become the machine's measured facts by name, the
+// undecided ones and those no probe measured left unset.
+TEST(CoreCalibrationTest, ProbesBecomeTheMeasuredFacts) {
+  EXPECT_EQ(FactShown(1.05 * (1 + kUndecidedBand), 1.05), std::optional<bool>(true));
+  EXPECT_EQ(FactShown(1.2, 1.05), std::optional<bool>(true));
+  EXPECT_EQ(FactShown(1.06, 1.05), std::nullopt);
+  EXPECT_EQ(FactShown(1.04, 1.05), std::nullopt);
+  EXPECT_EQ(FactShown(1.05 * (1 - kUndecidedBand), 1.05), std::optional<bool>(false));
+  EXPECT_EQ(FactShown(0.7, 1.0), std::optional<bool>(false));
+  const std::vector<CoreFactProbe> probes = {{"tall_tile_over_one_panel", 1.12, 1.05, true},
+                                             {"l3_streams_crowded_panels", 0.7, 1.0, false},
+                                             {"unrolls_long_direct_k", 1.06, 1.05, std::nullopt}};
+  const MeasuredCoreFacts measured = MeasuredFactsOf(probes);
+  EXPECT_EQ(measured.tall_tile_over_one_panel, std::optional<bool>(true));
+  EXPECT_EQ(measured.l3_streams_crowded_panels, std::optional<bool>(false));
+  EXPECT_FALSE(measured.unrolls_long_direct_k.has_value());
+  EXPECT_EQ(MeasuredFactsOf({}), MeasuredCoreFacts{});
+}
+
+// Only AVX-512 kernels on two zmm pipes run the probes: the facts apply nowhere else.
+TEST(CoreCalibrationTest, OnlyTwoZmmPipesCalibrate) {
+  Machine machine;
+  machine.kernel_isa = IsaLevel::kAvx512;
+  EXPECT_TRUE(CalibratesCoreFacts(machine, 2.0));
+  EXPECT_FALSE(CalibratesCoreFacts(machine, 1.0));
+  EXPECT_FALSE(CalibratesCoreFacts(machine, 0.0));
+  machine.kernel_isa = IsaLevel::kAvx2;
+  EXPECT_FALSE(CalibratesCoreFacts(machine, 2.0));
 }
 
 }  // namespace

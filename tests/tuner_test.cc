@@ -816,6 +816,19 @@ TEST(RooflineTest, MachinesTakeTheMeasuredEffectiveLlc) {
     TakeMeasuredFacts(nlohmann::json{{"zmm_fmas_per_cycle", value}}, &machine);
     EXPECT_EQ(machine.zmm_fmas_per_cycle, taken) << value.dump();
   }
+  // The calibrated core facts: a probe's boolean "holds", anything else not measured.
+  const nlohmann::json facts = {
+      {"core_facts",
+       {{"tall_tile_over_one_panel", {{"holds", false}, {"speedup", 0.9}, {"threshold", 1.05}}},
+        {"unrolls_long_direct_k", {{"holds", "yes"}}},
+        {"l3_streams_crowded_panels", true}}}};
+  TakeMeasuredFacts(facts, &machine);
+  EXPECT_EQ(machine.measured_facts.tall_tile_over_one_panel, std::optional<bool>(false));
+  EXPECT_FALSE(machine.measured_facts.unrolls_long_direct_k.has_value());
+  EXPECT_FALSE(machine.measured_facts.l3_streams_crowded_panels.has_value());
+  TakeMeasuredFacts(nlohmann::json::object(), &machine);
+  EXPECT_EQ(machine.measured_facts, MeasuredCoreFacts{});
+  EXPECT_EQ(machine.fingerprint, fingerprint);
 }
 
 TEST(TuneSessionTest, NearestWinnersAreFilteredAndOrdered) {

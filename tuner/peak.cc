@@ -281,6 +281,10 @@ Result<PeakReport> MeasurePeaks(const Machine& machine, const PeakOptions& optio
           ZmmFmasPerCycle(report.f32_fma->one_core, report.ymm_f32_fma_gflops);
     }
   }
+  if (CalibratesCoreFacts(machine, report.zmm_fmas_per_cycle)) {
+    if (progress) progress("core facts, 1 core");
+    report.core_facts = CalibrateCoreFacts(machine, options.samples, options.sample_seconds);
+  }
   report.f64_fma = measure(kernels.f64_fma, "f64 FMA");
   report.bf16_dot = measure(kernels.bf16_dot, "bf16 dot product");
   report.int8_dot = measure(kernels.int8_dot, "int8 dot product");
@@ -337,6 +341,16 @@ void to_json(nlohmann::json& json, const PeakReport& r) {
   if (r.zmm_fmas_per_cycle > 0.0) {
     json["ymm_f32_fma_gflops"] = r.ymm_f32_fma_gflops;
     json["zmm_fmas_per_cycle"] = r.zmm_fmas_per_cycle;
+  }
+  if (!r.core_facts.empty()) {
+    nlohmann::json facts = nlohmann::json::object();
+    for (const CoreFactProbe& probe : r.core_facts) {
+      facts[std::string(probe.fact)] = {
+          {"holds", probe.holds ? nlohmann::json(*probe.holds) : nlohmann::json(nullptr)},
+          {"speedup", probe.speedup},
+          {"threshold", probe.threshold}};
+    }
+    json["core_facts"] = std::move(facts);
   }
 }
 

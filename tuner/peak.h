@@ -7,14 +7,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "machine/machine.h"
 #include "mmtune/result.h"
+#include "tuner/core_calibration.h"
 
 namespace mmtune {
 
@@ -53,6 +53,8 @@ struct PeakReport {
   // cycle it and f32_fma show (ZmmFmasPerCycle); 0 at other levels.
   double ymm_f32_fma_gflops = 0.0;
   double zmm_fmas_per_cycle = 0.0;
+  // With two zmm pipes: the calibrated core facts (tuner/core_calibration.h); else empty.
+  std::vector<CoreFactProbe> core_facts;
 };
 
 // The 512-bit FMAs a cycle of a core whose zmm and ymm f32 FMA loops ran at these rates: every
