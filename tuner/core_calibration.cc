@@ -34,11 +34,9 @@ struct ProbeSpec {
   std::array<ProbePair, 2> pairs;
 };
 
-// The A/Bs each fact's row was written from (docs/analytical-model.md, step 2 and step 1), with
-// thresholds between what the cores measured: k loops unrolled by 4 ran 1.06-1.16x on the Xeon
-// and 0.97-1.02x on Zen 5; one 10x32 over a single row panel 1.10-1.19x two shorter tiles on
-// both; a crowded 8x48 panel in k blocks of 512 0.7x packed's speed on the Xeon and 1.12x it on
-// Zen 5. A probe of two shapes weighs both (geometric mean).
+// The A/Bs each fact's row was written from, each threshold between what cores with and without
+// the fact measured (docs/analytical-model.md, steps 1 and 2). A probe of two shapes weighs both
+// (geometric mean).
 constexpr std::array<ProbeSpec, 3> kProbes = {{
     {"unrolls_long_direct_k",
      1.05,
