@@ -89,6 +89,7 @@ void AmxMicroKernel(const LowpMicroKernelArgs<Kind>& args) {
         simd::amx::Dot<Kind, I * NT + J, kFirstA + I, kFirstB + J>();
       });
     });
+    if (args.interleave != nullptr) args.interleave(args.interleave_context, s, steps);
     a += a_step;
     b += kGroupsPerStep * NR * G;
   }

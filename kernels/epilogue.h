@@ -1,6 +1,6 @@
 // Fused epilogues (mmtune/types.h: Epilogue): a bias and an activation applied to each C tile
-// right after its kernel wrote it, while the tile is in L1, so that no pass over C of its own
-// follows the GEMM. One function per C element type and ISA level (epilogue_impl.h, compiled
+// right after its kernel wrote it (AMX tile kernels: during the next tile's k steps), while the
+// tile is in L1, so that no pass over C of its own follows the GEMM. One function per C element type and ISA level (epilogue_impl.h, compiled
 // with that level's flags in epilogue_<isa>.cc), so that the activations run in its vectors.
 #pragma once
 

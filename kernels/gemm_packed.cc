@@ -76,6 +76,7 @@ class TileCall<X, true> {
       : fn_(kernel.packed),
         enter_(kernel.enter),
         leave_(kernel.leave),
+        interleaves_epilogue_(kernel.tiles),
         epilogue_(g.epilogue, g.dequantize, config.isa),
         alpha_(g.alpha),
         c_row_stride_(g.ldc),
@@ -119,24 +120,67 @@ class TileCall<X, true> {
     args_.c = to_sums_ ? sums : c;
     args_.m = m;
     args_.sums = from_sums_ ? sums : nullptr;
-    fn_(args_);
-    if (finishes_) [[unlikely]] {
-      epilogue_.Apply(c, args_.row_stride, args_.col_stride, row, column_, m, args_.n);
+    if (!finishes_ || !interleaves_epilogue_) [[likely]] {
+      fn_(args_);
+      if (finishes_) {
+        epilogue_.Apply(c, args_.row_stride, args_.col_stride, row, column_, m, args_.n);
+      }
+      return;
     }
+    // A tile kernel keeps the vector units idle while the tile unit multiplies: the previous
+    // tile's epilogue runs between this tile's k steps, and this tile's waits for the next.
+    args_.interleave = pending_.m > 0 ? &ApplyPendingPart : nullptr;
+    args_.interleave_context = this;
+    fn_(args_);
+    args_.interleave = nullptr;
+    FinishPending();
+    pending_ = {c, args_.row_stride, args_.col_stride, row, column_, m, args_.n, 0};
   }
-  // Around a thread's tile calls: AMX kernels configure the tile registers once.
+  // Around a thread's tile calls: AMX kernels configure the tile registers once. Leave applies
+  // the epilogue still pending.
   void Enter() {
     if (enter_ != nullptr) enter_();
   }
   void Leave() {
+    FinishPending();
     if (leave_ != nullptr) leave_();
   }
 
  private:
+  // A finished tile whose epilogue has yet to run; rows [0, done) have had it.
+  struct PendingTile {
+    typename Types::C* c = nullptr;
+    std::int64_t row_stride = 0;
+    std::int64_t col_stride = 0;
+    std::int64_t row = 0;
+    std::int64_t column = 0;
+    int m = 0;
+    int n = 0;
+    int done = 0;
+  };
+  // The pending tile's rows up to part + 1 of `parts`.
+  static void ApplyPendingPart(void* context, std::int64_t part, std::int64_t parts) {
+    TileCall& call = *static_cast<TileCall*>(context);
+    const int end = static_cast<int>((part + 1) * call.pending_.m / parts);
+    if (end > call.pending_.done) call.ApplyPendingRows(end);
+  }
+  void ApplyPendingRows(int end) {
+    PendingTile& tile = pending_;
+    epilogue_.Apply(tile.c + tile.done * tile.row_stride, tile.row_stride, tile.col_stride,
+                    tile.row + tile.done, tile.column, end - tile.done, tile.n);
+    tile.done = end;
+  }
+  void FinishPending() {
+    if (pending_.done < pending_.m) ApplyPendingRows(pending_.m);
+    pending_ = {};
+  }
+
   LowpMicroKernelArgs<X> args_;
   LowpMicroKernelFn<X> fn_;
   void (*enter_)();
   void (*leave_)();
+  bool interleaves_epilogue_;
+  PendingTile pending_;
   EpilogueCall<typename Types::C> epilogue_;
   bool finishes_ = false;
   std::int64_t column_ = 0;

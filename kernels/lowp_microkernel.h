@@ -43,6 +43,11 @@ struct LowpMicroKernelArgs {
   int prefetch_a = 0;  // software prefetch distance in k groups, 0 = none
   int prefetch_b = 0;
   bool prefetch_c = false;
+  // Tile kernels: vector work to run between the k steps, while the tile unit multiplies (the
+  // previous tile's epilogue): interleave(context, s, steps) after step s's dot products, so
+  // that parts 0 .. steps - 1 together do all of it. Null for none.
+  void (*interleave)(void* context, std::int64_t part, std::int64_t parts) = nullptr;
+  void* interleave_context = nullptr;
 };
 
 template <class Kind>
