@@ -4,9 +4,10 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "machine/core_facts.h"
 #include "machine/cpu_features.h"

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <optional>
 #include <thread>
 
@@ -99,12 +100,16 @@ std::optional<double> Speedup(const ProbePair& pair, const Machine& machine, int
     plans[i].emplace(std::move(*plan));
   }
   ThreadPool pool(1);
-  ProblemBuffers<float> buffers(problem, 1, /*seed=*/1, pool);
-  const auto args = buffers.ArgsFor<GemmArgs<float>>(0, 1.0f, 0.0f);
-  const auto seconds =
-      FastestSeconds({std::move(*plans[0]), std::move(*plans[1])}, args, samples, sample_seconds);
-  if (!seconds) return std::nullopt;
-  return (*seconds)[0] / (*seconds)[1];
+  try {
+    ProblemBuffers<float> buffers(problem, 1, /*seed=*/1, pool);
+    const auto args = buffers.ArgsFor<GemmArgs<float>>(0, 1.0f, 0.0f);
+    const auto seconds = FastestSeconds({std::move(*plans[0]), std::move(*plans[1])}, args,
+                                        samples, sample_seconds);
+    if (!seconds) return std::nullopt;
+    return (*seconds)[0] / (*seconds)[1];
+  } catch (const std::bad_alloc&) {
+    return std::nullopt;  // no memory for the operands: the fact stays unmeasured
+  }
 }
 
 }  // namespace
