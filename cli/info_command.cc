@@ -135,8 +135,8 @@ void PrintPeaks(std::ostream& out, const PeakReport& r, const Topology& topology
   if (!r.core_facts.empty()) {
     // The A/Bs behind the model's core facts (tuner/core_calibration.h); "?": too close to the
     // threshold to tell, the core family's row decides.
-    out << "\nCore facts (1 core, f32 kernel A/Bs: speed-up, threshold; ?: within "
-        << kUndecidedBand * 100 << "% of it)\n";
+    out << "\nCore facts (1 core, f32 kernel A/Bs: speed-up, threshold; ?: within " << std::fixed
+        << std::setprecision(0) << kUndecidedBand * 100 << "% of it)\n";
     for (const CoreFactProbe& probe : r.core_facts) {
       out << "  " << std::left << std::setw(26) << probe.fact << std::right << std::setw(6)
           << (!probe.holds   ? "?"

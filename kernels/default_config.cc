@@ -280,12 +280,12 @@ Problem ItemOf(const Problem& batch) {
 }
 
 // The configs a batch's item may run with alone: its 1-thread default, and the packed model's
-// where the batch spills L2 (ColdOperandsConfig). The first is BatchDefault's.
+// (ColdOperandsConfig). The first is BatchDefault's (BatchItemsRunCold).
 std::vector<KernelConfig> ItemsAloneConfigs(const Problem& batch, const Machine& machine) {
   const Problem item = ItemOf(batch);
   std::vector<KernelConfig> configs = {ModelConfig(item, machine),
                                        ColdOperandsConfig(item, machine)};
-  if (BatchSpillsL2(item, batch.batch, CacheBudgetOf(machine))) {
+  if (BatchItemsRunCold(item, batch.batch, machine, CacheBudgetOf(machine))) {
     std::swap(configs[0], configs[1]);
   }
   if (configs[0] == configs[1]) configs.pop_back();
@@ -321,6 +321,12 @@ KernelConfig UntunedConfig(const Problem& problem, const Machine& machine) {
 
 bool BatchSpillsL2(const Problem& problem, std::int64_t count, const CacheBudget& cache) {
   return static_cast<double>(count) * problem.OperandBytes() > static_cast<double>(cache.l2);
+}
+
+bool BatchItemsRunCold(const Problem& item, std::int64_t count, const Machine& machine,
+                       const CacheBudget& cache) {
+  return BatchSpillsL2(item, count, cache) &&
+         !model::CoreFact(machine, &CoreFacts::direct_reads_cold_items);
 }
 
 KernelConfig PackedWeightsConfig(const Problem& packed_b, const Machine& machine) {

@@ -21,9 +21,9 @@ KernelConfig ModelConfig(const Problem& problem, const Machine& machine);
 
 // What Runtime::GemmBatch runs a batch of `batch.batch` GEMMs with when nothing is tuned for it:
 // with at least as many items as threads, a team of `batch.threads` whose members run whole
-// items alone, each with one item's 1-thread default (ColdOperandsConfig's where the batch
-// spills L2); with fewer items, one item's UntunedConfig on the batch's threads, item after item
-// (GemmPlan::RunBatch).
+// items alone, each with one item's 1-thread default (ColdOperandsConfig's where
+// BatchItemsRunCold); with fewer items, one item's UntunedConfig on the batch's threads, item
+// after item (GemmPlan::RunBatch).
 KernelConfig BatchDefault(const Problem& batch, const Machine& machine);
 
 // Other model configs worth one measurement each when the search starts: where the default sits
@@ -44,11 +44,12 @@ int DefaultThreadCount(const Problem& problem, int max_threads);
 // starts from it, and the benchmarks' default series run it.
 KernelConfig UntunedConfig(const Problem& problem, const Machine& machine);
 
-// The analytical default for a GEMM whose operands arrive from beyond L2, as an item of a batch
+// The packed alternative for a GEMM whose operands arrive from beyond L2, as an item of a batch
 // that spills it does: where ModelConfig reads A and B in place with the direct family (whose
 // premise is that they sit in L2 and are read many times from there), the packed family's model
-// config, which reads each once in streaming order into blocks that stay in L1 and L2
-// (docs/analytical-model.md, Batches). ModelConfig elsewhere.
+// config, which reads each once in streaming order into blocks that stay in L1 and L2. Which of
+// the two is faster depends on the core (docs/analytical-model.md, Batches). ModelConfig
+// elsewhere.
 KernelConfig ColdOperandsConfig(const Problem& problem, const Machine& machine);
 
 // The config weights packed in advance (Runtime::PackB) run with where ModelConfig reads a
@@ -87,6 +88,13 @@ CacheBudget CacheBudgetOf(const Machine& machine);
 // Whether the operands of `count` GEMMs of `problem` (A, B and C of each) together exceed one
 // core's L2: the items of such a batch bring their operands from beyond L2, one after another.
 bool BatchSpillsL2(const Problem& problem, std::int64_t count, const CacheBudget& cache);
+
+// Whether the items of such a batch, each run whole by one thread, take ColdOperandsConfig in
+// place of their own default: where the batch spills L2 on a core whose direct family reads
+// such cold items slower than packing them (CoreFacts::direct_reads_cold_items; `cache` is
+// `machine`'s).
+bool BatchItemsRunCold(const Problem& item, std::int64_t count, const Machine& machine,
+                       const CacheBudget& cache);
 
 // The problem as the kernels run it: a column-major problem becomes its row-major transpose
 // (M and N trade places, and so do the operands). Configs' tiles and blocks refer to this view.

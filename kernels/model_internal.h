@@ -37,10 +37,15 @@ inline bool TwoZmmPipes(const Machine& machine) {
          VectorFmasPerCycle(machine, machine.kernel_isa) >= 2.0;
 }
 
-// A core fact that applies only with two zmm FMA pipes: as the machine's calibration measured it,
-// else as its core family's row says (machine/core_facts.h).
+// A boolean core fact as the machine's calibration measured it, else as its core family's row
+// says (machine/core_facts.h).
+inline bool CoreFact(const Machine& machine, bool CoreFacts::*fact) {
+  return CoreFactsOf(machine.cpu, machine.measured_facts).*fact;
+}
+
+// A core fact that applies only with two zmm FMA pipes.
 inline bool TwoZmmPipesAnd(const Machine& machine, bool CoreFacts::*fact) {
-  return TwoZmmPipes(machine) && CoreFactsOf(machine.cpu, machine.measured_facts).*fact;
+  return TwoZmmPipes(machine) && CoreFact(machine, fact);
 }
 
 // FMA latency in cycles (current x86 cores), and how many times the accumulators that latency

@@ -24,6 +24,9 @@ struct CoreFacts {
   bool tall_tile_over_one_panel = false;
   // With two zmm FMA pipes: long direct k loops run faster unrolled by 4 (step 2).
   bool unrolls_long_direct_k = true;
+  // The items of a batch that spills L2, their operands arriving from beyond it, run faster
+  // read in place by the direct family than packed (Batches).
+  bool direct_reads_cold_items = true;
 };
 
 // The row of `cpu`'s core family; unknown cores get the defaults above (two pipes, the rules
@@ -36,6 +39,7 @@ struct MeasuredCoreFacts {
   std::optional<bool> l3_streams_crowded_panels;
   std::optional<bool> tall_tile_over_one_panel;
   std::optional<bool> unrolls_long_direct_k;
+  std::optional<bool> direct_reads_cold_items;
 
   friend bool operator==(const MeasuredCoreFacts&, const MeasuredCoreFacts&) = default;
 };
@@ -53,6 +57,8 @@ inline constexpr MeasuredCoreFactField kMeasuredCoreFactFields[] = {
      &CoreFacts::tall_tile_over_one_panel},
     {"unrolls_long_direct_k", &MeasuredCoreFacts::unrolls_long_direct_k,
      &CoreFacts::unrolls_long_direct_k},
+    {"direct_reads_cold_items", &MeasuredCoreFacts::direct_reads_cold_items,
+     &CoreFacts::direct_reads_cold_items},
 };
 
 // `cpu`'s row with every measured fact in place of the row's: what the machine showed wins over

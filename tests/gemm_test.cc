@@ -387,6 +387,40 @@ TEST(DefaultConfigTest, ColdOperandsTakeThePackedFamilyWhereTheDirectOneWouldRun
   EXPECT_EQ(ColdOperandsConfig(bf16, machine), ModelConfig(bf16, machine));
 }
 
+// A batch that spills L2 runs its items with ColdOperandsConfig only on a core whose direct
+// family reads such cold items slower than packing them (Zen 3's row); elsewhere (the Xeon's
+// and Zen 5's rows) and in a batch that fits L2 each item keeps its own default. A measured
+// fact overrides the row both ways (docs/analytical-model.md, Batches).
+TEST(DefaultConfigTest, SpilledBatchesRunColdItemsPackedWhereTheCoreSaysSo) {
+  for (const Machine& machine : {testing::SyntheticZen3Machine(), testing::SyntheticXeonMachine(),
+                                 testing::SyntheticZen5Machine()}) {
+    SCOPED_TRACE(machine.cpu.brand);
+    const CacheBudget cache = CacheBudgetOf(machine);
+    const Problem item{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 64, 128, 1};
+    const KernelConfig own = ModelConfig(item, machine);
+    const KernelConfig cold = ColdOperandsConfig(item, machine);
+    ASSERT_EQ(own.family, KernelFamily::kDirect) << own.ToString();
+    ASSERT_EQ(cold.family, KernelFamily::kPacked) << cold.ToString();
+    const bool row_packs = machine.cpu.vendor == "AuthenticAMD" && machine.cpu.family == 0x19;
+    for (std::optional<bool> measured :
+         {std::optional<bool>(), std::optional<bool>(true), std::optional<bool>(false)}) {
+      Machine calibrated = machine;
+      calibrated.measured_facts.direct_reads_cold_items = measured;
+      const bool packs = measured ? !*measured : row_packs;
+      for (std::int64_t count : {2, 64}) {
+        Problem batch = item;
+        batch.batch = count;
+        const bool spills = BatchSpillsL2(item, count, cache);
+        EXPECT_EQ(spills, count == 64);
+        EXPECT_EQ(BatchItemsRunCold(item, count, calibrated, cache), spills && packs)
+            << count << " items";
+        const KernelConfig expected = spills && packs ? cold : own;
+        EXPECT_EQ(BatchDefault(batch, calibrated), expected) << count << " items";
+      }
+    }
+  }
+}
+
 // Packed weights of a one-row GEMM take the packed family where the default would read a
 // row-major B as stored with the gemv family, with a tall problem's row blocks (larger calls
 // reuse the weights); column-major weights (A panels of a one-column product), a one-column B

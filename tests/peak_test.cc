@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "tuner/peak_kernels.h"
@@ -95,13 +96,17 @@ TEST(PeakTest, MeasuresEveryAvailableCeiling) {
   } else {
     EXPECT_EQ(report->zmm_fmas_per_cycle, 0.0);
   }
-  // With two zmm pipes, the core facts' calibration (one step more), one probe per fact, each
-  // holding where it reaches its threshold.
-  const bool calibrates = CalibratesCoreFacts(*machine, report->zmm_fmas_per_cycle);
-  if (calibrates) {
-    EXPECT_EQ(report->core_facts.size(), std::size(kMeasuredCoreFactFields));
-  } else {
-    EXPECT_TRUE(report->core_facts.empty());
+  // The core facts' calibration (one step more), one probe per fact this machine probes (with
+  // two zmm pipes, all of them), each holding where it reaches its threshold.
+  const std::vector<std::string_view> probed =
+      ProbedCoreFacts(*machine, report->zmm_fmas_per_cycle);
+  const bool calibrates = !probed.empty();
+  ASSERT_EQ(report->core_facts.size(), probed.size());
+  for (std::size_t i = 0; i < probed.size(); ++i) {
+    EXPECT_EQ(report->core_facts[i].fact, probed[i]);
+  }
+  if (report->zmm_fmas_per_cycle >= 2.0) {
+    EXPECT_EQ(probed.size(), std::size(kMeasuredCoreFactFields));
   }
   for (const CoreFactProbe& probe : report->core_facts) {
     EXPECT_GT(probe.speedup, 0.0) << probe.fact;
@@ -221,15 +226,24 @@ TEST(CoreCalibrationTest, ProbesBecomeTheMeasuredFacts) {
   EXPECT_EQ(MeasuredFactsOf({}), MeasuredCoreFacts{});
 }
 
-// Only AVX-512 kernels on two zmm pipes run the probes: the facts apply nowhere else.
-TEST(CoreCalibrationTest, OnlyTwoZmmPipesCalibrate) {
+// Only AVX-512 kernels on two zmm pipes probe the facts of two zmm pipes, which apply nowhere
+// else; every machine probes how its direct family reads a batch's cold items.
+TEST(CoreCalibrationTest, TwoZmmPipesProbeEveryFactOthersTheRest) {
+  std::vector<std::string_view> every;
+  for (const MeasuredCoreFactField& field : kMeasuredCoreFactFields) every.push_back(field.name);
+  const std::vector<std::string_view> anywhere = {"direct_reads_cold_items"};
+  std::sort(every.begin(), every.end());
   Machine machine;
   machine.kernel_isa = IsaLevel::kAvx512;
-  EXPECT_TRUE(CalibratesCoreFacts(machine, 2.0));
-  EXPECT_FALSE(CalibratesCoreFacts(machine, 1.0));
-  EXPECT_FALSE(CalibratesCoreFacts(machine, 0.0));
-  machine.kernel_isa = IsaLevel::kAvx2;
-  EXPECT_FALSE(CalibratesCoreFacts(machine, 2.0));
+  std::vector<std::string_view> all = ProbedCoreFacts(machine, 2.0);
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, every);
+  EXPECT_EQ(ProbedCoreFacts(machine, 1.0), anywhere);
+  EXPECT_EQ(ProbedCoreFacts(machine, 0.0), anywhere);
+  for (IsaLevel isa : {IsaLevel::kAvx2, IsaLevel::kGeneric}) {
+    machine.kernel_isa = isa;
+    EXPECT_EQ(ProbedCoreFacts(machine, 2.0), anywhere);
+  }
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Calibrates the boolean core facts of the analytical model (machine/core_facts.h) on the machine
-// itself: each fact is whether one f32 kernel config runs a probe shape faster than another, the
-// A/B its core family's row was written from, timed interleaved. They matter only to AVX-512
-// kernels on two zmm FMA pipes, so only such machines run the probes. The peaks carry the
-// results (tuner/peak.h), and TakeMeasuredFacts hands them to the model in place of the row's.
+// itself: each fact is whether one f32 kernel config runs a probe shape (or a batch of them)
+// faster than another, the A/B its core family's row was written from, timed interleaved. Most
+// matter only to AVX-512 kernels on two zmm FMA pipes, and only such machines probe those. The
+// peaks carry the results (tuner/peak.h), and TakeMeasuredFacts hands them to the model in place
+// of the row's.
 #pragma once
 
 #include <optional>
@@ -23,9 +24,10 @@ struct CoreFactProbe {
   std::optional<bool> holds;  // unset: too close to the threshold to tell
 };
 
-// Whether `machine` runs the probes: AVX-512 kernels on a core whose zmm pipes were measured as
-// two (`zmm_fmas_per_cycle`; the facts apply nowhere else).
-bool CalibratesCoreFacts(const Machine& machine, double zmm_fmas_per_cycle);
+// The facts `machine` probes, in the order CalibrateCoreFacts times them: those of two zmm FMA
+// pipes only with AVX-512 kernels on a core whose zmm pipes were measured as two
+// (`zmm_fmas_per_cycle`; they apply nowhere else), the others everywhere.
+std::vector<std::string_view> ProbedCoreFacts(const Machine& machine, double zmm_fmas_per_cycle);
 
 // The fact a speed-up shows: it holds from kUndecidedBand above its threshold up, and not from
 // kUndecidedBand below it down. Between the two the samples of a shared machine cannot tell,
@@ -33,10 +35,10 @@ bool CalibratesCoreFacts(const Machine& machine, double zmm_fmas_per_cycle);
 inline constexpr double kUndecidedBand = 0.03;
 std::optional<bool> FactShown(double speedup, double threshold);
 
-// Times every probe on one pinned thread, `samples` rounds of at least `sample_seconds` per
-// config each. A probe whose configs cannot run here is left out.
-std::vector<CoreFactProbe> CalibrateCoreFacts(const Machine& machine, int samples,
-                                              double sample_seconds);
+// Times the probes of ProbedCoreFacts on one pinned thread, `samples` rounds of at least
+// `sample_seconds` per config each. A probe whose configs cannot run here is left out.
+std::vector<CoreFactProbe> CalibrateCoreFacts(const Machine& machine, double zmm_fmas_per_cycle,
+                                              int samples, double sample_seconds);
 
 // The probes as the machine's measured facts (the undecided ones unset).
 MeasuredCoreFacts MeasuredFactsOf(const std::vector<CoreFactProbe>& probes);

@@ -281,9 +281,10 @@ Result<PeakReport> MeasurePeaks(const Machine& machine, const PeakOptions& optio
           ZmmFmasPerCycle(report.f32_fma->one_core, report.ymm_f32_fma_gflops);
     }
   }
-  if (CalibratesCoreFacts(machine, report.zmm_fmas_per_cycle)) {
+  if (!ProbedCoreFacts(machine, report.zmm_fmas_per_cycle).empty()) {
     if (progress) progress("core facts, 1 core");
-    report.core_facts = CalibrateCoreFacts(machine, options.samples, options.sample_seconds);
+    report.core_facts = CalibrateCoreFacts(machine, report.zmm_fmas_per_cycle, options.samples,
+                                           options.sample_seconds);
   }
   report.f64_fma = measure(kernels.f64_fma, "f64 FMA");
   report.bf16_dot = measure(kernels.bf16_dot, "bf16 dot product");
