@@ -112,15 +112,16 @@ KernelConfig DefaultFor(const Problem& problem, const Machine& machine) {
 }
 
 // Where a kind runs faster on a smaller AMX tile than the one with the most C tiles once K is
-// long enough: from min_k on, in place of `instead`. Measured, not derived: bf16 on the Xeon's
-// AMX (docs/low-precision.md); s8 showed no such rule there.
+// long enough: from min_k on, in place of `instead`. Measured, not derived: bf16 and s8 on the
+// Xeon's AMX (docs/low-precision.md).
 struct AmxLongKTile {
   DType dtype;
   std::int64_t min_k;
   Tile instead;
   Tile tile;
 };
-constexpr AmxLongKTile kAmxLongKTiles[] = {{DType::kBF16, 256, {32, 32}, {16, 32}}};
+constexpr AmxLongKTile kAmxLongKTiles[] = {{DType::kBF16, 256, {32, 32}, {16, 32}},
+                                           {DType::kS8, 384, {32, 32}, {16, 32}}};
 
 // Whether a thread's tiles of C accumulate in a buffer of sums across the k blocks (c_buffer):
 // under jc, with more than one k block, where a thread's part of each row of C is shorter than a

@@ -578,7 +578,8 @@ TYPED_TEST(LowpGemmTest, DefaultRunsTileKernelsWhereTheCpuHasAmx) {
 // block in half of L2 (each may exceed its share by less than one tile, as the even split of
 // BalancedBlock allows), and K split evenly into as few blocks as the panel allows; a
 // k-contiguous A is read in place; the tile is the one with the most C tiles that M needs
-// (16x48 under 32 rows, else 32x32) but for bf16 from K = 256 on (16x32, kAmxLongKTiles); two
+// (16x48 under 32 rows, else 32x32) but from K = 256 on for bf16 and 384 for s8 (16x32,
+// kAmxLongKTiles); two
 // threads split the columns (TileParallelLoop).
 TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
   using Kind = TypeParam;
@@ -592,7 +593,7 @@ TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
   for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
            {128, 768, 768}, {128, 3072, 768}, {1024, 1024, 1024}, {196, 256, 2304},
            {97, 101, 1003}, {4096, 4096, 8192}, {128, 128, 128}, {64, 512, 255}, {16, 768, 768},
-           {31, 96, 4096}}) {
+           {31, 96, 4096}, {256, 256, 384}, {256, 256, 383}}) {
     const Problem problem{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1};
     const KernelConfig c = ModelConfig(problem, *host);
     const auto* kernel = FindMicroKernel<Kind>(c.isa, c.mr, c.nr, c.k_unroll);
@@ -611,10 +612,10 @@ TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
     EXPECT_LT(blocks * (c.kc - step), k) << what << ": k blocks of uneven length";
     EXPECT_TRUE(c.a_in_place) << what;
     EXPECT_FALSE(c.c_buffer) << what;  // one thread: C is its own
-    const bool long_k_bf16 = Kind::kDType == DType::kBF16 && k >= 256;
-    const std::pair<int, int> tile = m < 32 ? std::pair{16, 48}
-                                     : long_k_bf16 ? std::pair{16, 32}
-                                                   : std::pair{32, 32};
+    const bool long_k = k >= (Kind::kDType == DType::kBF16 ? 256 : 384);
+    const std::pair<int, int> tile = m < 32    ? std::pair{16, 48}
+                                     : long_k ? std::pair{16, 32}
+                                              : std::pair{32, 32};
     EXPECT_EQ(std::pair(c.mr, c.nr), tile) << what;
     const Problem a_transposed{Kind::kDType, Layout::kRowMajor, Trans::kYes, Trans::kNo, m, n, k,
                                1};
