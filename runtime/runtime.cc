@@ -950,8 +950,14 @@ struct PackedWeights<T>::Impl {
   ThreadPool* pool = nullptr;
   // int8 weights: the column sums of op(B) modulo 2^32, for A's zero point (DequantizedWith).
   std::vector<std::uint32_t> column_sums;
-  // Copy:
-  std::unique_ptr<T[]> copy;
+  // Copy, on a page as the operands the tuner times and applications' tensors lie: direct
+  // kernels read B rows that start 16 bytes past a line (new[]'s placement) clearly slower
+  // (docs/runtime.md, Packed weights).
+  static constexpr std::size_t kCopyAlignment = 4096;
+  struct FreeCopy {
+    void operator()(T* p) const { ::operator delete(p, std::align_val_t{kCopyAlignment}); }
+  };
+  std::unique_ptr<T, FreeCopy> copy;
   std::int64_t copy_elements = 0;
   std::int64_t ldb = 1;
 
@@ -1054,7 +1060,9 @@ Result<PackedWeights<T>> Runtime::Impl::PackWeights(Layout layout, Trans trans_b
                                                         " is too large to copy");
     }
     if (impl->copy_elements > 0) {
-      impl->copy.reset(new (std::nothrow) T[static_cast<std::size_t>(impl->copy_elements)]);
+      impl->copy.reset(static_cast<T*>(
+          ::operator new(static_cast<std::size_t>(impl->copy_elements) * sizeof(T),
+                         std::align_val_t{PackedWeights<T>::Impl::kCopyAlignment}, std::nothrow)));
       if (impl->copy == nullptr) {
         return MakeError(ErrorCode::kIo, "not enough memory to copy B of " + std::to_string(k) +
                                              " x " + std::to_string(n));
