@@ -579,8 +579,7 @@ TYPED_TEST(LowpGemmTest, DefaultRunsTileKernelsWhereTheCpuHasAmx) {
 // BalancedBlock allows), and K split evenly into as few blocks as the panel allows; a
 // k-contiguous A is read in place; the tile is the one with the most C tiles that M needs
 // (16x48 under 32 rows, else 32x32) but from K = 256 on for bf16 and 384 for s8 (16x32,
-// kAmxLongKTiles); two
-// threads split the columns (TileParallelLoop).
+// kAmxLongKTiles); two threads split the columns (TileParallelLoop).
 TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
   using Kind = TypeParam;
   auto host = DetectHostMachine();

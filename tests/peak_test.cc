@@ -2,9 +2,10 @@
 // rate, that bad options are refused). How fast the machine is belongs in bench/, not here.
 #include "tuner/peak.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "tuner/peak_kernels.h"
