@@ -85,13 +85,7 @@ class Runner final : public CandidateRunner {
                  buffers_.c_initial(), buffers_.ldc(), options.data_seed),
         batch_(static_cast<int>(problem.batch)),
         groups_(buffers_.copies() / batch_) {
-    if (batch_ > 1) {
-      for (int copy = 0; copy < buffers_.copies(); ++copy) {
-        item_a_.push_back(buffers_.a(copy));
-        item_b_.push_back(buffers_.b(copy));
-        item_c_.push_back(buffers_.c(copy));
-      }
-    }
+    if (batch_ > 1) items_ = buffers_.Items();
   }
 
   const Problem& problem() const override { return problem_; }
@@ -190,7 +184,7 @@ class Runner final : public CandidateRunner {
     const Args args = buffers_.template ArgsFor<Args>(first, alpha, beta);
     if (batch_ > 1) {
       const auto at = static_cast<std::size_t>(first);
-      return candidate.plan.RunBatch(args, batch_, &item_a_[at], &item_b_[at], &item_c_[at],
+      return candidate.plan.RunBatch(args, batch_, &items_.a[at], &items_.b[at], &items_.c[at],
                                      pool_);
     }
     if (candidate.packed_b.empty()) return candidate.plan.Run(args, pool_);
@@ -359,9 +353,7 @@ class Runner final : public CandidateRunner {
   int batch_;   // items per call
   int groups_;  // operand groups, each `batch_` copies
   // A batch's pointer arrays: every copy's operands, in copy order.
-  std::vector<const typename GemmTypes<typename W::Kind>::A*> item_a_;
-  std::vector<const typename GemmTypes<typename W::Kind>::B*> item_b_;
-  std::vector<typename GemmTypes<typename W::Kind>::C*> item_c_;
+  typename W::Buffers::ItemPointers items_;
   int next_group_ = 0;
   std::vector<KernelConfig> verified_;  // configs Measure verified, in order
 };

@@ -132,19 +132,12 @@ std::optional<double> Speedup(const ProbePair& pair, const Machine& machine, int
   try {
     ProblemBuffers<float> buffers(problem, pair.batch, /*seed=*/1, pool);
     const auto args = buffers.ArgsFor<GemmArgs<float>>(0, 1.0f, 0.0f);
-    std::vector<const float*> a(static_cast<std::size_t>(pair.batch));
-    std::vector<const float*> b(a.size());
-    std::vector<float*> c(a.size());
-    for (int item = 0; item < pair.batch; ++item) {
-      a[static_cast<std::size_t>(item)] = buffers.a(item);
-      b[static_cast<std::size_t>(item)] = buffers.b(item);
-      c[static_cast<std::size_t>(item)] = buffers.c(item);
-    }
+    auto items = buffers.Items();
     auto run = [&](const GemmPlan<float>& plan) -> std::function<bool()> {
       if (pair.batch == 1) return [&] { return static_cast<bool>(plan.Run(args, pool)); };
       return [&] {
         return static_cast<bool>(
-            plan.RunBatch(args, pair.batch, a.data(), b.data(), c.data(), pool));
+            plan.RunBatch(args, pair.batch, items.a.data(), items.b.data(), items.c.data(), pool));
       };
     };
     const auto seconds = FastestSeconds({run(*plans[0]), run(*plans[1])}, samples, sample_seconds);

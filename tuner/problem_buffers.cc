@@ -118,6 +118,17 @@ ProblemBuffers<TA, TB, TC>::ProblemBuffers(const Problem& problem, int copies, s
 }
 
 template <typename TA, typename TB, typename TC>
+typename ProblemBuffers<TA, TB, TC>::ItemPointers ProblemBuffers<TA, TB, TC>::Items() {
+  ItemPointers items;
+  for (int copy = 0; copy < copies(); ++copy) {
+    items.a.push_back(a(copy));
+    items.b.push_back(b(copy));
+    items.c.push_back(c(copy));
+  }
+  return items;
+}
+
+template <typename TA, typename TB, typename TC>
 void ProblemBuffers<TA, TB, TC>::ResetC(int copy) {
   std::memcpy(c(copy), c_initial_.data(), sizeof(TC) * static_cast<std::size_t>(c_elements_));
 }

@@ -85,6 +85,15 @@ class ProblemBuffers {
   const TC* c(int copy) const {
     return sets_[static_cast<std::size_t>(copy)].c.data() + kCOffset + Shift<TC>(copy);
   }
+  // Every copy's A, B and C, in copy order: the pointer arrays of a batch whose items are the
+  // copies (GemmPlan::RunBatch).
+  struct ItemPointers {
+    std::vector<const TA*> a;
+    std::vector<const TB*> b;
+    std::vector<TC*> c;
+  };
+  ItemPointers Items();
+
   // The random initial C that runs with beta != 0 start from.
   const TC* c_initial() const { return c_initial_.data(); }
   std::int64_t c_elements() const { return c_elements_; }
