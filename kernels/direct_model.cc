@@ -236,11 +236,9 @@ KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile ti
   // the direct defaults level or a little faster with it, and B panels that crowd their L2 sets
   // clearly faster. Measurements:
   // docs/analytical-model.md, step 2 (k unroll).
-  constexpr std::int64_t kMinUnrolledTwoPipeK = 256;
   const std::int64_t k_loop = kc > 0 ? std::min<std::int64_t>(kc, problem.k) : problem.k;
   c.k_unroll = machine.kernel_isa == IsaLevel::kGeneric ||
-                       (TwoZmmPipesAnd(machine, &CoreFacts::unrolls_long_direct_k) &&
-                        k_loop >= kMinUnrolledTwoPipeK)
+                       UnrollsKLoop(machine, &CoreFacts::unrolls_long_direct_k, k_loop)
                    ? 4
                    : 1;
   // One thread has no loop to split; jc is the space's canonical choice then.

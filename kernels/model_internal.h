@@ -48,6 +48,14 @@ inline bool TwoZmmPipesAnd(const Machine& machine, bool CoreFacts::*fact) {
   return TwoZmmPipes(machine) && CoreFact(machine, fact);
 }
 
+// Whether a k loop of `k_loop` steps (K, or kc in blocks) runs unrolled by 4: only loops of
+// kMinUnrolledTwoPipeK or more, on two zmm FMA pipes, where `fact` (the direct or the packed
+// family's) says unrolling pays; shorter loops lose with it (docs/analytical-model.md, step 2).
+inline constexpr std::int64_t kMinUnrolledTwoPipeK = 256;
+inline bool UnrollsKLoop(const Machine& machine, bool CoreFacts::*fact, std::int64_t k_loop) {
+  return k_loop >= kMinUnrolledTwoPipeK && TwoZmmPipesAnd(machine, fact);
+}
+
 // FMA latency in cycles (current x86 cores), and how many times the accumulators that latency
 // needs (kFmaLatency * vector FMAs per cycle) a tile may hold before its FMAs slow down: past
 // that, direct and packed tiles run their k loops a few percent behind less crowded ones
@@ -161,8 +169,9 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
 // every GEMM type; `cache` says whether the threads' cores share a last-level cache.
 ParallelLoop PackedParallelLoop(const Problem& problem, int mr, const CacheBudget& cache);
 
-// The packed config of `tile` at `isa` on `problem` (row-major view): no k unroll, C
-// prefetched, the model's cache blocks (SetPackedBlocks), threads splitting `loop`.
+// The packed config of `tile` at `isa` on `problem` (row-major view): no k unroll (PackedModel
+// adds it for f32 and f64 where it pays), C prefetched, the model's cache blocks (SetPackedBlocks),
+// threads splitting `loop`.
 KernelConfig PackedConfig(const Problem& problem, const CacheBudget& cache, IsaLevel isa, Tile tile,
                           ParallelLoop loop);
 

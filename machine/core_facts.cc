@@ -14,16 +14,17 @@ struct Row {
 
 // Zen 3 and Zen 4 (AMD family 0x19): Zen 4 runs a 512-bit FMA as two halves on its two 256-bit
 // pipes; Zen 3 runs cold batch items packed faster. Zen 5 (0x1A; later AMD families count as
-// Zen 5 until shown to differ): two full zmm pipes and an L3 that feeds crowded panels. Intel:
-// two zmm pipes on the server cores measured. A machine whose peaks calibrated the boolean facts
-// runs with its own (tuner/core_calibration.h).
+// Zen 5 until shown to differ): two full zmm pipes and an L3 that feeds crowded panels (its
+// packed k loops keep ku1: unrolled, unmeasured). Intel: two zmm pipes on the server cores
+// measured. A machine whose peaks calibrated the boolean facts runs with its own
+// (tuner/core_calibration.h).
 constexpr std::array kRows = {
-    Row{"AuthenticAMD", 0x19, 0x19, {"AMD Zen 3 / Zen 4", 1.0, false, false, false, false}},
-    Row{"AuthenticAMD", 0x1A, 0xFF, {"AMD Zen 5", 2.0, true, true, false, true}},
-    Row{"GenuineIntel", 0, 0xFF, {"Intel", 2.0, false, true, true, true}},
+    Row{"AuthenticAMD", 0x19, 0x19, {"AMD Zen 3 / Zen 4", 1.0, false, false, false, false, false}},
+    Row{"AuthenticAMD", 0x1A, 0xFF, {"AMD Zen 5", 2.0, true, true, false, true, false}},
+    Row{"GenuineIntel", 0, 0xFF, {"Intel", 2.0, false, true, true, true, true}},
 };
 
-constexpr CoreFacts kUnknown{"unknown", 2.0, false, true, true, true};
+constexpr CoreFacts kUnknown{"unknown", 2.0, false, true, true, true, true};
 
 }  // namespace
 

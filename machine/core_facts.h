@@ -27,6 +27,9 @@ struct CoreFacts {
   // The items of a batch that spills L2, their operands arriving from beyond it, run faster
   // read in place by the direct family than packed (Batches).
   bool direct_reads_cold_items = true;
+  // With two zmm FMA pipes: packed f32 and f64 k loops of a long k block run faster unrolled by
+  // 4 (step 2). Not calibrated: the row's value holds.
+  bool unrolls_long_packed_k = true;
 };
 
 // The row of `cpu`'s core family; unknown cores get the defaults above (two pipes, the rules

@@ -149,12 +149,14 @@ TEST(CoreFactsTest, RowsFollowVendorAndFamily) {
   const CoreFacts& zen4 = facts("AuthenticAMD", 0x19);
   EXPECT_EQ(zen4.zmm_fmas_per_cycle, 1.0);
   EXPECT_FALSE(zen4.direct_reads_cold_items);  // measured on Zen 3, which shares the row
+  EXPECT_FALSE(zen4.unrolls_long_packed_k);
   const CoreFacts& zen5 = facts("AuthenticAMD", 0x1A);
   EXPECT_EQ(zen5.zmm_fmas_per_cycle, 2.0);
   EXPECT_TRUE(zen5.l3_streams_crowded_panels);
   EXPECT_TRUE(zen5.tall_tile_over_one_panel);
   EXPECT_FALSE(zen5.unrolls_long_direct_k);
   EXPECT_TRUE(zen5.direct_reads_cold_items);
+  EXPECT_FALSE(zen5.unrolls_long_packed_k);
   EXPECT_EQ(&facts("AuthenticAMD", 0x1B), &zen5);  // later AMD families count as Zen 5
   const CoreFacts& intel = facts("GenuineIntel", 6);
   EXPECT_EQ(intel.zmm_fmas_per_cycle, 2.0);
@@ -162,6 +164,7 @@ TEST(CoreFactsTest, RowsFollowVendorAndFamily) {
   EXPECT_TRUE(intel.tall_tile_over_one_panel);
   EXPECT_TRUE(intel.unrolls_long_direct_k);
   EXPECT_TRUE(intel.direct_reads_cold_items);
+  EXPECT_TRUE(intel.unrolls_long_packed_k);
   const CoreFacts& unknown = facts("SomeVendor", 1);
   EXPECT_EQ(unknown.name, "unknown");
   EXPECT_EQ(unknown.zmm_fmas_per_cycle, 2.0);

@@ -768,6 +768,44 @@ TEST(DefaultConfigTest, LongDirectKLoopsUnrollOnTwoPipeCores) {
   EXPECT_EQ(zen5_long_k.k_unroll, 1) << zen5_long_k.ToString();
 }
 
+// Packed f32 and f64 k blocks of 256 or more are unrolled by 4 on Intel's two 512-bit FMA pipes,
+// not shorter ones, not a one-row problem's, and not on Zen 3, Zen 4 or Zen 5
+// (docs/analytical-model.md, step 2).
+TEST(DefaultConfigTest, LongPackedKBlocksUnrollOnIntelTwoPipeCores) {
+  auto config = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
+                   std::int64_t k) {
+    return ModelConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
+                       machine);
+  };
+  const Machine xeon = testing::SyntheticXeonMachine();
+  for (const DType dtype : {DType::kF32, DType::kF64}) {
+    const KernelConfig long_k = config(xeon, dtype, 512, 512, 512);
+    ASSERT_EQ(long_k.family, KernelFamily::kPacked) << long_k.ToString();
+    ASSERT_GE(long_k.kc, model::kMinUnrolledTwoPipeK) << long_k.ToString();
+    EXPECT_EQ(long_k.k_unroll, 4) << long_k.ToString();
+    const KernelConfig short_k = config(xeon, dtype, 1024, 1024, 200);
+    ASSERT_EQ(short_k.family, KernelFamily::kPacked) << short_k.ToString();
+    EXPECT_EQ(short_k.k_unroll, 1) << short_k.ToString();
+  }
+  // The boundary: a k block of 255 stays rolled, 256 unrolls.
+  EXPECT_EQ(config(xeon, DType::kF32, 1024, 1024, 255).k_unroll, 1);
+  EXPECT_EQ(config(xeon, DType::kF32, 1024, 1024, 256).k_unroll, 4);
+  // One row's weights: the tile's k loop waits on B's stream, not its FMAs.
+  const KernelConfig decode = PackedWeightsConfig(
+      Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 1, 4096, 4096, 1}, xeon);
+  ASSERT_EQ(decode.family, KernelFamily::kPacked) << decode.ToString();
+  EXPECT_EQ(decode.k_unroll, 1) << decode.ToString();
+  const KernelConfig zen4 = config(testing::SyntheticZen4Machine(), DType::kF32, 2048, 2048, 2048);
+  ASSERT_EQ(zen4.family, KernelFamily::kPacked) << zen4.ToString();
+  EXPECT_EQ(zen4.k_unroll, 1) << zen4.ToString();
+  const KernelConfig zen5 = config(testing::SyntheticZen5Machine(), DType::kF32, 2048, 2048, 2048);
+  ASSERT_EQ(zen5.family, KernelFamily::kPacked) << zen5.ToString();
+  EXPECT_EQ(zen5.k_unroll, 1) << zen5.ToString();
+  const KernelConfig avx2 = config(testing::SyntheticZen3Machine(), DType::kF32, 2048, 2048, 2048);
+  ASSERT_EQ(avx2.family, KernelFamily::kPacked) << avx2.ToString();
+  EXPECT_EQ(avx2.k_unroll, 1) << avx2.ToString();
+}
+
 // Small problems on an AVX-512 machine take an AVX2 tile where it covers N exactly and the
 // AVX-512 tile would need a padded partial panel, if the model finds it 10% faster: on Zen 4
 // two ymm FMAs per cycle are as fast as one zmm. Not where the AVX2 tile needs a partial panel
