@@ -426,8 +426,9 @@ TEST(DefaultConfigTest, SpilledBatchesRunColdItemsPackedWhereTheCoreSaysSo) {
 // reuse the weights); column-major weights (A panels of a one-column product), a one-column B
 // and larger M keep ModelConfig. On every synthetic CPU and dtype, each config valid.
 TEST(DefaultConfigTest, PackedWeightsOfOneRowGemmsTakeThePackedFamily) {
-  for (const Machine& machine : {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine(),
-                                 testing::SyntheticZen5Machine()}) {
+  for (const Machine& machine :
+       {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine(),
+        testing::SyntheticZen5Machine(), testing::SyntheticXeonMachine()}) {
     for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kS8}) {
       const Problem decode{dtype, Layout::kRowMajor, Trans::kNo, Trans::kYes, 1, 4096, 4096, 2};
       ASSERT_EQ(ModelConfig(decode, machine).family, KernelFamily::kGemv) << decode.ToString();
