@@ -197,8 +197,8 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   KernelConfig c =
       PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, cache));
   // Unrolled where the k blocks are long and the core's facts say it pays (Intel's two zmm
-  // pipes: docs/analytical-model.md, step 2, k unroll); not where the tile has fewer rows than
-  // the problem's, whose k loop waits on B's stream rather than its FMAs.
+  // pipes: docs/analytical-model.md, step 2, k unroll); not where the problem has fewer rows
+  // than the tile, whose k loop then waits on B's stream rather than its FMAs.
   if (problem.m >= c.mr && UnrollsKLoop(machine, &CoreFacts::unrolls_long_packed_k,
                                         std::min<std::int64_t>(c.kc, problem.k))) {
     c.k_unroll = 4;

@@ -14,9 +14,9 @@ struct Row {
 
 // Zen 3 and Zen 4 (AMD family 0x19): Zen 4 runs a 512-bit FMA as two halves on its two 256-bit
 // pipes; Zen 3 runs cold batch items packed faster. Zen 5 (0x1A; later AMD families count as
-// Zen 5 until shown to differ): two full zmm pipes and an L3 that feeds crowded panels (its
-// packed k loops keep ku1: unrolled, unmeasured). Intel: two zmm pipes on the server cores
-// measured. A machine whose peaks calibrated the boolean facts runs with its own
+// Zen 5 until shown to differ): two full zmm pipes and an L3 that feeds crowded panels; its
+// packed k loops keep ku1, unrolling them being unmeasured there. Intel: two zmm pipes on the
+// server cores measured. A machine whose peaks calibrated the boolean facts runs with its own
 // (tuner/core_calibration.h).
 constexpr std::array kRows = {
     Row{"AuthenticAMD", 0x19, 0x19, {"AMD Zen 3 / Zen 4", 1.0, false, false, false, false, false}},
