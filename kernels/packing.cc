@@ -14,6 +14,9 @@ constexpr int kVectorBytes = 16;  // SSE2 / NEON width: every target this file c
 
 // Rows of B that PackB copies into every panel before it moves to the next (see there).
 constexpr std::int64_t kPackBRowGroup = 4;
+// How far below the rows it packs PackRowMajorBGroups prefetches: 8 to 64 rows ran alike
+// (docs/low-precision.md).
+constexpr std::int64_t kPackBRowsAhead = 16;
 
 // Element p of `src` to packed[p * mr] for p < depth, prefetching `next` a line at a time.
 template <typename T>
@@ -118,6 +121,19 @@ void InterleaveColumns(const T* const* rows, std::int64_t l, T* out) {
     ZipHalves(zip_bytes(r0, r1, 0), zip_bytes(r2, r3, 0), quads[0], quads[1]);
     ZipHalves(zip_bytes(r0, r1, 1), zip_bytes(r2, r3, 1), quads[2], quads[3]);
     for (int u = 0; u < 4; ++u) store(u, quads[u]);
+  }
+}
+
+// Prefetches `bytes` bytes of each of `rows` rows `ld` elements apart, from `first` on. Always
+// inlined and called in the loops themselves: GCC deems a function (or lambda) that only
+// prefetches free of effects and drops the calls to it.
+template <typename T>
+[[gnu::always_inline]] inline void PrefetchStrips(const T* first, std::int64_t ld, int rows,
+                                                  std::int64_t bytes) {
+  for (int t = 0; t < rows; ++t) {
+    const char* row = reinterpret_cast<const char*>(first + t * ld);
+    for (std::int64_t at = 0; at < bytes; at += kCacheLineBytes) __builtin_prefetch(row + at);
+    __builtin_prefetch(row + bytes - 1);
   }
 }
 
@@ -380,20 +396,41 @@ std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std:
     out = InterleaveGroup<T, G>(valid, first, b.ld, out);
     return std::fill_n(out, (nr - valid) * G, T{});
   };
+  // The rows kPackBRowsAhead below group g's, under the strips of panels [q0, q1): where B's
+  // rows are a page or more apart each starts a new page, which the hardware prefetchers do
+  // not cross, and packing a B from L3 would wait on every line.
+  const std::int64_t groups_ahead = kPackBRowsAhead / G;
+  auto strips_ahead = [&](std::int64_t q0, std::int64_t g) -> const T* {
+    return g + groups_ahead < groups
+               ? b.data + (row0 + (g + groups_ahead) * G) * b.ld + col0 + q0 * nr
+               : nullptr;
+  };
+  auto strip_bytes_of = [&](std::int64_t q0, std::int64_t q1) {
+    return (std::min(cols, q1 * nr) - q0 * nr) * std::int64_t{sizeof(T)};
+  };
   if (per_line == 1) {  // panel by panel, the output one sequential run
     for (std::int64_t q = 0; q < panels; ++q) {
       T* out = packed + q * padded_depth * nr;
+      const std::int64_t bytes = strip_bytes_of(q, q + 1);
       if (vectors_only(q)) {  // the branch out of the group loop: measurably faster
-        for (std::int64_t g = 0; g < groups; ++g) out = pack_group(q, g, true, out);
+        for (std::int64_t g = 0; g < groups; ++g) {
+          if (const T* next = strips_ahead(q, g)) PrefetchStrips(next, b.ld, G, bytes);
+          out = pack_group(q, g, true, out);
+        }
       } else {
-        for (std::int64_t g = 0; g < groups; ++g) out = pack_group(q, g, false, out);
+        for (std::int64_t g = 0; g < groups; ++g) {
+          if (const T* next = strips_ahead(q, g)) PrefetchStrips(next, b.ld, G, bytes);
+          out = pack_group(q, g, false, out);
+        }
       }
     }
     return groups * G;
   }
   for (std::int64_t q0 = 0; q0 < panels; q0 += per_line) {
     const std::int64_t q1 = std::min(panels, q0 + per_line);
+    const std::int64_t bytes = strip_bytes_of(q0, q1);
     for (std::int64_t g = 0; g < groups; ++g) {
+      if (const T* next = strips_ahead(q0, g)) PrefetchStrips(next, b.ld, G, bytes);
       for (std::int64_t q = q0; q < q1; ++q) {
         pack_group(q, g, vectors_only(q), packed + (q * padded_depth + g * G) * nr);
       }
