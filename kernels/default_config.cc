@@ -225,8 +225,7 @@ KernelConfig LowpPacked(const Problem& original, const Machine& machine) {
   // rule holds, with fewer accumulators on two zmm pipes (docs/low-precision.md).
   const Tile best =
       PackedVectorTile(MicroKernels<Kind>(isa), machine, isa, VectorLanes(isa, 4), true);
-  KernelConfig c =
-      PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, cache));
+  KernelConfig c = PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr));
   // A k-contiguous A read in place saves its packing where all of it stays in L2 across the B
   // panels; a larger one reads faster as the packed, contiguous block (docs/low-precision.md).
   const double a_bytes = static_cast<double>(original.m) * static_cast<double>(original.k) *

@@ -165,9 +165,9 @@ Tile PackedVectorTile(const KernelTable& kernels, const Machine& machine, IsaLev
 // (row-major view), by element type.
 void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelConfig& c);
 
-// Which loop threads split in the packed family (packed_model.cc has the measurements), for
-// every GEMM type; `cache` says whether the threads' cores share a last-level cache.
-ParallelLoop PackedParallelLoop(const Problem& problem, int mr, const CacheBudget& cache);
+// Which loop threads split in the packed family (packed_model.cc has the rule), for every GEMM
+// type.
+ParallelLoop PackedParallelLoop(const Problem& problem, int mr);
 
 // The packed config of `tile` at `isa` on `problem` (row-major view): no k unroll (PackedModel
 // adds it for f32 and f64 where it pays), C prefetched, the model's cache blocks (SetPackedBlocks),

@@ -150,27 +150,27 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
 
 namespace {
 
-// Whether `threads` threads, on as many cores, share a last-level cache (or may: unknown).
-bool ThreadsShareLlc(const CacheBudget& cache, int threads) {
-  return cache.llc_cores == 0 || cache.llc_cores >= threads;
-}
+// The fewest rows of C each thread takes under ic where the problem is not clearly tall: fewer,
+// and the half of each B block a thread fetches from the other core's cache costs more than
+// packing all of A itself (docs/analytical-model.md, step 7).
+constexpr std::int64_t kSharedBMinRowsPerThread = 768;
 
 }  // namespace
 
-// Threads share the B block (split ic) where A is at least as tall as B is wide and there are
-// enough row panels for everyone; otherwise each packs and reads its own columns of B (split jc)
-// and packs all of A. Under ic every thread's tiles read the whole packed B block, under jc only
-// its half, while A's packing is repeated by every thread: so jc is the better split where
-// N > M. Where the threads' cores share no cache (`share_llc` false, as where a guest reports a
-// private L3 per core), the shared block crosses between them, and only clearly tall problems
-// (M >= 2N) keep ic. Measurements: docs/analytical-model.md, step 7.
-ParallelLoop PackedParallelLoop(const Problem& problem, int mr, const CacheBudget& cache) {
-  const bool share_llc = ThreadsShareLlc(cache, problem.threads);
+// Threads share the B block (split ic) where A is clearly taller than B is wide (M >= 2N), or at
+// least as tall with kSharedBMinRowsPerThread rows for each thread, and there are enough row
+// panels for everyone; otherwise each packs and reads its own columns of B (split jc) and packs
+// all of A. Under ic every thread reads the whole packed B block, half of it packed by (and
+// fetched from the cache of) the other core, under jc only its own columns, while A's packing is
+// repeated by every thread: the crossing pays only where each thread runs the block over many
+// rows, or where N is too narrow for jc's repeated packing of A to pay. Measurements:
+// docs/analytical-model.md, step 7.
+ParallelLoop PackedParallelLoop(const Problem& problem, int mr) {
+  const auto threads = static_cast<std::int64_t>(problem.threads);
   const bool tall = problem.m >= 2 * problem.n;
-  return problem.threads > 1 && (tall || (share_llc && problem.m >= problem.n)) &&
-                 problem.m >= static_cast<std::int64_t>(problem.threads) * mr * 4
-             ? ParallelLoop::kIc
-             : ParallelLoop::kJc;
+  const bool many_rows = problem.m >= problem.n && problem.m >= threads * kSharedBMinRowsPerThread;
+  return threads > 1 && (tall || many_rows) && problem.m >= threads * mr * 4 ? ParallelLoop::kIc
+                                                                             : ParallelLoop::kJc;
 }
 
 KernelConfig PackedConfig(const Problem& problem, const CacheBudget& cache, IsaLevel isa, Tile tile,
@@ -194,8 +194,7 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   const CacheBudget cache = CacheBudgetOf(machine);
   const Tile best =
       PackedVectorTile(MicroKernels<T>(isa), machine, isa, VectorLanes(isa, sizeof(T)), false);
-  KernelConfig c =
-      PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr, cache));
+  KernelConfig c = PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr));
   // Unrolled where the k blocks are long and the core's facts say it pays (Intel's two zmm
   // pipes: docs/analytical-model.md, step 2, k unroll); not where the problem has fewer rows
   // than the tile, whose k loop then waits on B's stream rather than its FMAs.

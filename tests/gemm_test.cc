@@ -671,32 +671,36 @@ TEST(DefaultConfigTest, ThreadsSplitTheLongerSideOfAPackedProblem) {
   EXPECT_EQ(loop(128, 3072, 768, 2), ParallelLoop::kJc);
   EXPECT_EQ(loop(512, 4096, 4096, 2), ParallelLoop::kJc);
   EXPECT_EQ(loop(3072, 128, 768, 2), ParallelLoop::kIc);
+  EXPECT_EQ(loop(1024, 1024, 1024, 2), ParallelLoop::kJc);
   EXPECT_EQ(loop(2048, 2048, 2048, 2), ParallelLoop::kIc);
   EXPECT_EQ(loop(2048, 2048, 2048, 1), ParallelLoop::kJc);
 }
 
-// Two threads split the columns of a square packed problem where their cores share no cache
-// (the synthetic Zen 5: a private L3 each), the rows where they share one (the synthetic Xeon)
-// or where the problem is clearly tall (M >= 2N), for every GEMM type; docs/analytical-model.md,
-// step 7.
-TEST(DefaultConfigTest, SquareProblemsSplitColumnsWhereCoresShareNoCache) {
+// Two threads split the columns of a square packed problem unless each has at least 768 rows,
+// and the rows of a clearly tall one (M >= 2N), whether their cores share a cache (the
+// synthetic Xeon) or not (the synthetic Zen 5: a private L3 each), for every GEMM type;
+// docs/analytical-model.md, step 7.
+TEST(DefaultConfigTest, SquareProblemsSplitColumnsUnlessEachThreadHasManyRows) {
   for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kS8}) {
     SCOPED_TRACE(ToString(dtype));
-    auto loop = [dtype](const Machine& machine, std::int64_t m, std::int64_t n, std::int64_t k) {
-      const KernelConfig c = ModelConfig(
-          Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 2}, machine);
-      EXPECT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
-      return c.parallel_loop;
-    };
-    const Machine zen5 = testing::SyntheticZen5Machine();
-    const Machine xeon = testing::SyntheticXeonMachine();
-    EXPECT_EQ(loop(zen5, 512, 512, 512), ParallelLoop::kJc);
-    EXPECT_EQ(loop(zen5, 1024, 1024, 1024), ParallelLoop::kJc);
-    EXPECT_EQ(loop(zen5, 1536, 1024, 1024), ParallelLoop::kJc);
-    EXPECT_EQ(loop(zen5, 2048, 1024, 1024), ParallelLoop::kIc);
-    EXPECT_EQ(loop(zen5, 3072, 128, 768), ParallelLoop::kIc);
-    EXPECT_EQ(loop(xeon, 1024, 1024, 1024), ParallelLoop::kIc);
-    EXPECT_EQ(loop(xeon, 1536, 1024, 1024), ParallelLoop::kIc);
+    for (const Machine& machine :
+         {testing::SyntheticZen5Machine(), testing::SyntheticXeonMachine()}) {
+      SCOPED_TRACE(machine.cpu.brand);
+      auto loop = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+        const KernelConfig c = ModelConfig(
+            Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 2}, machine);
+        EXPECT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
+        return c.parallel_loop;
+      };
+      EXPECT_EQ(loop(512, 512, 512), ParallelLoop::kJc);
+      EXPECT_EQ(loop(1024, 1024, 1024), ParallelLoop::kJc);
+      EXPECT_EQ(loop(1534, 1024, 1024), ParallelLoop::kJc);
+      EXPECT_EQ(loop(1536, 1024, 1024), ParallelLoop::kIc);
+      EXPECT_EQ(loop(1536, 1536, 1536), ParallelLoop::kIc);
+      EXPECT_EQ(loop(1536, 1537, 1536), ParallelLoop::kJc);
+      EXPECT_EQ(loop(2048, 1024, 1024), ParallelLoop::kIc);
+      EXPECT_EQ(loop(3072, 128, 768), ParallelLoop::kIc);
+    }
   }
 }
 
