@@ -1,8 +1,10 @@
 #include "comparison/comparison_bench.h"
 
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -10,9 +12,8 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <thread>
 #include <type_traits>
-
-#include <unistd.h>
 
 #include "common/aligned_allocator.h"
 #include "comparison/peer_libraries.h"
@@ -193,9 +194,15 @@ bool ResultLooksRight(const Problem& p, const Operands<Kind>& x, Applies applies
   return true;
 }
 
+// OpenMP's idle threads (oneDNN's, OpenBLAS's) spin for milliseconds after a call; on more
+// than one thread each timing starts this long after the previous one, so that no library is
+// timed while another's idle threads hold the cores.
+constexpr std::chrono::milliseconds kSettleBetweenLibraries{50};
+
 template <class Kind>
 void TimeOne(benchmark::State& state, const Problem& problem, Operands<Kind>* operands,
              const GemmCall<Kind>& call, double peak_gflops, Applies applies) {
+  if (problem.threads > 1) std::this_thread::sleep_for(kSettleBetweenLibraries);
   std::fill(operands->c.begin(), operands->c.end(), 0);
   if (!call(problem, operands->a.data(), operands->b.data(), operands->c.data())) {
     state.SkipWithError("this implementation cannot run the problem");
