@@ -4,15 +4,15 @@
 // spinning after their call, the caller itself right after a migration), and a team waits for
 // its slowest member, so it can take longer than one thread (docs/runtime.md, "Threads").
 //
-// Each call runs the mode with the lower recent time; every `explore_every` calls it runs the
-// other mode three times and keeps the faster of the last two, since a team called after a
-// streak of calls alone finds its worker asleep and its caches cold. The pool's first call (it
-// starts the workers) is not kept, and a single slow call (a preemption) moves the smoothed time
-// of the running mode by at most an eighth of it. The interval doubles, up to kMaxExplore, each
-// time the other mode is confirmed slower, and falls back to kMinExplore when it was faster, so
-// a steady machine spends about 3/kMaxExplore of its calls on the slower mode and a change is
-// noticed within kMinExplore calls. Calls may come from any number of threads: the estimates are
-// relaxed atomics, updated without a lock.
+// Each call runs the mode with the lower recent time; every `explore_every` calls (kMaxExplore
+// for long calls) it runs the other mode three times and keeps the faster of the last two, since a
+// team called after a streak of calls alone finds its worker asleep and its caches cold. The pool's
+// first call (it starts the workers) is not kept, and a single slow call (a preemption) moves the
+// smoothed time of the running mode by at most an eighth of it. The interval doubles, up to
+// kMaxExplore, each time the other mode is confirmed slower, and falls back to kMinExplore when it
+// was faster, so a steady machine spends about 3/kMaxExplore of its calls on the slower mode and a
+// change is noticed within kMinExplore calls. Calls may come from any number of threads: the
+// estimates are relaxed atomics, updated without a lock.
 #pragma once
 
 #include <algorithm>
@@ -27,6 +27,11 @@ class TeamOrAlone {
  public:
   static constexpr std::uint32_t kMinExplore = 8;
   static constexpr std::uint32_t kMaxExplore = 256;
+  // A team call at least this long explores every kMaxExplore calls only: what running alone
+  // dodges (a member's core taken for a scheduler time slice, or for the milliseconds another
+  // library's OpenMP threads spin) costs such a call a small share of the team's lead, while
+  // each exploration costs it whole calls at one thread's speed.
+  static constexpr std::int64_t kLongCallNs = 10'000'000;
 
   struct Choice {
     bool team = true;
@@ -37,7 +42,8 @@ class TeamOrAlone {
 
   Choice Choose() const {
     const std::uint32_t call = calls_.fetch_add(1, std::memory_order_relaxed);
-    const std::uint32_t every = explore_every_.load(std::memory_order_relaxed);
+    const std::uint32_t every =
+        team_ns() >= kLongCallNs ? kMaxExplore : explore_every_.load(std::memory_order_relaxed);
     const bool prefer_team = PreferTeam();
     const std::uint32_t phase = call % every;
     if (phase == every - 3) return Choice{!prefer_team, false, false, false};

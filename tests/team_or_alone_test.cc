@@ -29,6 +29,19 @@ TEST(TeamOrAloneTest, TheTeamRunsWhileItIsFasterAndExploresLessAndLess) {
   EXPECT_EQ(choice.alone_ns(), 500);
 }
 
+// A call of 20 ms on the team explores the calling thread alone every kMaxExplore calls from
+// its first timed call on, not every kMinExplore.
+TEST(TeamOrAloneTest, LongCallsExploreRarelyFromTheStart) {
+  const TeamOrAlone choice;
+  const int on_team = MakeCalls(choice, 1000, 20'000'000, 40'000'000);
+  EXPECT_GE(on_team, 1000 - 3 * (1000 / static_cast<int>(TeamOrAlone::kMaxExplore)));
+  EXPECT_LT(on_team, 1000);
+  // Shorter calls explore as before: three of the first kMinExplore calls run alone.
+  const TeamOrAlone short_calls;
+  EXPECT_EQ(MakeCalls(short_calls, TeamOrAlone::kMinExplore, 9'000'000, 18'000'000),
+            static_cast<int>(TeamOrAlone::kMinExplore) - 3);
+}
+
 TEST(TeamOrAloneTest, ASlowTeamGivesWayWithinAFewCallsAndComesBack) {
   const TeamOrAlone choice;
   MakeCalls(choice, 600, 300, 500);
