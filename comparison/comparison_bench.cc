@@ -1,7 +1,6 @@
 #include "comparison/comparison_bench.h"
 
 #include <benchmark/benchmark.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +13,8 @@
 #include <random>
 #include <thread>
 #include <type_traits>
+
+#include <unistd.h>
 
 #include "common/aligned_allocator.h"
 #include "comparison/peer_libraries.h"
