@@ -63,6 +63,7 @@ using model::PackedConfig;
 using model::PackedModel;
 using model::PackedParallelLoop;
 using model::PackedVectorTile;
+using model::PlanColdDirect;
 using model::PlanDirect;
 using model::SetPackedBlocks;
 using model::Tile;
@@ -279,16 +280,20 @@ Problem ItemOf(const Problem& batch) {
   return item;
 }
 
-// The configs a batch's item may run with alone: its 1-thread default, and the packed model's
-// (ColdOperandsConfig). The first is BatchDefault's (BatchItemsRunCold).
+// The configs a batch's item may run with alone: BatchDefault's first (SpilledItemsConfig where
+// the batch spills L2, else the item's 1-thread default), then those of the two that differ
+// from it: the item's default and the packed model's (ColdOperandsConfig).
 std::vector<KernelConfig> ItemsAloneConfigs(const Problem& batch, const Machine& machine) {
   const Problem item = ItemOf(batch);
-  std::vector<KernelConfig> configs = {ModelConfig(item, machine),
-                                       ColdOperandsConfig(item, machine)};
-  if (BatchItemsRunCold(item, batch.batch, machine, CacheBudgetOf(machine))) {
-    std::swap(configs[0], configs[1]);
+  const KernelConfig own = ModelConfig(item, machine);
+  std::vector<KernelConfig> configs = {BatchSpillsL2(item, batch.batch, CacheBudgetOf(machine))
+                                           ? SpilledItemsConfig(item, machine)
+                                           : own};
+  for (const KernelConfig& other : {own, ColdOperandsConfig(item, machine)}) {
+    if (std::find(configs.begin(), configs.end(), other) == configs.end()) {
+      configs.push_back(other);
+    }
   }
-  if (configs[0] == configs[1]) configs.pop_back();
   for (KernelConfig& config : configs) config.threads = batch.threads;
   return configs;
 }
@@ -323,12 +328,6 @@ bool BatchSpillsL2(const Problem& problem, std::int64_t count, const CacheBudget
   return static_cast<double>(count) * problem.OperandBytes() > static_cast<double>(cache.l2);
 }
 
-bool BatchItemsRunCold(const Problem& item, std::int64_t count, const Machine& machine,
-                       const CacheBudget& cache) {
-  return BatchSpillsL2(item, count, cache) &&
-         !model::CoreFact(machine, &CoreFacts::direct_reads_cold_items);
-}
-
 KernelConfig PackedWeightsConfig(const Problem& packed_b, const Machine& machine) {
   Problem original = packed_b;
   original.form = CallForm::kPlain;
@@ -353,12 +352,39 @@ KernelConfig PackedWeightsConfig(const Problem& packed_b, const Machine& machine
   return config;
 }
 
-KernelConfig ColdOperandsConfig(const Problem& original, const Machine& machine) {
+namespace {
+
+// `replace.operator()<T>(problem)` (T: f32 or f64, `problem` the row-major view) where
+// ModelConfig runs `original` with the direct family; ModelConfig elsewhere.
+template <class Replace>
+KernelConfig InPlaceOfDirect(const Problem& original, const Machine& machine,
+                             const Replace& replace) {
   const KernelConfig config = ModelConfig(original, machine);
   if (config.family != KernelFamily::kDirect) return config;
   const Problem problem = RowMajorView(original);
-  return problem.dtype == DType::kF64 ? PackedModel<double>(problem, machine)
-                                      : PackedModel<float>(problem, machine);
+  return problem.dtype == DType::kF64 ? replace.template operator()<double>(problem)
+                                      : replace.template operator()<float>(problem);
+}
+
+}  // namespace
+
+KernelConfig ColdOperandsConfig(const Problem& original, const Machine& machine) {
+  return InPlaceOfDirect(original, machine, [&]<typename T>(const Problem& problem) {
+    return PackedModel<T>(problem, machine);
+  });
+}
+
+KernelConfig ColdItemsDirectConfig(const Problem& original, const Machine& machine) {
+  return InPlaceOfDirect(original, machine, [&]<typename T>(const Problem& problem) {
+    const DirectPlan direct = PlanColdDirect<T>(problem, machine);
+    return DirectModel(problem, machine, direct.tile, direct.fit.kc, sizeof(T));
+  });
+}
+
+KernelConfig SpilledItemsConfig(const Problem& item, const Machine& machine) {
+  return model::CoreFact(machine, &CoreFacts::direct_reads_cold_items)
+             ? ColdItemsDirectConfig(item, machine)
+             : ColdOperandsConfig(item, machine);
 }
 
 KernelConfig LentConfig(KernelConfig config, const Problem& tuned_for, const Problem& problem,

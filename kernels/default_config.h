@@ -21,9 +21,9 @@ KernelConfig ModelConfig(const Problem& problem, const Machine& machine);
 
 // What Runtime::GemmBatch runs a batch of `batch.batch` GEMMs with when nothing is tuned for it:
 // with at least as many items as threads, a team of `batch.threads` whose members run whole
-// items alone, each with one item's 1-thread default (ColdOperandsConfig's where
-// BatchItemsRunCold); with fewer items, one item's UntunedConfig on the batch's threads, item
-// after item (GemmPlan::RunBatch).
+// items alone, each with one item's 1-thread default (SpilledItemsConfig where the batch spills
+// L2); with fewer items, one item's UntunedConfig on the batch's threads, item after item
+// (GemmPlan::RunBatch).
 KernelConfig BatchDefault(const Problem& batch, const Machine& machine);
 
 // Other model configs worth one measurement each when the search starts: where the default sits
@@ -89,12 +89,16 @@ CacheBudget CacheBudgetOf(const Machine& machine);
 // core's L2: the items of such a batch bring their operands from beyond L2, one after another.
 bool BatchSpillsL2(const Problem& problem, std::int64_t count, const CacheBudget& cache);
 
-// Whether the items of such a batch, each run whole by one thread, take ColdOperandsConfig in
-// place of their own default: where the batch spills L2 on a core whose direct family reads
-// such cold items slower than packing them (CoreFacts::direct_reads_cold_items; `cache` is
-// `machine`'s).
-bool BatchItemsRunCold(const Problem& item, std::int64_t count, const Machine& machine,
-                       const CacheBudget& cache);
+// The direct alternative for a GEMM whose operands arrive from beyond L2, as an item of a batch
+// that spills it does: where ModelConfig reads A and B in place, the same family with a
+// register tile as wide as N where the model ranks one level with its own
+// (model::PlanColdDirect); ModelConfig elsewhere.
+KernelConfig ColdItemsDirectConfig(const Problem& item, const Machine& machine);
+
+// What each item of a batch that spills L2 runs with alone, untuned: ColdItemsDirectConfig on a
+// core whose direct family reads such cold items at least as fast as packing them
+// (CoreFacts::direct_reads_cold_items), else ColdOperandsConfig.
+KernelConfig SpilledItemsConfig(const Problem& item, const Machine& machine);
 
 // The problem as the kernels run it: a column-major problem becomes its row-major transpose
 // (M and N trade places, and so do the operands). Configs' tiles and blocks refer to this view.

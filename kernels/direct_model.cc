@@ -440,8 +440,28 @@ DirectPlan PlanDirect(const Problem& problem, const Machine& machine) {
   return plan;
 }
 
+template <typename T>
+DirectPlan PlanColdDirect(const Problem& problem, const Machine& machine) {
+  const DirectPlan plan = PlanDirect<T>(problem, machine);
+  const IsaLevel isa = machine.kernel_isa;
+  if (plan.fit.pressure > 1.0 || plan.tile.isa != isa) return plan;
+  const int lanes = VectorLanes(isa, sizeof(T));
+  int widest = 0;
+  for (const auto& entry : MicroKernels<T>(isa)) widest = std::max(widest, entry.nr / lanes);
+  const std::int64_t spanning = (problem.n + lanes - 1) / lanes;  // vectors of a tile as wide as N
+  if (plan.tile.nr / lanes >= spanning || spanning > widest) return plan;
+  const CacheBudget cache = CacheBudgetOf(machine);
+  const TileChoice model = DirectTile<T>(machine, cache, problem, isa);
+  const TileChoice wide = DirectTile<T>(machine, cache, problem, isa, static_cast<int>(spanning));
+  if (wide.tile.mr == 0 || wide.cycles > kBlockedWideTileSlack * model.cycles) return plan;
+  const DirectPlan cold{wide.tile, FitDirect<T>(problem, machine, cache, wide.tile)};
+  return cold.fit.pressure <= 1.0 ? cold : plan;
+}
+
 template DirectPlan PlanDirect<float>(const Problem&, const Machine&);
 template DirectPlan PlanDirect<double>(const Problem&, const Machine&);
+template DirectPlan PlanColdDirect<float>(const Problem&, const Machine&);
+template DirectPlan PlanColdDirect<double>(const Problem&, const Machine&);
 
 }  // namespace model
 }  // namespace mmtune

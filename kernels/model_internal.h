@@ -200,6 +200,15 @@ struct DirectPlan {
 template <typename T>
 DirectPlan PlanDirect(const Problem& problem, const Machine& machine);
 
+// PlanDirect for a problem whose operands arrive from beyond L2, each line read once (an item
+// of a batch that spills L2): where the plan is direct, a tile as wide as N where the model
+// ranks one within the slack PlanDirect gives wide tiles. Such a tile reads B once and walks down
+// A once, a few rows at a time, in an order the prefetchers follow from L3; a narrower one walks
+// down A once per column panel, more rows at once; wider tiles that fall short of N gained
+// nothing or lost (docs/analytical-model.md, Batches).
+template <typename T>
+DirectPlan PlanColdDirect(const Problem& problem, const Machine& machine);
+
 // The model config of the direct (unpacked) family with `tile` (DirectTile's choice) and k
 // blocks of `kc` (0: the whole K at once; FitDirect's choice), for `elem`-byte elements.
 KernelConfig DirectModel(const Problem& problem, const Machine& machine, Tile tile, int kc,

@@ -44,8 +44,8 @@ namespace {
 // How a call runs its problem: a plain call; a batch of fewer items than the runtime's threads,
 // with a plain call's config (GemmPlan::RunBatch splits it by that config's threads); or a
 // batch whose threads each run whole items alone, with their own config or, where their
-// operands arrive from beyond L2 on a core that packs such items faster, the packed one
-// (BatchItemsRunCold). Each mode has its plans and team-or-alone timing apart.
+// operands arrive from beyond L2 (BatchSpillsL2), SpilledItemsConfig. Each mode has its plans
+// and team-or-alone timing apart.
 // kWeightsCopy: a GEMM on packed weights held as a copy of B, which runs a winner tuned for
 // weights (`tune --packed-b`) of its very shape where there is one, else what a plain call runs.
 // kTunedBatch: a batch of a count that `tune --batch` tuned (Problem::batch), which runs that
@@ -427,7 +427,7 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
                                 status.error().message + "); using the analytical default");
     entry->lookup = mmtune::Lookup{LookupTier::kDefault,
                                    mode == CallMode::kColdItemsAlone
-                                       ? ColdOperandsConfig(problem, machine)
+                                       ? SpilledItemsConfig(problem, machine)
                                        : UntunedConfig(problem, machine),
                                    Problem{}, 0.0, "the analytical default (the tuned config "
                                    "cannot run here)", ""};
@@ -447,7 +447,7 @@ mmtune::Lookup Runtime::Impl::LookupFor(const Problem& problem, CallMode mode) c
     }
   }
   if (mode == CallMode::kColdItemsAlone && lookup.tier == LookupTier::kDefault) {
-    lookup.config = ColdOperandsConfig(problem, machine);
+    lookup.config = SpilledItemsConfig(problem, machine);
   }
   if (mode == CallMode::kItemsAlone || mode == CallMode::kColdItemsAlone) {
     lookup.config.threads = max_threads;
@@ -465,8 +465,8 @@ std::pair<Problem, CallMode> Runtime::Impl::BatchCall(Problem problem,
   }
   if (count < max_threads) return {problem, CallMode::kItemsInTurn};
   problem.threads = 1;
-  return {problem, BatchItemsRunCold(problem, count, machine, cache) ? CallMode::kColdItemsAlone
-                                                                     : CallMode::kItemsAlone};
+  return {problem,
+          BatchSpillsL2(problem, count, cache) ? CallMode::kColdItemsAlone : CallMode::kItemsAlone};
 }
 
 Result<std::shared_ptr<const PlanEntry>> Runtime::Impl::EntryFor(const Problem& problem) const {

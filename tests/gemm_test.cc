@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -389,8 +391,8 @@ TEST(DefaultConfigTest, ColdOperandsTakeThePackedFamilyWhereTheDirectOneWouldRun
 
 // A batch that spills L2 runs its items with ColdOperandsConfig only on a core whose direct
 // family reads such cold items slower than packing them (Zen 3's row); elsewhere (the Xeon's
-// and Zen 5's rows) and in a batch that fits L2 each item keeps its own default. A measured
-// fact overrides the row both ways (docs/analytical-model.md, Batches).
+// and Zen 5's rows) with ColdItemsDirectConfig, and in a batch that fits L2 each item keeps its
+// own default. A measured fact overrides the row both ways (docs/analytical-model.md, Batches).
 TEST(DefaultConfigTest, SpilledBatchesRunColdItemsPackedWhereTheCoreSaysSo) {
   for (const Machine& machine : {testing::SyntheticZen3Machine(), testing::SyntheticXeonMachine(),
                                  testing::SyntheticZen5Machine()}) {
@@ -407,15 +409,65 @@ TEST(DefaultConfigTest, SpilledBatchesRunColdItemsPackedWhereTheCoreSaysSo) {
       Machine calibrated = machine;
       calibrated.measured_facts.direct_reads_cold_items = measured;
       const bool packs = measured ? !*measured : row_packs;
+      const KernelConfig cold_direct = ColdItemsDirectConfig(item, calibrated);
+      EXPECT_EQ(SpilledItemsConfig(item, calibrated), packs ? cold : cold_direct);
       for (std::int64_t count : {2, 64}) {
         Problem batch = item;
         batch.batch = count;
         const bool spills = BatchSpillsL2(item, count, cache);
         EXPECT_EQ(spills, count == 64);
-        EXPECT_EQ(BatchItemsRunCold(item, count, calibrated, cache), spills && packs)
-            << count << " items";
-        const KernelConfig expected = spills && packs ? cold : own;
+        const KernelConfig expected = !spills ? own : packs ? cold : cold_direct;
         EXPECT_EQ(BatchDefault(batch, calibrated), expected) << count << " items";
+        // The search starts from the default and also measures the other two.
+        const std::vector<KernelConfig> others = AnalyticalAlternatives(batch, calibrated);
+        for (const KernelConfig& config : {own, cold}) {
+          EXPECT_EQ(std::count(others.begin(), others.end(), config), config == expected ? 0 : 1)
+              << config.ToString() << ", " << count << " items";
+        }
+      }
+    }
+  }
+}
+
+// Cold items read in place take a tile as wide as N where the model ranks one level with its
+// own: on Zen 4's one zmm FMA pipe 4x64 where a warm call takes 16x16 for N = 64; otherwise,
+// and where their own tile spans N, their own (docs/analytical-model.md, Batches).
+TEST(DefaultConfigTest, ColdItemsReadInPlaceTakeATileAsWideAsN) {
+  const Machine zen4 = testing::SyntheticZen4Machine();
+  const Problem narrow{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 64, 128, 1};
+  const KernelConfig own = ModelConfig(narrow, zen4);
+  const KernelConfig cold = ColdItemsDirectConfig(narrow, zen4);
+  ASSERT_EQ(own.family, KernelFamily::kDirect) << own.ToString();
+  ASSERT_LT(own.nr, 64) << own.ToString();
+  EXPECT_EQ(cold.family, KernelFamily::kDirect) << cold.ToString();
+  EXPECT_EQ(cold.nr, 64) << cold.ToString();
+  EXPECT_TRUE(cold.Validate(narrow, zen4)) << cold.ToString();
+  for (const Machine& machine :
+       {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine(),
+        testing::SyntheticXeonMachine(), testing::SyntheticZen5Machine()}) {
+    SCOPED_TRACE(machine.cpu.brand);
+    for (DType dtype : {DType::kF32, DType::kF64}) {
+      for (auto [m, n, k] : {std::tuple{128, 64, 128},
+                             {128, 128, 64},
+                             {64, 64, 64},
+                             {256, 64, 256},
+                             {100, 24, 100},
+                             {128, 128, 128}}) {
+        const Problem item{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1};
+        const KernelConfig item_own = ModelConfig(item, machine);
+        const KernelConfig item_cold = ColdItemsDirectConfig(item, machine);
+        EXPECT_TRUE(item_cold.Validate(item, machine)) << item_cold.ToString();
+        if (item_own.family != KernelFamily::kDirect) {
+          EXPECT_EQ(item_cold, item_own);
+          continue;
+        }
+        EXPECT_EQ(item_cold.family, KernelFamily::kDirect) << item_cold.ToString();
+        if (item_cold != item_own) {  // spans N, less than a vector past it
+          const int lanes = VectorLanes(item_cold.isa, dtype == DType::kF64 ? 8 : 4);
+          EXPECT_LT(item_own.nr, n) << item.ToString() << ": " << item_own.ToString();
+          EXPECT_GE(item_cold.nr, n) << item.ToString() << ": " << item_cold.ToString();
+          EXPECT_LT(item_cold.nr - lanes, n) << item.ToString() << ": " << item_cold.ToString();
+        }
       }
     }
   }

@@ -24,10 +24,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The configs a probe names by what the model would run rather than by text: the shape's
-// model config, and the packed family's (ColdOperandsConfig).
-constexpr std::string_view kModelConfig = "model";
+// The configs a probe names by what the model would run rather than by text: for a shape whose
+// operands arrive from beyond L2, the packed family's (ColdOperandsConfig) and the direct
+// family's (ColdItemsDirectConfig).
 constexpr std::string_view kColdOperandsConfig = "cold operands";
+constexpr std::string_view kColdItemsDirectConfig = "cold direct";
 
 // One A/B of a probe: `variant` against `baseline` on `batch` f32 m x n x k GEMMs, each on
 // operands of its own, run one after another on 1 thread.
@@ -69,8 +70,8 @@ constexpr std::array<ProbeSpec, 4> kProbes = {{
     {"direct_reads_cold_items",
      1.0,
      false,
-     {{{128, 64, 128, kColdOperandsConfig, kModelConfig, 64},
-       {128, 128, 64, kColdOperandsConfig, kModelConfig, 64}}}},
+     {{{128, 64, 128, kColdOperandsConfig, kColdItemsDirectConfig, 64},
+       {128, 128, 64, kColdOperandsConfig, kColdItemsDirectConfig, 64}}}},
 }};
 
 bool Probes(const ProbeSpec& spec, const Machine& machine, double zmm_fmas_per_cycle) {
@@ -105,8 +106,8 @@ std::optional<std::array<double, 2>> FastestSeconds(
 
 Result<KernelConfig> ConfigNamed(std::string_view text, const Problem& problem,
                                  const Machine& machine) {
-  if (text == kModelConfig) return ModelConfig(problem, machine);
   if (text == kColdOperandsConfig) return ColdOperandsConfig(problem, machine);
+  if (text == kColdItemsDirectConfig) return ColdItemsDirectConfig(problem, machine);
   return ParseKernelConfig(text);
 }
 
