@@ -2843,6 +2843,35 @@ TEST_F(RuntimeTest, BatchesExactInEveryDtypeLayoutTransposeAndCount) {
   }
 }
 
+// A batch whose operands spill L2, as many items as threads or more, runs each untuned item
+// alone with SpilledItemsConfig (a direct tile as wide as N, or the packed family, as the
+// core's facts say; docs/analytical-model.md, Batches), exactly; a batch that fits L2 with the
+// item's own default.
+TEST_F(RuntimeTest, SpilledBatchesRunTheirItemsWithTheColdItemsConfig) {
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    auto runtime = Open("", threads);
+    ASSERT_NE(runtime, nullptr);
+    if (runtime->max_threads() < threads) GTEST_SKIP() << "fewer cores than threads";
+    const Problem item = MakeProblem(128, 64, 128, 1);
+    for (std::int64_t count : {2, 64}) {
+      const bool spills = BatchSpillsL2(item, count, CacheBudgetOf(machine_));
+      ASSERT_EQ(spills, count == 64) << "L2 of " << CacheBudgetOf(machine_).l2 << " bytes";
+      Problem batch = item;
+      batch.batch = count;
+      KernelConfig expected =
+          spills ? SpilledItemsConfig(item, machine_) : UntunedConfig(item, machine_);
+      expected.threads = threads;
+      const LookupReport report = runtime->Lookup(batch);
+      EXPECT_EQ(report.tier, LookupTier::kDefault);
+      EXPECT_EQ(report.config_text, expected.ToString()) << count << " items";
+    }
+    ExpectBatchExact<float>(*runtime, item, 64, false, 1.0f, 0.0f);
+    ExpectBatchExact<double>(*runtime, MakeProblem(128, 32, 128, 1, DType::kF64), 64, true, 2.0,
+                             -1.0);
+  }
+}
+
 // A batch of whole items per thread is recorded as the problem of one item on one thread, the
 // one `mmtune tune --from-record` should tune for it; fewer items than threads as a plain call.
 TEST_F(RuntimeTest, BatchesRecordTheProblemTheirItemsRun) {
