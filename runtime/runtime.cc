@@ -325,6 +325,11 @@ struct Runtime::Impl {
   Result<std::unique_ptr<PlanEntry>> MakeEntry(const Problem& problem, CallMode mode) const;
   // The config calls of `problem` in `mode` run, before any plan is made.
   mmtune::Lookup LookupFor(const Problem& problem, CallMode mode) const;
+  // What calls of `problem` in `mode` run where nothing tuned serves them.
+  KernelConfig AnalyticalDefault(const Problem& problem, CallMode mode) const {
+    return mode == CallMode::kColdItemsAlone ? SpilledItemsConfig(problem, machine)
+                                             : UntunedConfig(problem, machine);
+  }
   // How a batch of `count` GEMMs of `problem` (the runtime's threads) runs: the problem its
   // config is looked up for, and the mode.
   std::pair<Problem, CallMode> BatchCall(Problem problem, std::int64_t count) const;
@@ -425,10 +430,7 @@ Result<std::unique_ptr<PlanEntry>> Runtime::Impl::MakeEntry(const Problem& probl
     // The index validated the config; a plan can still fail (e.g. a kernel this build lacks).
     Log(LogLevel::kWarning, "tuned config for " + problem.ToString() + " cannot run here (" +
                                 status.error().message + "); using the analytical default");
-    entry->lookup = mmtune::Lookup{LookupTier::kDefault,
-                                   mode == CallMode::kColdItemsAlone
-                                       ? SpilledItemsConfig(problem, machine)
-                                       : UntunedConfig(problem, machine),
+    entry->lookup = mmtune::Lookup{LookupTier::kDefault, AnalyticalDefault(problem, mode),
                                    Problem{}, 0.0, "the analytical default (the tuned config "
                                    "cannot run here)", ""};
     status = make_plans();
@@ -446,8 +448,9 @@ mmtune::Lookup Runtime::Impl::LookupFor(const Problem& problem, CallMode mode) c
       lookup = std::move(tuned);
     }
   }
+  // The index's default is UntunedConfig's; a spilled batch's items run their own.
   if (mode == CallMode::kColdItemsAlone && lookup.tier == LookupTier::kDefault) {
-    lookup.config = SpilledItemsConfig(problem, machine);
+    lookup.config = AnalyticalDefault(problem, mode);
   }
   if (mode == CallMode::kItemsAlone || mode == CallMode::kColdItemsAlone) {
     lookup.config.threads = max_threads;
