@@ -1,7 +1,10 @@
-// Fused epilogues (mmtune/types.h: Epilogue): a bias and an activation applied to each C tile
-// right after its kernel wrote it (AMX tile kernels: during the next tile's k steps), while the
-// tile is in L1, so that no pass over C of its own follows the GEMM. One function per C element type and ISA level (epilogue_impl.h, compiled
-// with that level's flags in epilogue_<isa>.cc), so that the activations run in its vectors.
+// Fused epilogues (mmtune/types.h: Epilogue): a bias and an activation applied to each C tile as
+// it is finished, so that no pass over C of its own follows the GEMM. The vector micro-kernels
+// of an f32 or f64 C apply it in their registers (microkernel.h: TileEpilogue); the functions
+// here serve the other tiles right after their kernel wrote them, while the tile is in L1 (AMX
+// tile kernels: during the next tile's k steps), and the s8 dequantization. One function per C
+// element type and ISA level (epilogue_impl.h, compiled with that level's flags in
+// epilogue_<isa>.cc), so that the activations run in its vectors.
 #pragma once
 
 #include <array>
@@ -72,6 +75,14 @@ Status CheckDequantize(const DequantizeToF32& dequantize, const Epilogue<std::in
 // The epilogue functions of `isa`, the generic ones where this build has none for it.
 const EpilogueEntry& EpilogueKernels(IsaLevel isa);
 
+// The bias of the region of C from `row` and `column` on: null where the epilogue has none.
+template <typename T>
+const T* BiasFrom(const Epilogue<T>& epilogue, std::int64_t row, std::int64_t column) {
+  return epilogue.bias_kind == BiasKind::kPerColumn ? epilogue.bias + column
+         : epilogue.bias_kind == BiasKind::kPerRow  ? epilogue.bias + row
+                                                    : nullptr;
+}
+
 // A problem's epilogue bound to the functions of one ISA level: what the drivers call on each
 // finished region of C, given that region's first row and column. Inactive (Empty) where the
 // problem has none. An s32 C may instead be dequantized to f32 (`dequantize`, not null, in
@@ -89,21 +100,14 @@ class EpilogueCall {
       if (dequantize_fn_ != nullptr) {
         const Epilogue<float>& out = dequantize_->output;
         dequantize_fn_(c, row_stride, col_stride, m, n, dequantize_->column_scales + column,
-                       dequantize_->column_offsets + column, BiasOf(out, row, column));
+                       dequantize_->column_offsets + column, BiasFrom(out, row, column));
         return;
       }
     }
-    fn_(c, row_stride, col_stride, m, n, BiasOf(epilogue_, row, column));
+    fn_(c, row_stride, col_stride, m, n, BiasFrom(epilogue_, row, column));
   }
 
  private:
-  template <typename T>
-  static const T* BiasOf(const Epilogue<T>& epilogue, std::int64_t row, std::int64_t column) {
-    return epilogue.bias_kind == BiasKind::kPerColumn ? epilogue.bias + column
-           : epilogue.bias_kind == BiasKind::kPerRow  ? epilogue.bias + row
-                                                      : nullptr;
-  }
-
   Epilogue<C> epilogue_;
   EpilogueFn<C> fn_ = nullptr;
   const DequantizeToF32* dequantize_ = nullptr;

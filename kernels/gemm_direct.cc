@@ -66,7 +66,10 @@ struct DirectWork {
   bool plain;  // whole tiles by rows run the kernel's rows_plain (see MakeDirectWork)
   bool masks_b;  // the edge kernel reads a partial panel of B in place
   bool may_align;  // a first narrow panel may line B's panels up (see kMinBytesOfBToAlign)
-  EpilogueCall<T> epilogue;  // on each tile after its last k block
+  // The epilogue, on each tile of the last k block: whole tiles by rows apply it in registers
+  // (`finishing_tile`, null where there is none), the others after their kernel.
+  MicroKernelFn<T> finishing_tile;
+  EpilogueCall<T> epilogue;
 };
 
 // The kernel of a tile of m <= mr rows and n <= nr columns: the full-tile variant where the
@@ -146,6 +149,10 @@ template <typename T>
   const std::int64_t tail = panels.tail;
   const std::int64_t tail_begin = panels.tail_begin;
   MicroKernelArgs<T> args = SharedTileArgs(w);
+  if (w.finishing_tile != nullptr) {
+    args.epilogue.bias_kind = g.epilogue.bias_kind;
+    args.epilogue.activation = g.epilogue.activation;
+  }
   // Rows of the last, partial row panel (or a whole panel's, where there is none).
   const int bottom_rows = static_cast<int>((row_end - row_begin - 1) % w.mr + 1);
   for (std::int64_t p = 0; p < k; p += w.k_block) {
@@ -184,9 +191,16 @@ template <typename T>
     };
     auto call = [&](MicroKernelFn<T> tile, std::int64_t i, std::int64_t j)
                     __attribute__((always_inline)) {
-      tile(w.a_by_rows ? a_block + i * g.a.ld : a_block + i, b_panel, w.c + i * g.ldc + j, args);
-      if (finishes) [[unlikely]] {
-        w.epilogue.Apply(w.c + i * g.ldc + j, g.ldc, 1, i, j, args.m, args.n);
+      const T* const a_tile = w.a_by_rows ? a_block + i * g.a.ld : a_block + i;
+      T* const c_tile = w.c + i * g.ldc + j;
+      if (!finishes) [[likely]] {
+        tile(a_tile, b_panel, c_tile, args);
+      } else if (tile == w.full_tile && w.finishing_tile != nullptr) {
+        args.epilogue.bias = BiasFrom(g.epilogue, i, j);
+        w.finishing_tile(a_tile, b_panel, c_tile, args);
+      } else {
+        tile(a_tile, b_panel, c_tile, args);
+        w.epilogue.Apply(c_tile, g.ldc, 1, i, j, args.m, args.n);
       }
     };
     if (w.row_panels_first) {
@@ -273,6 +287,7 @@ DirectWork<T> MakeDirectWork(const KernelConfig& config, const MicroKernelEntry<
   work.prefetch_b = config.prefetch_b;
   work.prefetch_c = config.prefetch_c;
   work.masks_b = kernel.edge_reads_n_columns_of_b;
+  work.finishing_tile = work.a_by_rows && !g.epilogue.Empty() ? kernel.rows_epilogue : nullptr;
   work.epilogue = EpilogueCall<T>(g.epilogue, g.dequantize, config.isa);
   const auto element_size = static_cast<std::int64_t>(sizeof(T));
   work.may_align = work.masks_b && k * g.n * element_size >= kMinBytesOfBToAlign &&

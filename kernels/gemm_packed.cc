@@ -22,27 +22,29 @@ namespace mmtune::detail {
 namespace {
 
 // One tile call of X's micro-kernel. The f32 / f64 kernels take the operands' addresses as
-// arguments (MicroKernelFn) and write C rows with unit column stride; the low-precision ones
-// take everything in their argument struct and write C through both strides.
+// arguments (MicroKernelFn), write C rows with unit column stride and apply the epilogue to the
+// tiles of the last k block in registers; the low-precision ones take everything in their
+// argument struct and write C through both strides.
 template <typename X, bool kLowPrecision = GemmTypes<X>::kLowPrecision>
 class TileCall {
  public:
   using Types = GemmTypes<X>;
-  TileCall(const KernelConfig& config, const MicroKernelEntry<X>& kernel,
-           const RowMajorGemm<X>& g)
-      : fn_(kernel.packed), epilogue_(g.epilogue, g.dequantize, config.isa) {
+  TileCall(const KernelConfig& config, const MicroKernelEntry<X>& kernel, const RowMajorGemm<X>& g)
+      : fn_(kernel.packed), finish_fn_(kernel.packed_epilogue), epilogue_(g.epilogue) {
     args_.alpha = g.alpha;
     args_.ldc = g.ldc;
     args_.prefetch_a = config.prefetch_a;
     args_.prefetch_b = config.prefetch_b;
     args_.prefetch_c = config.prefetch_c;
+    args_.epilogue.bias_kind = g.epilogue.bias_kind;
+    args_.epilogue.activation = g.epilogue.activation;
   }
   // A k block of `depth` elements (whole groups) per panel line; `beta` for its C tiles; the
   // last one finishes them (the epilogue).
   void SetBlock(std::int64_t depth, typename Types::Scalar beta, bool last) {
     args_.k = depth;
     args_.beta = beta;
-    finishes_ = last && epilogue_.Active();
+    finishes_ = last && !epilogue_.Empty();
   }
   // The next tiles' columns: n of them from C's column `column` on.
   void SetColumns(int n, std::int64_t column) {
@@ -53,8 +55,12 @@ class TileCall {
   void Run(const typename Types::A* a, const typename Types::B* b, typename Types::C* c, int m,
            std::int64_t row) {
     args_.m = m;
+    if (finishes_) [[unlikely]] {
+      args_.epilogue.bias = BiasFrom(epilogue_, row, column_);
+      finish_fn_(a, b, c, args_);
+      return;
+    }
     fn_(a, b, c, args_);
-    if (finishes_) [[unlikely]] epilogue_.Apply(c, args_.ldc, 1, row, column_, m, args_.n);
   }
   void Enter() {}
   void Leave() {}
@@ -62,7 +68,8 @@ class TileCall {
  private:
   MicroKernelArgs<X> args_;
   MicroKernelFn<X> fn_;
-  EpilogueCall<typename Types::C> epilogue_;
+  MicroKernelFn<X> finish_fn_;
+  Epilogue<typename Types::C> epilogue_;
   bool finishes_ = false;
   std::int64_t column_ = 0;
 };
@@ -74,10 +81,12 @@ class TileCall<X, true> {
   TileCall(const KernelConfig& config, const LowpMicroKernelEntry<X>& kernel,
            const RowMajorGemm<X>& g)
       : fn_(kernel.packed),
+        finish_fn_(kernel.packed_epilogue),
         enter_(kernel.enter),
         leave_(kernel.leave),
         interleaves_epilogue_(kernel.tiles),
         epilogue_(g.epilogue, g.dequantize, config.isa),
+        terms_(g.epilogue),
         alpha_(g.alpha),
         c_row_stride_(g.ldc),
         c_col_stride_(g.c_col_stride) {
@@ -87,6 +96,8 @@ class TileCall<X, true> {
     args_.prefetch_a = config.prefetch_a;
     args_.prefetch_b = config.prefetch_b;
     args_.prefetch_c = config.prefetch_c;
+    args_.epilogue.bias_kind = g.epilogue.bias_kind;
+    args_.epilogue.activation = g.epilogue.activation;
   }
   void SetBlock(std::int64_t depth, typename Types::Scalar beta, bool last) {
     args_.groups = depth / Types::kGroup;
@@ -121,8 +132,13 @@ class TileCall<X, true> {
     args_.m = m;
     args_.sums = from_sums_ ? sums : nullptr;
     if (!finishes_ || !interleaves_epilogue_) [[likely]] {
-      fn_(args_);
-      if (finishes_) {
+      if (!finishes_) [[likely]] {
+        fn_(args_);
+      } else if (finish_fn_ != nullptr) {
+        args_.epilogue.bias = BiasFrom(terms_, row, column_);
+        finish_fn_(args_);
+      } else {
+        fn_(args_);
         epilogue_.Apply(c, args_.row_stride, args_.col_stride, row, column_, m, args_.n);
       }
       return;
@@ -177,11 +193,13 @@ class TileCall<X, true> {
 
   LowpMicroKernelArgs<X> args_;
   LowpMicroKernelFn<X> fn_;
+  LowpMicroKernelFn<X> finish_fn_;  // applies the epilogue in registers; null: epilogue_ after
   void (*enter_)();
   void (*leave_)();
   bool interleaves_epilogue_;
   PendingTile pending_;
   EpilogueCall<typename Types::C> epilogue_;
+  Epilogue<typename Types::C> terms_;  // the epilogue finish_fn_ applies
   bool finishes_ = false;
   std::int64_t column_ = 0;
   typename Types::Scalar alpha_;

@@ -48,6 +48,7 @@ struct LowpMicroKernelArgs {
   // that parts 0 .. steps - 1 together do all of it. Null for none.
   void (*interleave)(void* context, std::int64_t part, std::int64_t parts) = nullptr;
   void* interleave_context = nullptr;
+  TileEpilogue<typename Kind::C> epilogue;  // `packed_epilogue` kernels only
 };
 
 template <class Kind>
@@ -76,6 +77,9 @@ struct LowpMicroKernelEntry {
   // not, the compiler keeps values on the stack: the analytical default passes such tiles over,
   // the tuner may still find one fast.
   bool fits_registers = true;
+  // `packed` followed by args.epilogue in registers (microkernel.h: TileEpilogue): vector
+  // kernels of an f32 C; null for the others, whose driver applies the epilogue to C after them.
+  LowpMicroKernelFn<Kind> packed_epilogue = nullptr;
 };
 
 // GEMV, dot form: sums[r] = sum_{p < k} x[p] * mat[r * ld + p] for r < rows, x contiguous. The

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/activation_math.h"
 #include "kernels/lowp_microkernel.h"
 #include "kernels/simd/unroll.h"
 
@@ -54,8 +55,9 @@ template <class Kind, int NR>
 // C tile (MR x NR, NR = NV vectors) = alpha * A panel * B panel + beta * C. The k loop runs over
 // groups in registers; a whole tile of a row-major C is written from them, an edge tile or a
 // column-major C goes through a small buffer and only its m x n corner is written, element by
-// element, with any row and column stride.
-template <class Vec, int MR, int NV, int KU>
+// element, with any row and column stride. kEpilogue (an f32 C) is the variant that applies
+// args.epilogue to the tile in registers before writing it.
+template <class Vec, int MR, int NV, int KU, bool kEpilogue = false>
 [[gnu::flatten]] void LowpMicroKernel(const LowpMicroKernelArgs<typename Vec::Kind>& args) {
   using Kind = typename Vec::Kind;
   using Acc = typename Vec::Acc;
@@ -128,6 +130,64 @@ template <class Vec, int MR, int NV, int KU>
     k_loop.template operator()<false, false>();
   }
 
+  if constexpr (kEpilogue) {
+    static_assert(std::is_same_v<C, float>, "epilogues in registers: an f32 C");
+    // C = act(alpha * acc + beta * C + bias) in one copy for each of the activations' two forms
+    // (activation_math.h: Form). A partial tile or a column-major C reads C's old values and
+    // the bias from zero-padded buffers and leaves its results in one, copied to C after.
+    const TileEpilogue<C>& epilogue = args.epilogue;
+    const bool whole = args.m == MR && args.n == NR && args.col_stride == 1;
+    const bool read_c = args.beta != 0;
+    const bool by_column = epilogue.bias_kind == BiasKind::kPerColumn;
+    const bool by_row = epilogue.bias_kind == BiasKind::kPerRow;
+    C staged[MR][NR];
+    C padded_bias[NR];
+    const C* column_bias = epilogue.bias;
+    if (!whole) {
+      for (int i = 0; i < MR; ++i) {
+        for (int j = 0; j < NR; ++j) {
+          const bool inside = read_c && i < args.m && j < args.n;
+          staged[i][j] = inside ? args.c[i * args.row_stride + j * args.col_stride] : C(0);
+        }
+      }
+      for (int j = 0; j < NR; ++j) padded_bias[j] = by_column && j < args.n ? epilogue.bias[j] : 0;
+      column_bias = padded_bias;
+    }
+    auto finish = [&]<bool kSigmoid>(const activation::Form<C>& form)
+                      __attribute__((always_inline)) {
+      const Acc alpha = Vec::Broadcast(args.alpha);
+      const Acc beta = Vec::Broadcast(args.beta);
+      simd::Unroll<MR>([&](auto i) {
+        if (i >= args.m) return;
+        C* const row = whole ? args.c + i * args.row_stride : &staged[i][0];
+        const Acc row_bias = by_row ? Vec::Broadcast(epilogue.bias[i]) : Vec::Zero();
+        simd::Unroll<NV>([&](auto v) {
+          Acc out = Vec::MulAdd(Vec::Zero(), acc[i][v], alpha);
+          if (read_c) out = Vec::MulAdd(out, Vec::LoadAcc(row + v * L), beta);
+          if (by_column) out = Vec::Add(out, Vec::LoadAcc(column_bias + v * L));
+          out = form.template Apply<kSigmoid>(Vec::Add(out, row_bias));
+          Vec::Store(row + v * L, out);
+        });
+      });
+    };
+    const activation::Form<C> form(epilogue.activation);
+    if (form.sigmoid) {
+      finish.template operator()<true>(form);
+    } else {
+      finish.template operator()<false>(form);
+    }
+    if (!whole) {
+      // m <= MR and n <= NR, spelled out for the compiler's bounds checks.
+      const int rows = args.m < MR ? args.m : MR;
+      const int columns = args.n < NR ? args.n : NR;
+      for (int i = 0; i < rows; ++i) {
+        for (int j = 0; j < columns; ++j) {
+          args.c[i * args.row_stride + j * args.col_stride] = staged[i][j];
+        }
+      }
+    }
+    return;
+  }
   // A whole tile of a row-major C (every tile but the edges) goes from the registers to C; the
   // scale-free cases of the k blocks (alpha 1, beta 0 or 1) take no multiplication.
   if (args.m == MR && args.n == NR && args.col_stride == 1) {
@@ -159,6 +219,9 @@ template <class Vec, int MR, int NV, int KU>
 constexpr LowpMicroKernelEntry<typename Vec::Kind> LowpEntry() {
   LowpMicroKernelEntry<typename Vec::Kind> entry{Vec::kIsa, MR, NV * Vec::kLanes, KU,
                                                  &LowpMicroKernel<Vec, MR, NV, KU>};
+  if constexpr (std::is_same_v<typename Vec::Kind::C, float>) {
+    entry.packed_epilogue = &LowpMicroKernel<Vec, MR, NV, KU, true>;
+  }
   if constexpr (requires { Vec::OperandRegisters(NV); }) {
     entry.fits_registers = MR * NV + Vec::OperandRegisters(NV) <= Vec::kRegisters;
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "machine/cpu_features.h"
+#include "mmtune/types.h"
 
 namespace mmtune {
 
@@ -18,6 +19,17 @@ enum class AMode : std::uint8_t {
   kPacked,  // A packed in MR-row panels: element (i, p) at a[p * MR + i]; B packed likewise
   kRows,    // A in place, row-major rows: element (i, p) at a[i * lda + p]
   kCols,    // A in place, transposed: element (i, p) at a[p * lda + i]
+};
+
+// A fused epilogue (mmtune/types.h: Epilogue) as the `_epilogue` kernels apply it to their tile
+// in registers, after alpha and beta: C = act(C + bias), never a second pass over the tile. The
+// driver sets it on a tile's last k block, its bias at the tile's first column (kPerColumn) or
+// row (kPerRow).
+template <typename T>
+struct TileEpilogue {
+  const T* bias = nullptr;
+  BiasKind bias_kind = BiasKind::kNone;
+  Activation activation = Activation::kNone;
 };
 
 // A tile call's arguments but its operands: the kernels take A's, B's and C's addresses in
@@ -37,6 +49,7 @@ struct MicroKernelArgs {
   int prefetch_a = 0;  // software prefetch distance in k iterations, 0 = none
   int prefetch_b = 0;
   bool prefetch_c = false;  // prefetch the C tile before the k loop
+  TileEpilogue<T> epilogue;  // `_epilogue` kernels only
 };
 
 // A tile: op(A) at `a`, op(B) at `b` (as the kernel's mode reads them), C's tile at `c`.
@@ -48,7 +61,8 @@ using MicroKernelFn = void (*)(const T* a, const T* b, T* c, const MicroKernelAr
 // the m rows of A of a tile with m < MR and, where `edge_reads_n_columns_of_b`, only the n
 // columns of B of a tile with n < NR (masked loads); otherwise still NR columns of B.
 // `rows_plain` is `rows` for the plain product of a whole tile: C = op(A) op(B) (it ignores
-// alpha, beta and the prefetch fields, taking them as 1, 0 and none).
+// alpha, beta and the prefetch fields, taking them as 1, 0 and none). `packed_epilogue` and
+// `rows_epilogue` are `packed` and `rows` followed by args.epilogue; the others ignore it.
 template <typename T>
 struct MicroKernelEntry {
   IsaLevel isa;
@@ -61,6 +75,8 @@ struct MicroKernelEntry {
   MicroKernelFn<T> rows_edge;
   MicroKernelFn<T> cols_edge;
   MicroKernelFn<T> rows_plain;
+  MicroKernelFn<T> packed_epilogue;
+  MicroKernelFn<T> rows_epilogue;
   bool edge_reads_n_columns_of_b;
 };
 

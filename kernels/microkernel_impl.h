@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "kernels/activation_math.h"
 #include "kernels/cache_line.h"
 #include "kernels/microkernel.h"
 #include "kernels/simd/unroll.h"
@@ -45,10 +46,13 @@ enum class StoreMode { kPlain, kScaled, kGeneral };
 // store, which cost a few percent of a small call (a lean path inside the general kernel does
 // not recover all of it; docs/kernels.md, Micro-kernels and the registry).
 //
+// kEpilogue is the variant that applies args.epilogue to the tile in registers before storing
+// it: a copy of its own, so that the others carry none of its code.
+//
 // noinline: the kernels are called through the registry's pointers, and EdgeMicroKernel must
 // call its two variants rather than merge their loops (see there).
 template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
-          bool kAllRows = !kEdge, bool kPlain = false>
+          bool kAllRows = !kEdge, bool kPlain = false, bool kEpilogue = false>
 [[gnu::flatten, gnu::noinline]] void MicroKernel(
     const typename Vec::Element* tile_a, const typename Vec::Element* tile_b,
     typename Vec::Element* tile_c, const MicroKernelArgs<typename Vec::Element>& args) {
@@ -60,6 +64,7 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
   static_assert(!kEdge || kMode != AMode::kPacked, "packed tiles are zero-padded: no edge variant");
   static_assert(kEdge || kAllRows, "only the edge variant reads fewer than MR rows");
   static_assert(!kPlain || (!kEdge && kMode == AMode::kRows), "plain: whole in-place tiles");
+  static_assert(!kEpilogue || (!kEdge && !kPlain), "epilogue: whole tiles or packed panels");
 
   V acc[MR][NV];
   Unroll<MR>([&](auto i) { Unroll<NV>([&](auto v) { acc[i][v] = Vec::Zero(); }); });
@@ -202,6 +207,60 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
       });
     });
   };
+  // C = act(alpha * acc + beta * C + bias) in one copy for each of the activations' two forms
+  // (activation_math.h: Form), where the general store above takes six: beside an activation,
+  // alpha's multiply and a test of beta and of the columns per vector cost little.
+  const TileEpilogue<T>& epilogue = args.epilogue;
+  auto store_finished = [&]<bool kSigmoid>(const activation::Form<T>& form)
+                            __attribute__((always_inline)) {
+    const V alpha = Vec::Set1(args.alpha);
+    const V beta = Vec::Set1(args.beta);
+    const bool read_c = args.beta != T(0);
+    const bool by_row = epilogue.bias_kind == BiasKind::kPerRow;
+    V column_bias[NV];
+    Unroll<NV>([&](auto v) {
+      const T* const bias = epilogue.bias + v * L;
+      column_bias[v] = Vec::Zero();
+      if (epilogue.bias_kind != BiasKind::kPerColumn) return;
+      if constexpr (Vec::kCheapMaskedLoads) {
+        column_bias[v] = Vec::LoadMasked(bias, column_mask[v]);
+      } else if (lanes[v] == L) {
+        column_bias[v] = Vec::Load(bias);
+      } else if (lanes[v] > 0) {
+        column_bias[v] = Vec::LoadPartial(bias, lanes[v]);
+      }
+    });
+    Unroll<MR>([&](auto i) {
+      if constexpr (!kWritesAllRows) {
+        if (i >= m) return;
+      }
+      T* const row = c + i * ldc;
+      const V row_bias = by_row ? Vec::Set1(epilogue.bias[i]) : Vec::Zero();
+      Unroll<NV>([&](auto v) {
+        T* const out = row + v * L;
+        if constexpr (!Vec::kCheapMaskedLoads) {
+          if (lanes[v] == 0) return;
+        }
+        V result = Vec::Mul(acc[i][v], alpha);
+        if (read_c) {
+          if constexpr (Vec::kCheapMaskedLoads) {
+            result = Vec::Fma(Vec::LoadMasked(out, column_mask[v]), beta, result);
+          } else {
+            const V old = lanes[v] == L ? Vec::Load(out) : Vec::LoadPartial(out, lanes[v]);
+            result = Vec::Fma(old, beta, result);
+          }
+        }
+        result = form.template Apply<kSigmoid>(result + column_bias[v] + row_bias);
+        if constexpr (Vec::kCheapMaskedLoads) {
+          Vec::StoreMasked(out, result, column_mask[v]);
+        } else if (lanes[v] == L) {
+          Vec::Store(out, result);
+        } else {
+          Vec::StorePartial(out, result, lanes[v]);
+        }
+      });
+    });
+  };
   auto store_columns = [&]<StoreMode kStore>() __attribute__((always_inline)) {
     if (n == NR) {
       store_tile.template operator()<kStore, true>();
@@ -209,7 +268,14 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
       store_tile.template operator()<kStore, false>();
     }
   };
-  if constexpr (kPlain) {
+  if constexpr (kEpilogue) {
+    const activation::Form<T> form(epilogue.activation);
+    if (form.sigmoid) {
+      store_finished.template operator()<true>(form);
+    } else {
+      store_finished.template operator()<false>(form);
+    }
+  } else if constexpr (kPlain) {
     store_tile.template operator()<StoreMode::kPlain, true>();
   } else if (args.beta != T(0)) {
     store_columns.template operator()<StoreMode::kGeneral>();
@@ -368,6 +434,8 @@ constexpr MicroKernelEntry<typename Vec::Element> Entry() {
           &EdgeMicroKernel<Vec, MR, NV, KU, AMode::kRows>,
           &EdgeMicroKernel<Vec, MR, NV, KU, AMode::kCols>,
           &MicroKernel<Vec, MR, NV, KU, AMode::kRows, false, true, true>,
+          &MicroKernel<Vec, MR, NV, KU, AMode::kPacked, false, true, false, true>,
+          &MicroKernel<Vec, MR, NV, KU, AMode::kRows, false, true, false, true>,
           Vec::kCheapMaskedLoads};
 }
 

@@ -23,6 +23,7 @@
 #include "kernels/packing.h"
 #include "kernels/lowp_kernel_tables.h"
 #include "kernels/lowp_reference.h"
+#include "kernels/reference_gemm.h"
 #include "machine/machine.h"
 
 namespace mmtune {
@@ -255,6 +256,30 @@ typename Kind::Scalar ScalarFrom(double value) {
   return static_cast<typename Kind::Scalar>(value);
 }
 
+// A random mr x k A and k x nr B (row-major) and their panels as the packed driver lays them out
+// for a kernel whose A runs are `a_group` long: k zero-padded to `depth`, a multiple of it.
+template <class Kind>
+struct TileOperands {
+  TileOperands(int mr, int nr, std::int64_t k, int a_group, std::mt19937_64& rng)
+      : depth((k + a_group - 1) / a_group * a_group),
+        a(static_cast<std::size_t>(mr * k)),
+        b(static_cast<std::size_t>(k * nr)),
+        packed_a(static_cast<std::size_t>(mr * depth)),
+        packed_b(static_cast<std::size_t>(nr * depth)) {
+    for (auto& x : a) x = Random<typename Kind::A>(rng);
+    for (auto& x : b) x = Random<typename Kind::B>(rng);
+    PackA(MatrixView<typename Kind::A>{a.data(), k, Trans::kNo}, 0, mr, 0, k, mr, a_group,
+          packed_a.data(), depth);
+    PackB(MatrixView<typename Kind::B>{b.data(), nr, Trans::kNo}, 0, k, 0, nr, nr, Kind::kGroup,
+          packed_b.data(), depth);
+  }
+  std::int64_t depth;
+  std::vector<typename Kind::A> a;
+  std::vector<typename Kind::B> b;
+  std::vector<typename Kind::A> packed_a;
+  std::vector<typename Kind::B> packed_b;
+};
+
 // Every micro-kernel of every runnable ISA, called directly on packed panels, for every tile
 // corner m <= MR, n <= NR and k with whole, partial and many groups: the m x n corner is right
 // and nothing else in C changes.
@@ -273,25 +298,18 @@ TYPED_TEST(LowpGemmTest, EveryMicroKernelOnEveryTileCorner) {
         const int ag = entry.a_group;  // k of one packed A run (a tile row for AMX)
         for (std::int64_t k : {std::int64_t{1}, std::int64_t{G + 1}, std::int64_t{4 * G * 2 + 3},
                                std::int64_t{2 * ag + G + 1}}) {
-          std::vector<typename Kind::A> a(static_cast<std::size_t>(mr * k));
-          std::vector<typename Kind::B> b(static_cast<std::size_t>(k * nr));
-          for (auto& x : a) x = Random<typename Kind::A>(rng);
-          for (auto& x : b) x = Random<typename Kind::B>(rng);
-          const std::int64_t depth = (k + ag - 1) / ag * ag;
-          std::vector<typename Kind::A> packed_a(static_cast<std::size_t>(mr * depth));
-          std::vector<typename Kind::B> packed_b(static_cast<std::size_t>(nr * depth));
-          PackA(MatrixView<typename Kind::A>{a.data(), k, Trans::kNo}, 0, mr, 0, k, mr, ag,
-                packed_a.data(), depth);
-          PackB(MatrixView<typename Kind::B>{b.data(), nr, Trans::kNo}, 0, k, 0, nr, nr, G,
-                packed_b.data(), depth);
+          const TileOperands<Kind> operands(mr, nr, k, ag, rng);
+          const auto& a = operands.a;
+          const auto& b = operands.b;
+          const std::int64_t depth = operands.depth;
           const std::int64_t ldc = nr + 3;
           for (int m = 1; m <= mr; ++m) {
             for (int n = 1; n <= nr; ++n) {
               std::vector<C> c(static_cast<std::size_t>((mr + 1) * ldc), kCanary<Kind>);
               LowpMicroKernelArgs<Kind> args;
               args.groups = depth / G;
-              args.a = packed_a.data();
-              args.b = packed_b.data();
+              args.a = operands.packed_a.data();
+              args.b = operands.packed_b.data();
               args.c = c.data() + ldc;  // row 0 of c stays canary: rows above the tile
               args.row_stride = ldc;
               args.m = m;
@@ -342,6 +360,109 @@ TYPED_TEST(LowpGemmTest, EveryMicroKernelOnEveryTileCorner) {
     }
   }
   EXPECT_GT(kernels_run, 0);
+}
+
+// The bf16 kernels' `packed_epilogue` instances on every tile corner, C row-major and
+// column-major (the buffered path): C = act(alpha * A B + beta * C + bias) with every activation
+// and bias kind in turn, NaN in C under beta = 0, canaries around the tile. s8 kernels have none
+// (their epilogue and dequantization run after the kernel).
+TEST(LowpEpilogueKernelTest, Bf16KernelsApplyItToTheTileInRegisters) {
+  using Kind = Bf16Gemm;
+  constexpr int G = Kind::kGroup;
+  constexpr Activation kActivations[] = {Activation::kNone, Activation::kRelu, Activation::kGelu,
+                                         Activation::kSilu};
+  constexpr BiasKind kBiasKinds[] = {BiasKind::kNone, BiasKind::kPerColumn, BiasKind::kPerRow};
+  std::mt19937_64 rng(17);
+  int cases = 0;
+  for (IsaLevel isa : RunnableLevels()) {
+    if (!Runnable<Kind>(isa)) continue;
+    for (const auto& entry : MicroKernels<Kind>(isa)) {
+      if (!CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
+      ASSERT_EQ(entry.packed_epilogue == nullptr, entry.tiles) << ToString(isa) << " " << entry.mr;
+      if (entry.tiles) continue;
+      const int mr = entry.mr, nr = entry.nr;
+      for (std::int64_t k : {std::int64_t{1}, std::int64_t{4 * G * 2 + 3}}) {
+        const TileOperands<Kind> operands(mr, nr, k, G, rng);
+        const auto& a = operands.a;
+        const auto& b = operands.b;
+        std::vector<float> bias(static_cast<std::size_t>(std::max(mr, nr)));
+        for (float& value : bias) value = static_cast<float>(rng() % 9) - 4.0f;
+        for (int m = 1; m <= mr; ++m) {
+          for (int n = 1; n <= nr; ++n) {
+            const int turn = cases++;
+            const bool column_major = turn % 5 == 4;
+            const bool beta_zero = turn % 2 == 0;
+            // C's m x n window (row-major rows ld apart, or column-major) inside canaries.
+            const std::int64_t ld = (column_major ? m : n) + 3;
+            const std::int64_t row_stride = column_major ? 1 : ld;
+            const std::int64_t col_stride = column_major ? ld : 1;
+            constexpr std::int64_t kPad = 16;
+            std::vector<float> c(static_cast<std::size_t>(2 * kPad + (mr + nr + 1) * ld),
+                                 kCanary<Kind>);
+            std::vector<float> old = c;
+            for (int i = 0; i < m; ++i) {
+              for (int j = 0; j < n; ++j) {
+                const auto at = static_cast<std::size_t>(kPad + i * row_stride + j * col_stride);
+                c[at] = beta_zero ? std::numeric_limits<float>::quiet_NaN()
+                                  : static_cast<float>(rng() % 7) - 3.0f;
+                old[at] = c[at];
+              }
+            }
+            LowpMicroKernelArgs<Kind> args;
+            args.groups = operands.depth / G;
+            args.a = operands.packed_a.data();
+            args.b = operands.packed_b.data();
+            args.c = c.data() + kPad;
+            args.row_stride = row_stride;
+            args.col_stride = col_stride;
+            args.m = m;
+            args.n = n;
+            args.alpha = turn % 3 == 0 ? 1.0f : 0.5f;
+            args.beta = beta_zero ? 0.0f : 2.0f;
+            args.epilogue.bias = bias.data();
+            args.epilogue.activation = kActivations[turn % 4];
+            args.epilogue.bias_kind = kBiasKinds[turn / 4 % 3];
+            entry.packed_epilogue(args);
+            const std::string what = std::string(ToString(isa)) + " " + std::to_string(mr) + "x" +
+                                     std::to_string(nr) + " ku" + std::to_string(entry.k_unroll) +
+                                     " m" + std::to_string(m) + " n" + std::to_string(n) + " k" +
+                                     std::to_string(k) + " " + ToString(args.epilogue.activation) +
+                                     " bias " + ToString(args.epilogue.bias_kind) +
+                                     (column_major ? " column-major" : "");
+            for (std::size_t at = 0; at < c.size(); ++at) {
+              const std::int64_t offset = static_cast<std::int64_t>(at) - kPad;
+              const std::int64_t i = column_major ? offset % ld : offset / ld;
+              const std::int64_t j = column_major ? offset / ld : offset % ld;
+              if (offset < 0 || i >= m || j >= n) {
+                ASSERT_EQ(c[at], kCanary<Kind>) << what << " wrote storage " << offset;
+                continue;
+              }
+              double product = 0.0;
+              double scale = 0.0;  // of the f32 sum's rounding
+              for (std::int64_t p = 0; p < k; ++p) {
+                const BFloat16 x = a[static_cast<std::size_t>(i * k + p)];
+                const BFloat16 y = b[static_cast<std::size_t>(p * nr + j)];
+                product += static_cast<double>(ToFloat(x)) * ToFloat(y);
+                scale += Magnitude(x) * Magnitude(y);
+              }
+              const auto& e = args.epilogue;
+              const double added = e.bias_kind == BiasKind::kPerColumn ? e.bias[j]
+                                   : e.bias_kind == BiasKind::kPerRow  ? e.bias[i]
+                                                                       : 0.0;
+              const double value = args.alpha * product + (beta_zero ? 0.0 : 2.0 * old[at]) + added;
+              const double want = ReferenceActivation(e.activation, value);
+              // The sum's bound as in the test above, through the activation's slope (below
+              // 1.2), and the rounding of beta, the bias and the activation itself.
+              const double bound = 1.2 * scale * 1e-6 * static_cast<double>(k + 4) +
+                                   1e-6 * (std::abs(value) + 1) + 2e-5 * std::abs(want);
+              ASSERT_NEAR(c[at], want, bound) << what << " (" << i << ", " << j << ")";
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
 }
 
 // A packed config of `entry`'s kernel at `isa`, blocks and threads left to the caller.

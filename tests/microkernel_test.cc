@@ -1,17 +1,23 @@
 // Every registered micro-kernel and GEMV kernel, at every ISA level this CPU runs, against the
 // reference: all m <= MR and n <= NR, k in {0, 1, odd, large}, all three A modes and the
-// in-place edge variants and the plain full-tile instance, alpha/beta variants, canaries around
-// the tile.
+// in-place edge variants, the plain full-tile instance and the instances with an epilogue,
+// alpha/beta variants, canaries around the tile.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "gemm_test_util.h"
 #include "guarded_buffer.h"
 #include "kernels/microkernel.h"
 #include "kernels/packing.h"
+#include "kernels/reference_gemm.h"
 
 namespace mmtune {
 namespace {
@@ -137,6 +143,136 @@ TYPED_TEST(MicroKernelTest, EveryKernelMatchesTheReference) {
     }
   }
   EXPECT_GT(kernels, 0);
+}
+
+// The `_epilogue` kernels (packed on every tile corner, rows on whole tiles) against the
+// reference: C = act(alpha * A B + beta * C + bias) with every activation and bias kind in
+// turn, NaN in C under beta = 0, canaries around the tile. The expected values take the
+// activation of the reference product; the bound grows by the activation's slope (below 1.2)
+// and its own relative error.
+TYPED_TEST(MicroKernelTest, EpilogueKernelsApplyItToTheTileInRegisters) {
+  using T = TypeParam;
+  constexpr Activation kActivations[] = {Activation::kNone, Activation::kRelu, Activation::kGelu,
+                                         Activation::kSilu};
+  constexpr BiasKind kBiasKinds[] = {BiasKind::kNone, BiasKind::kPerColumn, BiasKind::kPerRow};
+  std::mt19937_64 rng(43);
+  std::uniform_real_distribution<double> dist(-2.0, 2.0);
+  int cases = 0;
+  // The case's expected C after the epilogue, from its expected GEMM result.
+  auto activate_expected = [&](GemmCase<T>& gc, const TileEpilogue<T>& epilogue) {
+    const double relative = std::is_same_v<T, float> ? 2e-5 : 1e-12;
+    const double eps = std::numeric_limits<T>::epsilon();
+    for (std::int64_t i = 0; i < gc.m; ++i) {
+      for (std::int64_t j = 0; j < gc.n; ++j) {
+        const auto at = static_cast<std::size_t>(gc.c.pad + i * gc.c.ld + j);
+        const double bias = epilogue.bias_kind == BiasKind::kPerColumn ? epilogue.bias[j]
+                            : epilogue.bias_kind == BiasKind::kPerRow  ? epilogue.bias[i]
+                                                                       : 0.0;
+        const double value = static_cast<double>(gc.expected[at]) + bias;
+        const double want = ReferenceActivation(epilogue.activation, value);
+        gc.expected[at] = static_cast<T>(want);
+        gc.bound[at] = static_cast<T>(1.2 * gc.bound[at] + 4 * eps * (std::abs(value) + 1) +
+                                      relative * std::abs(want));
+      }
+    }
+  };
+  for (IsaLevel isa : RunnableLevels()) {
+    for (const MicroKernelEntry<T>& kernel : MicroKernels<T>(isa)) {
+      const std::string name = std::string(ToString(isa)) + " " + std::to_string(kernel.mr) +
+                               "x" + std::to_string(kernel.nr) + " ku" +
+                               std::to_string(kernel.k_unroll);
+      std::vector<T> bias(static_cast<std::size_t>(std::max(kernel.mr, kernel.nr)));
+      for (T& value : bias) value = static_cast<T>(dist(rng));
+      for (std::int64_t k : {0, 1, 67}) {
+        for (int m = 1; m <= kernel.mr; ++m) {
+          for (int n = 1; n <= kernel.nr; ++n) {
+            const int turn = cases++;
+            TileEpilogue<T> epilogue;
+            epilogue.bias = bias.data();
+            epilogue.activation = kActivations[turn % 4];
+            epilogue.bias_kind = kBiasKinds[turn / 4 % 3];
+            const bool beta_zero = turn % 2 == 0;
+            GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k,
+                                         T(turn % 3 == 0 ? 1 : 1.5), beta_zero ? T(0) : T(0.5),
+                                         2, beta_zero, rng);
+            activate_expected(gc, epilogue);
+            std::vector<T> pa(static_cast<std::size_t>(kernel.mr * k + 1));
+            std::vector<T> pb(static_cast<std::size_t>(kernel.nr * k + 1));
+            PackA<T>({gc.a.data(), gc.a.ld, Trans::kNo}, 0, m, 0, k, kernel.mr, 1, pa.data());
+            PackB<T>({gc.b.data(), gc.b.ld, Trans::kNo}, 0, k, 0, n, kernel.nr, 1, pb.data());
+            MicroKernelArgs<T> args = TileArgs(gc, 0, 0);
+            args.epilogue = epilogue;
+            kernel.packed_epilogue(pa.data(), pb.data(), gc.c.data(), args);
+            const std::string what = name + " packed_epilogue " + ToString(epilogue.activation) +
+                                     " bias " + ToString(epilogue.bias_kind);
+            if (CheckResult(gc, what) > 0) return;
+          }
+        }
+        for (int turn = 0; turn < 12; ++turn) {
+          TileEpilogue<T> epilogue;
+          epilogue.bias = bias.data();
+          epilogue.activation = kActivations[turn % 4];
+          epilogue.bias_kind = kBiasKinds[turn / 4];
+          const bool beta_zero = turn % 2 == 1;
+          GemmCase<T> gc =
+              MakeCase<T>(Layout::kRowMajor, Trans::kNo, Trans::kNo, kernel.mr, kernel.nr, k,
+                          T(-0.5), beta_zero ? T(0) : T(2), 3, beta_zero, rng);
+          activate_expected(gc, epilogue);
+          MicroKernelArgs<T> args = TileArgs(gc, gc.a.ld, gc.b.ld);
+          args.epilogue = epilogue;
+          kernel.rows_epilogue(gc.a.data(), gc.b.data(), gc.c.data(), args);
+          const std::string what = name + " rows_epilogue " + ToString(epilogue.activation) +
+                                   " bias " + ToString(epilogue.bias_kind);
+          if (CheckResult(gc, what) > 0) return;
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
+}
+
+// The activations' special values (mmtune/types.h: Activation) as the `_epilogue` kernels give
+// them: with k = 0 and beta = 0 each element of C is act(bias) of its column, here NaN, the
+// infinities, values whose square overflows and values where the exponential leaves its range.
+TYPED_TEST(MicroKernelTest, EpilogueKernelsKeepTheActivationsSpecialValues) {
+  using T = TypeParam;
+  using Limits = std::numeric_limits<T>;
+  const std::vector<T> specials = {Limits::quiet_NaN(), Limits::infinity(), -Limits::infinity(),
+                                   T(1e20), T(-1e20), Limits::max(), Limits::lowest(), T(90),
+                                   T(-90), T(-0.0), T(0), T(3), T(-3), T(1e-30), T(-750), T(750)};
+  for (IsaLevel isa : RunnableLevels()) {
+    for (const MicroKernelEntry<T>& kernel : MicroKernels<T>(isa)) {
+      for (Activation activation : {Activation::kNone, Activation::kRelu, Activation::kGelu,
+                                    Activation::kSilu}) {
+        const int n = kernel.nr;
+        std::vector<T> bias(static_cast<std::size_t>(n));
+        for (std::size_t j = 0; j < bias.size(); ++j) bias[j] = specials[j % specials.size()];
+        std::vector<T> c(static_cast<std::size_t>(kernel.mr * n), T(7));
+        MicroKernelArgs<T> args;
+        args.ldc = n;
+        args.m = kernel.mr;
+        args.n = n;
+        args.epilogue.bias = bias.data();
+        args.epilogue.bias_kind = BiasKind::kPerColumn;
+        args.epilogue.activation = activation;
+        kernel.packed_epilogue(nullptr, nullptr, c.data(), args);
+        for (int j = 0; j < n; ++j) {
+          const double x = static_cast<double>(bias[static_cast<std::size_t>(j)]);
+          const double want = ReferenceActivation(activation, x);
+          const double got = static_cast<double>(c[static_cast<std::size_t>(j)]);
+          const double tolerance = std::isinf(want) ? 0.0
+                                   : std::is_same_v<T, float> ? 2e-5 * std::abs(want) + 1e-30
+                                                              : 1e-12 * std::abs(want) + 1e-300;
+          const bool ok = std::isnan(want) ? std::isnan(got)
+                          : std::isinf(want) ? got == want
+                                             : std::abs(got - want) <= tolerance;
+          ASSERT_TRUE(ok) << ToString(isa) << " " << kernel.mr << "x" << kernel.nr << " "
+                          << ToString(activation) << "(" << x << ") = " << got << ", want "
+                          << want;
+        }
+      }
+    }
+  }
 }
 
 TYPED_TEST(MicroKernelTest, EveryGemvKernelMatchesTheReference) {

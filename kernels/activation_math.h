@@ -1,0 +1,226 @@
+// The activations of the fused epilogues (mmtune/types.h: Activation) over one vector of GCC's
+// vector extensions of any width, float or double lanes: the region functions (epilogue_impl.h)
+// and the micro-kernels, which apply them to C while it is in their registers, share them. Every
+// lane takes the same arithmetic, comparisons and selects: plain loops let GCC split the range
+// checks into branches and compute a division twice. The exponential is computed here rather
+// than by libm: a call per element would keep the loops scalar. Included only by translation
+// units compiled for one ISA level, whose instructions the vectors take.
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+#include <type_traits>
+#include <utility>
+
+#include "mmtune/types.h"
+
+namespace mmtune::activation {
+// Internal linkage: each ISA's translation unit keeps its own copies. Shared template instances
+// (the same names in every unit) would let the linker keep one level's code for all of them.
+namespace {
+
+// The element type of vector V.
+template <typename V>
+using LaneOf = std::remove_cvref_t<decltype(std::declval<V>()[0])>;
+
+template <typename V>
+constexpr int kLanesOf = static_cast<int>(sizeof(V) / sizeof(LaneOf<V>));
+
+template <typename V>
+[[gnu::always_inline]] inline V Splat(LaneOf<V> value) {
+  V v;
+  for (int lane = 0; lane < kLanesOf<V>; ++lane) v[lane] = value;
+  return v;
+}
+
+// max(a, b) and min(a, b), a where either is NaN: one instruction where the level has it (x86's
+// MAXPS / MINPS return their second operand then; the zero-masked AVX-512 forms with every lane
+// set, since GCC 12 warns about the plain ones), else a comparison, which GCC does not turn into
+// the instruction by itself.
+template <typename V>
+[[gnu::always_inline]] inline V Max(V a, V b) {
+  [[maybe_unused]] constexpr bool kFloat = std::is_same_v<LaneOf<V>, float>;
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64) {
+    if constexpr (kFloat) return _mm512_maskz_max_ps(0xffff, b, a);
+    if constexpr (!kFloat) return _mm512_maskz_max_pd(0xff, b, a);
+  }
+#endif
+#if defined(__AVX__)
+  if constexpr (sizeof(V) == 32) {
+    if constexpr (kFloat) return _mm256_max_ps(b, a);
+    if constexpr (!kFloat) return _mm256_max_pd(b, a);
+  }
+#endif
+#if defined(__SSE2__)
+  if constexpr (sizeof(V) == 16) {
+    if constexpr (kFloat) return _mm_max_ps(b, a);
+    if constexpr (!kFloat) return _mm_max_pd(b, a);
+  }
+#endif
+  return a < b ? b : a;
+}
+
+template <typename V>
+[[gnu::always_inline]] inline V Min(V a, V b) {
+  [[maybe_unused]] constexpr bool kFloat = std::is_same_v<LaneOf<V>, float>;
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64) {
+    if constexpr (kFloat) return _mm512_maskz_min_ps(0xffff, b, a);
+    if constexpr (!kFloat) return _mm512_maskz_min_pd(0xff, b, a);
+  }
+#endif
+#if defined(__AVX__)
+  if constexpr (sizeof(V) == 32) {
+    if constexpr (kFloat) return _mm256_min_ps(b, a);
+    if constexpr (!kFloat) return _mm256_min_pd(b, a);
+  }
+#endif
+#if defined(__SSE2__)
+  if constexpr (sizeof(V) == 16) {
+    if constexpr (kFloat) return _mm_min_ps(b, a);
+    if constexpr (!kFloat) return _mm_min_pd(b, a);
+  }
+#endif
+  return b < a ? b : a;
+}
+
+template <typename T>
+struct ExpTraits;
+// e^z = 2^n e^r with n = round(z / ln 2), r = z - n ln 2 (ln 2 in two parts, the first exact
+// times any n of the range) and e^r by its Taylor polynomial: |r| <= 0.35 leaves a truncation
+// error of about an ulp (degree 6 for f32: 1.2e-7 relative). Over [kLow, kHigh] e^z is a normal
+// number: never a subnormal (one costs a microcode assist many times the price of the whole
+// computation), never an infinity.
+template <>
+struct ExpTraits<float> {
+  using SignedBits = std::int32_t;
+  static constexpr float kLow = -87.0f;
+  static constexpr float kHigh = 88.0f;
+  static constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  static constexpr float kLn2High = 0.693359375f;
+  static constexpr float kLn2Low = -2.12194440e-4f;
+  static constexpr int kMantissaBits = 23;
+  static constexpr SignedBits kExponentBias = 127;
+  static constexpr int kDegree = 6;
+};
+template <>
+struct ExpTraits<double> {
+  using SignedBits = std::int64_t;
+  static constexpr double kLow = -708.0;
+  static constexpr double kHigh = 709.0;
+  static constexpr double kShifter = 6755399441055744.0;  // 1.5 * 2^52
+  static constexpr double kLn2High = 6.93147180369123816490e-01;
+  static constexpr double kLn2Low = 1.90821492927058770002e-10;
+  static constexpr int kMantissaBits = 52;
+  static constexpr SignedBits kExponentBias = 1023;
+  static constexpr int kDegree = 13;
+};
+
+// e^z for z in [kLow, kHigh]; NaN for NaN.
+template <typename V>
+[[gnu::always_inline]] inline V ExpInRange(V z) {
+  using T = LaneOf<V>;
+  using E = ExpTraits<T>;
+  using SignedVec = decltype(z < z);  // integer lanes of T's width
+  const V shifted = z * T(1.44269504088896340736) + E::kShifter;
+  const V n = shifted - E::kShifter;
+  const V r = (z - n * E::kLn2High) - n * E::kLn2Low;
+  static constexpr std::array<T, E::kDegree + 1> kInverseFactorials = [] {
+    std::array<T, E::kDegree + 1> c{};
+    c[0] = T(1);
+    for (int d = 1; d <= E::kDegree; ++d) c[d] = c[d - 1] / T(d);
+    return c;
+  }();
+  V p = Splat<V>(kInverseFactorials[E::kDegree]);
+  [&]<std::size_t... kStep>(std::index_sequence<kStep...>) __attribute__((always_inline)) {
+    ((p = p * r + kInverseFactorials[E::kDegree - 1 - kStep]), ...);
+  }(std::make_index_sequence<E::kDegree>());
+  // n sits in the low bits of `shifted` (two's complement against the shifter's bits); 2^n is
+  // normal over the range, so its bits are the biased n shifted into the exponent.
+  const SignedVec biased = std::bit_cast<SignedVec>(shifted) -
+                           std::bit_cast<typename E::SignedBits>(E::kShifter) + E::kExponentBias;
+  return p * std::bit_cast<V>(biased << E::kMantissaBits);
+}
+
+// x / (1 + e^z): -0 where z > kHigh (there x is far below zero and the true value below 1e-30
+// in magnitude; also for x = -inf), NaN for NaN. The clamp keeps e^z in its normal range.
+template <typename V>
+[[gnu::always_inline]] inline V OverOnePlusExp(V x, V z) {
+  using T = LaneOf<V>;
+  using E = ExpTraits<T>;
+  const V low = Splat<V>(E::kLow);
+  const V high = Splat<V>(E::kHigh);
+  const V clamped = Min<V>(Max<V>(z, low), high);
+  const V quotient = x / (T(1) + ExpInRange<V>(clamped));
+  return z > high ? Splat<V>(T(-0.0)) : quotient;
+}
+
+// gelu's tanh form, 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)) with u = sqrt(2 / pi) (x + 0.044715
+// x^3), so -2u = x (c1 + c3 x^2).
+template <typename T>
+constexpr T kGeluC1 = T(-2 * 0.79788456080286535588);
+template <typename T>
+constexpr T kGeluC3 = T(-2 * 0.79788456080286535588 * 0.044715);
+
+// x / (1 + e^(x (c1 + c3 x^2))): gelu for (kGeluC1, kGeluC3), silu for (-1, 0). x^2 is capped
+// so that silu's 0 * x^2 stays 0 where x^2 overflows (gelu's z is far out of range there
+// either way).
+template <typename V>
+[[gnu::always_inline]] inline V SigmoidForm(V x, V c1, V c3) {
+  const V square = Min<V>(x * x, Splat<V>(LaneOf<V>(1e30)));
+  return OverOnePlusExp<V>(x, x * (c1 + c3 * square));
+}
+
+// x where x >= floor or x is NaN, else floor: no activation for floor = -inf, relu for 0.
+template <typename V>
+[[gnu::always_inline]] inline V FloorAt(V x, V floor) {
+  return x < floor ? floor : x;
+}
+
+template <Activation kAct, typename V>
+[[gnu::always_inline]] inline V Activate(V x) {
+  using T = LaneOf<V>;
+  if constexpr (kAct == Activation::kRelu) {
+    return x < T(0) ? Splat<V>(T(0)) : x;  // NaN compares false: it stays
+  } else if constexpr (kAct == Activation::kGelu) {
+    return SigmoidForm<V>(x, Splat<V>(kGeluC1<T>), Splat<V>(kGeluC3<T>));
+  } else if constexpr (kAct == Activation::kSilu) {
+    return OverOnePlusExp<V>(x, -x);
+  } else {
+    return x;
+  }
+}
+
+// An activation as two forms with run-time constants, for kernels that keep one copy of their
+// epilogue per form rather than one per activation: FloorAt (none, relu) or SigmoidForm (gelu,
+// silu), chosen once a tile.
+template <typename T>
+struct Form {
+  explicit Form(Activation activation)
+      : sigmoid(activation == Activation::kGelu || activation == Activation::kSilu),
+        floor(activation == Activation::kRelu ? T(0) : T(-__builtin_inf())),
+        c1(activation == Activation::kGelu ? kGeluC1<T> : T(-1)),
+        c3(activation == Activation::kGelu ? kGeluC3<T> : T(0)) {}
+  // The constants' broadcasts are the same in every call of an unrolled tile: the compiler
+  // makes them once.
+  template <bool kSigmoid, typename V>
+  [[gnu::always_inline]] V Apply(V x) const {
+    if constexpr (kSigmoid) {
+      return SigmoidForm<V>(x, Splat<V>(c1), Splat<V>(c3));
+    } else {
+      return FloorAt<V>(x, Splat<V>(floor));
+    }
+  }
+  bool sigmoid;
+  T floor;
+  T c1;
+  T c3;
+};
+
+}  // namespace
+}  // namespace mmtune::activation
