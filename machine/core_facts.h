@@ -1,6 +1,6 @@
 // What the analytical model knows of a core that its ISA flags do not say: one row per core
 // family, each fact measured (docs/analytical-model.md gives the measurements), looked up by
-// vendor and family. The model reads facts, never a CPU's name; what no row knows, the tuner
+// vendor, family and model. The model reads facts, never a CPU's name; what no row knows, the tuner
 // finds.
 #pragma once
 

@@ -137,19 +137,27 @@ TEST(IsaLevelTest, ReadsTheCapFromTheEnvironment) {
   ::unsetenv("MMTUNE_ISA");
 }
 
-// The core facts table: each measured core family gets its row by vendor and family, and a core
-// no row knows gets the two-pipe defaults.
-TEST(CoreFactsTest, RowsFollowVendorAndFamily) {
-  auto facts = [](const char* vendor, int family) -> const CoreFacts& {
+// The core facts table: each measured core family gets its row by vendor, family and model, and
+// a core no row knows gets the two-pipe defaults.
+TEST(CoreFactsTest, RowsFollowVendorFamilyAndModel) {
+  auto facts = [](const char* vendor, int family, int model = 0) -> const CoreFacts& {
     CpuFeatures cpu;
     cpu.vendor = vendor;
     cpu.family = family;
+    cpu.model = model;
     return CoreFactsOf(cpu);
   };
-  const CoreFacts& zen4 = facts("AuthenticAMD", 0x19);
+  const CoreFacts& zen4 = facts("AuthenticAMD", 0x19, 0x11);
   EXPECT_EQ(zen4.zmm_fmas_per_cycle, 1.0);
-  EXPECT_FALSE(zen4.direct_reads_cold_items);  // measured on Zen 3, which shares the row
+  EXPECT_TRUE(zen4.direct_reads_cold_items);
   EXPECT_FALSE(zen4.unrolls_long_packed_k);
+  EXPECT_EQ(&facts("AuthenticAMD", 0x19, 0x61), &zen4);  // client Zen 4
+  EXPECT_EQ(&facts("AuthenticAMD", 0x19, 0xA0), &zen4);
+  const CoreFacts& zen3 = facts("AuthenticAMD", 0x19, 0x01);
+  EXPECT_FALSE(zen3.direct_reads_cold_items);
+  EXPECT_NE(zen3.name, zen4.name);
+  EXPECT_EQ(&facts("AuthenticAMD", 0x19, 0x21), &zen3);  // client Zen 3
+  EXPECT_EQ(&facts("AuthenticAMD", 0x19, 0x50), &zen3);
   const CoreFacts& zen5 = facts("AuthenticAMD", 0x1A);
   EXPECT_EQ(zen5.zmm_fmas_per_cycle, 2.0);
   EXPECT_TRUE(zen5.l3_streams_crowded_panels);
@@ -158,6 +166,7 @@ TEST(CoreFactsTest, RowsFollowVendorAndFamily) {
   EXPECT_TRUE(zen5.direct_reads_cold_items);
   EXPECT_FALSE(zen5.unrolls_long_packed_k);
   EXPECT_EQ(&facts("AuthenticAMD", 0x1B), &zen5);  // later AMD families count as Zen 5
+  EXPECT_EQ(&facts("AuthenticAMD", 0x1A, 0x44), &zen5);
   const CoreFacts& intel = facts("GenuineIntel", 6);
   EXPECT_EQ(intel.zmm_fmas_per_cycle, 2.0);
   EXPECT_FALSE(intel.l3_streams_crowded_panels);
