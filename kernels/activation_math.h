@@ -37,6 +37,15 @@ template <typename V>
   return v;
 }
 
+// The vectors of kBytes of f32 and of 32-bit integer lanes, for kernels whose vector type holds
+// other lanes (an s32 accumulator of 64-bit lanes) and reads them as these.
+template <int kBytes>
+struct Vectors32 {
+  typedef float F __attribute__((vector_size(kBytes)));
+  typedef std::int32_t I __attribute__((vector_size(kBytes)));
+  typedef std::uint32_t U __attribute__((vector_size(kBytes)));
+};
+
 // max(a, b) and min(a, b), a where either is NaN: one instruction where the level has it (x86's
 // MAXPS / MINPS return their second operand then; the zero-masked AVX-512 forms with every lane
 // set, since GCC 12 warns about the plain ones), else a comparison, which GCC does not turn into
@@ -87,6 +96,31 @@ template <typename V>
   }
 #endif
   return b < a ? b : a;
+}
+
+// a * b + c rounded once where the level has FMA, else twice. Explicit, because whether the
+// compiler contracts a * b + c itself depends on the code around it, and the kernels and the
+// epilogue functions must round a dequantization the same.
+template <typename V>
+[[gnu::always_inline]] inline V MulAdd(V a, V b, V c) {
+  [[maybe_unused]] constexpr bool kFloat = std::is_same_v<LaneOf<V>, float>;
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64) {
+    if constexpr (kFloat) return _mm512_fmadd_ps(a, b, c);
+    if constexpr (!kFloat) return _mm512_fmadd_pd(a, b, c);
+  }
+#endif
+#if defined(__FMA__)
+  if constexpr (sizeof(V) == 32) {
+    if constexpr (kFloat) return _mm256_fmadd_ps(a, b, c);
+    if constexpr (!kFloat) return _mm256_fmadd_pd(a, b, c);
+  }
+  if constexpr (sizeof(V) == 16) {
+    if constexpr (kFloat) return _mm_fmadd_ps(a, b, c);
+    if constexpr (!kFloat) return _mm_fmadd_pd(a, b, c);
+  }
+#endif
+  return a * b + c;
 }
 
 template <typename T>

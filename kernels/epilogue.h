@@ -1,8 +1,9 @@
 // Fused epilogues (mmtune/types.h: Epilogue): a bias and an activation applied to each C tile as
 // it is finished, so that no pass over C of its own follows the GEMM. The vector micro-kernels
-// of an f32 or f64 C apply it in their registers (microkernel.h: TileEpilogue); the functions
-// here serve the other tiles right after their kernel wrote them, while the tile is in L1 (AMX
-// tile kernels: during the next tile's k steps), and the s8 dequantization. One function per C
+// apply it in their registers (microkernel.h: TileEpilogue; s8 the dequantization,
+// lowp_microkernel.h: TileDequantize); the functions here serve the other tiles right after
+// their kernel wrote them, while the tile is in L1 (AMX tile kernels: during the next tile's k
+// steps). One function per C
 // element type and ISA level (epilogue_impl.h, compiled with that level's flags in
 // epilogue_<isa>.cc), so that the activations run in its vectors.
 #pragma once
@@ -94,6 +95,9 @@ class EpilogueCall {
   EpilogueCall(const Epilogue<C>& epilogue, const DequantizeToF32* dequantize, IsaLevel isa);
   EpilogueCall(const Epilogue<C>& epilogue, IsaLevel isa) : EpilogueCall(epilogue, nullptr, isa) {}
   bool Active() const { return fn_ != nullptr || dequantize_fn_ != nullptr; }
+  // What Apply applies, for kernels that apply it in their registers instead.
+  const Epilogue<C>& terms() const { return epilogue_; }
+  const DequantizeToF32* dequantization() const { return dequantize_; }
   void Apply(C* c, std::int64_t row_stride, std::int64_t col_stride, std::int64_t row,
              std::int64_t column, std::int64_t m, std::int64_t n) const {
     if constexpr (std::is_same_v<C, std::int32_t>) {

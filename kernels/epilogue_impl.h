@@ -133,8 +133,9 @@ void DequantizeRegion(std::int32_t* c, std::int64_t row_stride, std::int64_t col
     std::int32_t* at = c + i * row_stride + j * col_stride;
     const Vec<std::int32_t> sum =
         AddBias<std::int32_t>(Load(at, col_stride, count), Load(offsets + j, 1, count));
-    const Vec<float> x = Load(scales + j, 1, count) * __builtin_convertvector(sum, Vec<float>) +
-                         BiasAt<kBias>(bias, i, j, count);
+    const Vec<float> x = activation::MulAdd(Load(scales + j, 1, count),
+                                            __builtin_convertvector(sum, Vec<float>),
+                                            BiasAt<kBias>(bias, i, j, count));
     Store<std::int32_t, float>(at, col_stride, count, activation::Activate<kAct>(x));
   });
 }

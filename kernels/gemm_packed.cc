@@ -14,6 +14,7 @@
 // read in place: no packing, no barrier.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/gemm_internal.h"
 #include "kernels/workspace.h"
@@ -81,12 +82,13 @@ class TileCall<X, true> {
   TileCall(const KernelConfig& config, const LowpMicroKernelEntry<X>& kernel,
            const RowMajorGemm<X>& g)
       : fn_(kernel.packed),
-        finish_fn_(kernel.packed_epilogue),
+        finish_fn_(std::is_same_v<typename Types::C, float> || g.dequantize != nullptr
+                       ? kernel.packed_epilogue
+                       : nullptr),
         enter_(kernel.enter),
         leave_(kernel.leave),
         interleaves_epilogue_(kernel.tiles),
         epilogue_(g.epilogue, g.dequantize, config.isa),
-        terms_(g.epilogue),
         alpha_(g.alpha),
         c_row_stride_(g.ldc),
         c_col_stride_(g.c_col_stride) {
@@ -98,6 +100,10 @@ class TileCall<X, true> {
     args_.prefetch_c = config.prefetch_c;
     args_.epilogue.bias_kind = g.epilogue.bias_kind;
     args_.epilogue.activation = g.epilogue.activation;
+    if (const DequantizeToF32* dequantize = epilogue_.dequantization()) {
+      args_.dequantize.output.bias_kind = dequantize->output.bias_kind;
+      args_.dequantize.output.activation = dequantize->output.activation;
+    }
   }
   void SetBlock(std::int64_t depth, typename Types::Scalar beta, bool last) {
     args_.groups = depth / Types::kGroup;
@@ -135,7 +141,13 @@ class TileCall<X, true> {
       if (!finishes_) [[likely]] {
         fn_(args_);
       } else if (finish_fn_ != nullptr) {
-        args_.epilogue.bias = BiasFrom(terms_, row, column_);
+        if (const DequantizeToF32* dequantize = epilogue_.dequantization()) {
+          args_.dequantize.scales = dequantize->column_scales + column_;
+          args_.dequantize.offsets = dequantize->column_offsets + column_;
+          args_.dequantize.output.bias = BiasFrom(dequantize->output, row, column_);
+        } else {
+          args_.epilogue.bias = BiasFrom(epilogue_.terms(), row, column_);
+        }
         finish_fn_(args_);
       } else {
         fn_(args_);
@@ -193,13 +205,13 @@ class TileCall<X, true> {
 
   LowpMicroKernelArgs<X> args_;
   LowpMicroKernelFn<X> fn_;
-  LowpMicroKernelFn<X> finish_fn_;  // applies the epilogue in registers; null: epilogue_ after
+  // Applies the epilogue (or the dequantization) in registers; null: epilogue_ after the kernel.
+  LowpMicroKernelFn<X> finish_fn_;
   void (*enter_)();
   void (*leave_)();
   bool interleaves_epilogue_;
   PendingTile pending_;
   EpilogueCall<typename Types::C> epilogue_;
-  Epilogue<typename Types::C> terms_;  // the epilogue finish_fn_ applies
   bool finishes_ = false;
   std::int64_t column_ = 0;
   typename Types::Scalar alpha_;

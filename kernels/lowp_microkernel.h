@@ -14,6 +14,16 @@
 
 namespace mmtune {
 
+// An s8 tile's s32 sums turned into f32 in C's storage (epilogue.h: DequantizeToF32), as the s8
+// `packed_epilogue` kernels do in registers: out(i, j) = act(scales[j] * (sum + offsets[j]) +
+// bias), the offset added modulo 2^32, then `output`'s bias and activation. Scales and offsets
+// at the tile's first column.
+struct TileDequantize {
+  const float* scales = nullptr;
+  const std::int32_t* offsets = nullptr;
+  TileEpilogue<float> output;
+};
+
 // Packed panels (packing.h) have k in groups of kGroup values: one group of one row or column
 // is 4 bytes for both kinds, so a 32-bit broadcast of A meets a vector load of B.
 template <class Kind>
@@ -48,7 +58,8 @@ struct LowpMicroKernelArgs {
   // that parts 0 .. steps - 1 together do all of it. Null for none.
   void (*interleave)(void* context, std::int64_t part, std::int64_t parts) = nullptr;
   void* interleave_context = nullptr;
-  TileEpilogue<typename Kind::C> epilogue;  // `packed_epilogue` kernels only
+  TileEpilogue<typename Kind::C> epilogue;  // bf16 `packed_epilogue` kernels only
+  TileDequantize dequantize;                 // s8 `packed_epilogue` kernels only
 };
 
 template <class Kind>
@@ -77,8 +88,9 @@ struct LowpMicroKernelEntry {
   // not, the compiler keeps values on the stack: the analytical default passes such tiles over,
   // the tuner may still find one fast.
   bool fits_registers = true;
-  // `packed` followed by args.epilogue in registers (microkernel.h: TileEpilogue): vector
-  // kernels of an f32 C; null for the others, whose driver applies the epilogue to C after them.
+  // `packed` followed, in registers, by args.epilogue (bf16, microkernel.h: TileEpilogue) or
+  // args.dequantize (s8); vector kernels only. Null for the tile kernels, and an s8 epilogue
+  // without dequantization runs after the kernel (epilogue.h).
   LowpMicroKernelFn<Kind> packed_epilogue = nullptr;
 };
 

@@ -55,8 +55,8 @@ template <class Kind, int NR>
 // C tile (MR x NR, NR = NV vectors) = alpha * A panel * B panel + beta * C. The k loop runs over
 // groups in registers; a whole tile of a row-major C is written from them, an edge tile or a
 // column-major C goes through a small buffer and only its m x n corner is written, element by
-// element, with any row and column stride. kEpilogue (an f32 C) is the variant that applies
-// args.epilogue to the tile in registers before writing it.
+// element, with any row and column stride. kEpilogue is the variant that applies args.epilogue
+// (bf16) or args.dequantize (s8) to the tile in registers before writing it.
 template <class Vec, int MR, int NV, int KU, bool kEpilogue = false>
 [[gnu::flatten]] void LowpMicroKernel(const LowpMicroKernelArgs<typename Vec::Kind>& args) {
   using Kind = typename Vec::Kind;
@@ -131,18 +131,34 @@ template <class Vec, int MR, int NV, int KU, bool kEpilogue = false>
   }
 
   if constexpr (kEpilogue) {
-    static_assert(std::is_same_v<C, float>, "epilogues in registers: an f32 C");
-    // C = act(alpha * acc + beta * C + bias) in one copy for each of the activations' two forms
-    // (activation_math.h: Form). A partial tile or a column-major C reads C's old values and
-    // the bias from zero-padded buffers and leaves its results in one, copied to C after.
-    const TileEpilogue<C>& epilogue = args.epilogue;
+    // bf16 (an f32 C): C = act(alpha * acc + beta * C + bias). s8: C's storage gets
+    // act(scales[j] * (alpha * acc + beta * C + offsets[j]) + bias) as f32 (args.dequantize; C
+    // holds the s32 sums of the k blocks before, where beta is 1). One copy
+    // for each of the activations' two forms (activation_math.h: Form). A partial tile or a
+    // column-major C reads C's old values and the per-column terms from zero-padded buffers and
+    // leaves its results in one, copied to C after.
+    constexpr bool kDequantize = !std::is_same_v<C, float>;
+    using F = typename activation::Vectors32<sizeof(Acc)>::F;
+    using I = typename activation::Vectors32<sizeof(Acc)>::I;
+    using U = typename activation::Vectors32<sizeof(Acc)>::U;
+    const TileEpilogue<float>& output = [&]() -> const TileEpilogue<float>& {
+      if constexpr (kDequantize) {
+        return args.dequantize.output;
+      } else {
+        return args.epilogue;
+      }
+    }();
     const bool whole = args.m == MR && args.n == NR && args.col_stride == 1;
     const bool read_c = args.beta != 0;
-    const bool by_column = epilogue.bias_kind == BiasKind::kPerColumn;
-    const bool by_row = epilogue.bias_kind == BiasKind::kPerRow;
+    const bool by_column = output.bias_kind == BiasKind::kPerColumn;
+    const bool by_row = output.bias_kind == BiasKind::kPerRow;
     C staged[MR][NR];
-    C padded_bias[NR];
-    const C* column_bias = epilogue.bias;
+    float padded_bias[NR];
+    [[maybe_unused]] float padded_scales[NR];
+    [[maybe_unused]] std::int32_t padded_offsets[NR];
+    const float* column_bias = output.bias;
+    [[maybe_unused]] const float* scales = args.dequantize.scales;
+    [[maybe_unused]] const std::int32_t* offsets = args.dequantize.offsets;
     if (!whole) {
       for (int i = 0; i < MR; ++i) {
         for (int j = 0; j < NR; ++j) {
@@ -150,27 +166,57 @@ template <class Vec, int MR, int NV, int KU, bool kEpilogue = false>
           staged[i][j] = inside ? args.c[i * args.row_stride + j * args.col_stride] : C(0);
         }
       }
-      for (int j = 0; j < NR; ++j) padded_bias[j] = by_column && j < args.n ? epilogue.bias[j] : 0;
+      for (int j = 0; j < NR; ++j) {
+        const bool inside = j < args.n;
+        padded_bias[j] = by_column && inside ? output.bias[j] : 0.0f;
+        if constexpr (kDequantize) {
+          padded_scales[j] = inside ? scales[j] : 0.0f;
+          padded_offsets[j] = inside ? offsets[j] : 0;
+        }
+      }
       column_bias = padded_bias;
+      scales = padded_scales;
+      offsets = padded_offsets;
     }
-    auto finish = [&]<bool kSigmoid>(const activation::Form<C>& form)
+    auto load = []<typename V, typename T>(const T* p) __attribute__((always_inline)) {
+      V x;
+      __builtin_memcpy(&x, p, sizeof x);
+      return x;
+    };
+    auto finish = [&]<bool kSigmoid>(const activation::Form<float>& form)
                       __attribute__((always_inline)) {
       const Acc alpha = Vec::Broadcast(args.alpha);
       const Acc beta = Vec::Broadcast(args.beta);
       simd::Unroll<MR>([&](auto i) {
         if (i >= args.m) return;
         C* const row = whole ? args.c + i * args.row_stride : &staged[i][0];
-        const Acc row_bias = by_row ? Vec::Broadcast(epilogue.bias[i]) : Vec::Zero();
+        const F row_bias = by_row ? activation::Splat<F>(output.bias[i]) : F{};
         simd::Unroll<NV>([&](auto v) {
-          Acc out = Vec::MulAdd(Vec::Zero(), acc[i][v], alpha);
-          if (read_c) out = Vec::MulAdd(out, Vec::LoadAcc(row + v * L), beta);
-          if (by_column) out = Vec::Add(out, Vec::LoadAcc(column_bias + v * L));
-          out = form.template Apply<kSigmoid>(Vec::Add(out, row_bias));
-          Vec::Store(row + v * L, out);
+          // The bias as one term, as the epilogue functions add it: a GEMM whose tiles take
+          // both ways (packed and gemv, packed weights and not) gets the same bits from each.
+          const F bias = by_column ? load.template operator()<F>(column_bias + v * L) : row_bias;
+          F out;
+          if constexpr (kDequantize) {
+            // alpha * acc + beta * C (the sums of the k blocks before) + offset, modulo 2^32.
+            const auto alpha_u = static_cast<std::uint32_t>(args.alpha);
+            const auto beta_u = static_cast<std::uint32_t>(args.beta);
+            U sum = (U)acc[i][v] * alpha_u;
+            if (read_c) sum += load.template operator()<U>(row + v * L) * beta_u;
+            sum += load.template operator()<U>(offsets + v * L);
+            out = activation::MulAdd(load.template operator()<F>(scales + v * L),
+                                     __builtin_convertvector((I)sum, F), bias);
+          } else {
+            Acc scaled = Vec::MulAdd(Vec::Zero(), acc[i][v], alpha);
+            if (read_c) scaled = Vec::MulAdd(scaled, Vec::LoadAcc(row + v * L), beta);
+            out = scaled;
+            out += bias;
+          }
+          out = form.template Apply<kSigmoid>(out);
+          __builtin_memcpy(row + v * L, &out, sizeof out);
         });
       });
     };
-    const activation::Form<C> form(epilogue.activation);
+    const activation::Form<float> form(output.activation);
     if (form.sigmoid) {
       finish.template operator()<true>(form);
     } else {
@@ -219,9 +265,7 @@ template <class Vec, int MR, int NV, int KU>
 constexpr LowpMicroKernelEntry<typename Vec::Kind> LowpEntry() {
   LowpMicroKernelEntry<typename Vec::Kind> entry{Vec::kIsa, MR, NV * Vec::kLanes, KU,
                                                  &LowpMicroKernel<Vec, MR, NV, KU>};
-  if constexpr (std::is_same_v<typename Vec::Kind::C, float>) {
-    entry.packed_epilogue = &LowpMicroKernel<Vec, MR, NV, KU, true>;
-  }
+  entry.packed_epilogue = &LowpMicroKernel<Vec, MR, NV, KU, true>;
   if constexpr (requires { Vec::OperandRegisters(NV); }) {
     entry.fits_registers = MR * NV + Vec::OperandRegisters(NV) <= Vec::kRegisters;
   }

@@ -235,6 +235,7 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
         if (i >= m) return;
       }
       T* const row = c + i * ldc;
+      // The bias as one term, as the epilogue functions add it (the same bits either way).
       const V row_bias = by_row ? Vec::Set1(epilogue.bias[i]) : Vec::Zero();
       Unroll<NV>([&](auto v) {
         T* const out = row + v * L;
@@ -250,7 +251,7 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
             result = Vec::Fma(old, beta, result);
           }
         }
-        result = form.template Apply<kSigmoid>(result + column_bias[v] + row_bias);
+        result = form.template Apply<kSigmoid>(result + (by_row ? row_bias : column_bias[v]));
         if constexpr (Vec::kCheapMaskedLoads) {
           Vec::StoreMasked(out, result, column_mask[v]);
         } else if (lanes[v] == L) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <set>
@@ -364,8 +365,8 @@ TYPED_TEST(LowpGemmTest, EveryMicroKernelOnEveryTileCorner) {
 
 // The bf16 kernels' `packed_epilogue` instances on every tile corner, C row-major and
 // column-major (the buffered path): C = act(alpha * A B + beta * C + bias) with every activation
-// and bias kind in turn, NaN in C under beta = 0, canaries around the tile. s8 kernels have none
-// (their epilogue and dequantization run after the kernel).
+// and bias kind in turn, NaN in C under beta = 0, canaries around the tile (the s8 kernels'
+// instances dequantize: below).
 TEST(LowpEpilogueKernelTest, Bf16KernelsApplyItToTheTileInRegisters) {
   using Kind = Bf16Gemm;
   constexpr int G = Kind::kGroup;
@@ -456,6 +457,121 @@ TEST(LowpEpilogueKernelTest, Bf16KernelsApplyItToTheTileInRegisters) {
               const double bound = 1.2 * scale * 1e-6 * static_cast<double>(k + 4) +
                                    1e-6 * (std::abs(value) + 1) + 2e-5 * std::abs(want);
               ASSERT_NEAR(c[at], want, bound) << what << " (" << i << ", " << j << ")";
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
+}
+
+// The s8 kernels' `packed_epilogue` instances on every tile corner, C row-major and
+// column-major: each s32 sum dequantized in registers to act(scale * (alpha * sum + beta * C +
+// offset) + bias) in C's storage as f32, offsets that wrap modulo 2^32, canaries around the
+// tile. C holds the sums of earlier k blocks where beta is 1 (the last block of a GEMM in
+// several), and is never read where beta is 0.
+TEST(LowpEpilogueKernelTest, S8KernelsDequantizeTheTileInRegisters) {
+  using Kind = S8Gemm;
+  constexpr int G = Kind::kGroup;
+  constexpr Activation kActivations[] = {Activation::kNone, Activation::kRelu, Activation::kGelu,
+                                         Activation::kSilu};
+  constexpr BiasKind kBiasKinds[] = {BiasKind::kNone, BiasKind::kPerColumn, BiasKind::kPerRow};
+  constexpr std::int32_t kCanaryBits = -123456789;
+  std::mt19937_64 rng(19);
+  int cases = 0;
+  for (IsaLevel isa : RunnableLevels()) {
+    if (!Runnable<Kind>(isa)) continue;
+    for (const auto& entry : MicroKernels<Kind>(isa)) {
+      if (!CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
+      ASSERT_EQ(entry.packed_epilogue == nullptr, entry.tiles) << ToString(isa) << " " << entry.mr;
+      if (entry.tiles) continue;
+      const int mr = entry.mr, nr = entry.nr;
+      for (std::int64_t k : {std::int64_t{1}, std::int64_t{4 * G * 2 + 3}}) {
+        const TileOperands<Kind> operands(mr, nr, k, G, rng);
+        std::vector<float> bias(static_cast<std::size_t>(std::max(mr, nr)));
+        std::vector<float> scales(static_cast<std::size_t>(nr));
+        std::vector<std::int32_t> offsets(static_cast<std::size_t>(nr));
+        for (float& value : bias) value = static_cast<float>(rng() % 9) - 4.0f;
+        for (int j = 0; j < nr; ++j) {
+          scales[static_cast<std::size_t>(j)] = 1e-4f * static_cast<float>(1 + j % 5);
+          // Every third offset near the top of the s32 range, so that sums wrap past it.
+          offsets[static_cast<std::size_t>(j)] =
+              j % 3 == 0 ? std::numeric_limits<std::int32_t>::max() - 1000
+                         : static_cast<std::int32_t>(rng() % 2001) - 1000;
+        }
+        for (int m = 1; m <= mr; ++m) {
+          for (int n = 1; n <= nr; ++n) {
+            const int turn = cases++;
+            const bool column_major = turn % 5 == 4;
+            const std::int64_t ld = (column_major ? m : n) + 3;
+            const std::int64_t row_stride = column_major ? 1 : ld;
+            const std::int64_t col_stride = column_major ? ld : 1;
+            constexpr std::int64_t kPad = 16;
+            std::vector<std::int32_t> c(static_cast<std::size_t>(2 * kPad + (mr + nr + 1) * ld),
+                                        kCanaryBits);
+            const bool earlier_blocks = turn % 2 == 1;
+            const std::int32_t alpha = turn % 3 == 0 ? 1 : -3;
+            std::vector<std::int32_t> old = c;
+            for (int i = 0; i < m; ++i) {
+              for (int j = 0; j < n; ++j) {
+                const auto at = static_cast<std::size_t>(kPad + i * row_stride + j * col_stride);
+                c[at] = earlier_blocks ? static_cast<std::int32_t>(rng() % 200001) - 100000
+                                       : kCanaryBits;  // unread
+                old[at] = c[at];
+              }
+            }
+            LowpMicroKernelArgs<Kind> args;
+            args.groups = operands.depth / G;
+            args.a = operands.packed_a.data();
+            args.b = operands.packed_b.data();
+            args.c = c.data() + kPad;
+            args.row_stride = row_stride;
+            args.col_stride = col_stride;
+            args.m = m;
+            args.n = n;
+            args.alpha = alpha;
+            args.beta = earlier_blocks ? 1 : 0;
+            args.dequantize.scales = scales.data();
+            args.dequantize.offsets = offsets.data();
+            args.dequantize.output.bias = bias.data();
+            args.dequantize.output.activation = kActivations[turn % 4];
+            args.dequantize.output.bias_kind = kBiasKinds[turn / 4 % 3];
+            entry.packed_epilogue(args);
+            const TileEpilogue<float>& e = args.dequantize.output;
+            const std::string what = std::string(ToString(isa)) + " " + std::to_string(mr) + "x" +
+                                     std::to_string(nr) + " ku" + std::to_string(entry.k_unroll) +
+                                     " m" + std::to_string(m) + " n" + std::to_string(n) + " k" +
+                                     std::to_string(k) + " " + ToString(e.activation) + " bias " +
+                                     ToString(e.bias_kind) + (column_major ? " column-major" : "");
+            for (std::size_t at = 0; at < c.size(); ++at) {
+              const std::int64_t offset = static_cast<std::int64_t>(at) - kPad;
+              const std::int64_t i = column_major ? offset % ld : offset / ld;
+              const std::int64_t j = column_major ? offset / ld : offset % ld;
+              if (offset < 0 || i >= m || j >= n) {
+                ASSERT_EQ(c[at], kCanaryBits) << what << " wrote storage " << offset;
+                continue;
+              }
+              std::int64_t sum = 0;
+              for (std::int64_t p = 0; p < k; ++p) {
+                sum += std::int64_t{operands.a[static_cast<std::size_t>(i * k + p)]} *
+                       std::int64_t{operands.b[static_cast<std::size_t>(p * nr + j)]};
+              }
+              const auto column = static_cast<std::size_t>(j);
+              const std::uint32_t earlier =
+                  earlier_blocks ? static_cast<std::uint32_t>(old[at]) : 0u;
+              const auto wrapped = static_cast<std::int32_t>(
+                  static_cast<std::uint32_t>(alpha) * static_cast<std::uint32_t>(sum) + earlier +
+                  static_cast<std::uint32_t>(offsets[column]));
+              const double added = e.bias_kind == BiasKind::kPerColumn ? e.bias[j]
+                                   : e.bias_kind == BiasKind::kPerRow  ? e.bias[i]
+                                                                       : 0.0;
+              const double value = static_cast<double>(scales[column]) * wrapped + added;
+              const double want = ReferenceActivation(e.activation, value);
+              float got = 0.0f;
+              std::memcpy(&got, &c[at], sizeof got);
+              ASSERT_NEAR(got, want, 1e-6 * (std::abs(value) + 1) + 2e-5 * std::abs(want))
+                  << what << " (" << i << ", " << j << ")";
             }
           }
         }
