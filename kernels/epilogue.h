@@ -3,9 +3,8 @@
 // apply it in their registers (microkernel.h: TileEpilogue; s8 the dequantization,
 // lowp_microkernel.h: TileDequantize); the functions here serve the other tiles right after
 // their kernel wrote them, while the tile is in L1 (AMX tile kernels: during the next tile's k
-// steps). One function per C
-// element type and ISA level (epilogue_impl.h, compiled with that level's flags in
-// epilogue_<isa>.cc), so that the activations run in its vectors.
+// steps). One function per C element type and ISA level (epilogue_impl.h, compiled with that
+// level's flags in epilogue_<isa>.cc), so that the activations run in its vectors.
 #pragma once
 
 #include <array>

@@ -281,6 +281,45 @@ struct TileOperands {
   std::vector<typename Kind::B> packed_b;
 };
 
+// C's m x n window for an epilogue kernel's tile: row-major rows ld apart or column-major,
+// inside canaries (kPad elements before it, the rest of the storage after it).
+struct TileWindow {
+  static constexpr std::int64_t kPad = 16;
+  TileWindow(int mr, int nr, int m_, int n_, bool column_major_)
+      : m(m_),
+        n(n_),
+        column_major(column_major_),
+        ld((column_major ? m : n) + 3),
+        row_stride(column_major ? 1 : ld),
+        col_stride(column_major ? ld : 1),
+        storage(static_cast<std::size_t>(2 * kPad + (mr + nr + 1) * ld)) {}
+  std::size_t At(std::int64_t i, std::int64_t j) const {
+    return static_cast<std::size_t>(kPad + i * row_stride + j * col_stride);
+  }
+  // The window's (i, j) at storage element `at`; false for a canary around the window.
+  bool Locate(std::size_t at, std::int64_t& i, std::int64_t& j) const {
+    const std::int64_t offset = static_cast<std::int64_t>(at) - kPad;
+    i = column_major ? offset % ld : offset / ld;
+    j = column_major ? offset / ld : offset % ld;
+    return offset >= 0 && i < m && j < n;
+  }
+  // The case in failure messages.
+  std::string Describe(IsaLevel isa, int mr, int nr, int k_unroll, std::int64_t k,
+                       const TileEpilogue<float>& e) const {
+    return std::string(ToString(isa)) + " " + std::to_string(mr) + "x" + std::to_string(nr) +
+           " ku" + std::to_string(k_unroll) + " m" + std::to_string(m) + " n" + std::to_string(n) +
+           " k" + std::to_string(k) + " " + ToString(e.activation) + " bias " +
+           ToString(e.bias_kind) + (column_major ? " column-major" : "");
+  }
+  int m;
+  int n;
+  bool column_major;
+  std::int64_t ld;
+  std::int64_t row_stride;
+  std::int64_t col_stride;
+  std::size_t storage;
+};
+
 // Every micro-kernel of every runnable ISA, called directly on packed panels, for every tile
 // corner m <= MR, n <= NR and k with whole, partial and many groups: the m x n corner is right
 // and nothing else in C changes.
@@ -391,19 +430,13 @@ TEST(LowpEpilogueKernelTest, Bf16KernelsApplyItToTheTileInRegisters) {
         for (int m = 1; m <= mr; ++m) {
           for (int n = 1; n <= nr; ++n) {
             const int turn = cases++;
-            const bool column_major = turn % 5 == 4;
+            const TileWindow window(mr, nr, m, n, turn % 5 == 4);
             const bool beta_zero = turn % 2 == 0;
-            // C's m x n window (row-major rows ld apart, or column-major) inside canaries.
-            const std::int64_t ld = (column_major ? m : n) + 3;
-            const std::int64_t row_stride = column_major ? 1 : ld;
-            const std::int64_t col_stride = column_major ? ld : 1;
-            constexpr std::int64_t kPad = 16;
-            std::vector<float> c(static_cast<std::size_t>(2 * kPad + (mr + nr + 1) * ld),
-                                 kCanary<Kind>);
+            std::vector<float> c(window.storage, kCanary<Kind>);
             std::vector<float> old = c;
             for (int i = 0; i < m; ++i) {
               for (int j = 0; j < n; ++j) {
-                const auto at = static_cast<std::size_t>(kPad + i * row_stride + j * col_stride);
+                const std::size_t at = window.At(i, j);
                 c[at] = beta_zero ? std::numeric_limits<float>::quiet_NaN()
                                   : static_cast<float>(rng() % 7) - 3.0f;
                 old[at] = c[at];
@@ -413,9 +446,9 @@ TEST(LowpEpilogueKernelTest, Bf16KernelsApplyItToTheTileInRegisters) {
             args.groups = operands.depth / G;
             args.a = operands.packed_a.data();
             args.b = operands.packed_b.data();
-            args.c = c.data() + kPad;
-            args.row_stride = row_stride;
-            args.col_stride = col_stride;
+            args.c = c.data() + TileWindow::kPad;
+            args.row_stride = window.row_stride;
+            args.col_stride = window.col_stride;
             args.m = m;
             args.n = n;
             args.alpha = turn % 3 == 0 ? 1.0f : 0.5f;
@@ -424,18 +457,11 @@ TEST(LowpEpilogueKernelTest, Bf16KernelsApplyItToTheTileInRegisters) {
             args.epilogue.activation = kActivations[turn % 4];
             args.epilogue.bias_kind = kBiasKinds[turn / 4 % 3];
             entry.packed_epilogue(args);
-            const std::string what = std::string(ToString(isa)) + " " + std::to_string(mr) + "x" +
-                                     std::to_string(nr) + " ku" + std::to_string(entry.k_unroll) +
-                                     " m" + std::to_string(m) + " n" + std::to_string(n) + " k" +
-                                     std::to_string(k) + " " + ToString(args.epilogue.activation) +
-                                     " bias " + ToString(args.epilogue.bias_kind) +
-                                     (column_major ? " column-major" : "");
+            const std::string what = window.Describe(isa, mr, nr, entry.k_unroll, k, args.epilogue);
             for (std::size_t at = 0; at < c.size(); ++at) {
-              const std::int64_t offset = static_cast<std::int64_t>(at) - kPad;
-              const std::int64_t i = column_major ? offset % ld : offset / ld;
-              const std::int64_t j = column_major ? offset / ld : offset % ld;
-              if (offset < 0 || i >= m || j >= n) {
-                ASSERT_EQ(c[at], kCanary<Kind>) << what << " wrote storage " << offset;
+              std::int64_t i = 0, j = 0;
+              if (!window.Locate(at, i, j)) {
+                ASSERT_EQ(c[at], kCanary<Kind>) << what << " wrote storage element " << at;
                 continue;
               }
               double product = 0.0;
@@ -503,19 +529,14 @@ TEST(LowpEpilogueKernelTest, S8KernelsDequantizeTheTileInRegisters) {
         for (int m = 1; m <= mr; ++m) {
           for (int n = 1; n <= nr; ++n) {
             const int turn = cases++;
-            const bool column_major = turn % 5 == 4;
-            const std::int64_t ld = (column_major ? m : n) + 3;
-            const std::int64_t row_stride = column_major ? 1 : ld;
-            const std::int64_t col_stride = column_major ? ld : 1;
-            constexpr std::int64_t kPad = 16;
-            std::vector<std::int32_t> c(static_cast<std::size_t>(2 * kPad + (mr + nr + 1) * ld),
-                                        kCanaryBits);
+            const TileWindow window(mr, nr, m, n, turn % 5 == 4);
+            std::vector<std::int32_t> c(window.storage, kCanaryBits);
             const bool earlier_blocks = turn % 2 == 1;
             const std::int32_t alpha = turn % 3 == 0 ? 1 : -3;
             std::vector<std::int32_t> old = c;
             for (int i = 0; i < m; ++i) {
               for (int j = 0; j < n; ++j) {
-                const auto at = static_cast<std::size_t>(kPad + i * row_stride + j * col_stride);
+                const std::size_t at = window.At(i, j);
                 c[at] = earlier_blocks ? static_cast<std::int32_t>(rng() % 200001) - 100000
                                        : kCanaryBits;  // unread
                 old[at] = c[at];
@@ -525,9 +546,9 @@ TEST(LowpEpilogueKernelTest, S8KernelsDequantizeTheTileInRegisters) {
             args.groups = operands.depth / G;
             args.a = operands.packed_a.data();
             args.b = operands.packed_b.data();
-            args.c = c.data() + kPad;
-            args.row_stride = row_stride;
-            args.col_stride = col_stride;
+            args.c = c.data() + TileWindow::kPad;
+            args.row_stride = window.row_stride;
+            args.col_stride = window.col_stride;
             args.m = m;
             args.n = n;
             args.alpha = alpha;
@@ -539,17 +560,11 @@ TEST(LowpEpilogueKernelTest, S8KernelsDequantizeTheTileInRegisters) {
             args.dequantize.output.bias_kind = kBiasKinds[turn / 4 % 3];
             entry.packed_epilogue(args);
             const TileEpilogue<float>& e = args.dequantize.output;
-            const std::string what = std::string(ToString(isa)) + " " + std::to_string(mr) + "x" +
-                                     std::to_string(nr) + " ku" + std::to_string(entry.k_unroll) +
-                                     " m" + std::to_string(m) + " n" + std::to_string(n) + " k" +
-                                     std::to_string(k) + " " + ToString(e.activation) + " bias " +
-                                     ToString(e.bias_kind) + (column_major ? " column-major" : "");
+            const std::string what = window.Describe(isa, mr, nr, entry.k_unroll, k, e);
             for (std::size_t at = 0; at < c.size(); ++at) {
-              const std::int64_t offset = static_cast<std::int64_t>(at) - kPad;
-              const std::int64_t i = column_major ? offset % ld : offset / ld;
-              const std::int64_t j = column_major ? offset / ld : offset % ld;
-              if (offset < 0 || i >= m || j >= n) {
-                ASSERT_EQ(c[at], kCanaryBits) << what << " wrote storage " << offset;
+              std::int64_t i = 0, j = 0;
+              if (!window.Locate(at, i, j)) {
+                ASSERT_EQ(c[at], kCanaryBits) << what << " wrote storage element " << at;
                 continue;
               }
               std::int64_t sum = 0;
