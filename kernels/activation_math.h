@@ -124,55 +124,61 @@ template <typename V>
 }
 
 template <typename T>
-struct ExpTraits;
-// e^z = 2^n e^r with n = round(z / ln 2), r = z - n ln 2 (ln 2 in two parts, the first exact
-// times any n of the range) and e^r by its Taylor polynomial: |r| <= 0.35 leaves a truncation
-// error of about an ulp (degree 6 for f32: 1.2e-7 relative). Over [kLow, kHigh] e^z is a normal
-// number: never a subnormal (one costs a microcode assist many times the price of the whole
-// computation), never an infinity.
+struct Exp2Traits;
+// 2^t = 2^n 2^f with n = round(t) and f = t - n (exact, |f| <= 1/2), 2^f = e^(f ln 2) by its
+// Taylor polynomial: |f ln 2| <= 0.35 leaves a truncation error of about an ulp (degree 6 for
+// f32: 1.2e-7 relative). Over [kLow, kHigh] 2^t is a normal number: never a subnormal (one
+// costs a microcode assist many times the price of the whole computation), never an infinity.
+// Base 2 rather than e: the callers fold log2(e) into their own constants, which leaves the
+// reduction of the argument two additions instead of three multiply-adds.
 template <>
-struct ExpTraits<float> {
+struct Exp2Traits<float> {
   using SignedBits = std::int32_t;
-  static constexpr float kLow = -87.0f;
-  static constexpr float kHigh = 88.0f;
+  static constexpr float kLow = -125.0f;
+  static constexpr float kHigh = 127.0f;
   static constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  static constexpr float kLn2High = 0.693359375f;
-  static constexpr float kLn2Low = -2.12194440e-4f;
   static constexpr int kMantissaBits = 23;
   static constexpr SignedBits kExponentBias = 127;
   static constexpr int kDegree = 6;
 };
 template <>
-struct ExpTraits<double> {
+struct Exp2Traits<double> {
   using SignedBits = std::int64_t;
-  static constexpr double kLow = -708.0;
-  static constexpr double kHigh = 709.0;
+  static constexpr double kLow = -1021.0;
+  static constexpr double kHigh = 1023.0;
   static constexpr double kShifter = 6755399441055744.0;  // 1.5 * 2^52
-  static constexpr double kLn2High = 6.93147180369123816490e-01;
-  static constexpr double kLn2Low = 1.90821492927058770002e-10;
   static constexpr int kMantissaBits = 52;
   static constexpr SignedBits kExponentBias = 1023;
   static constexpr int kDegree = 13;
 };
 
-// e^z for z in [kLow, kHigh]; NaN for NaN.
+// ln(2), log2(e) and sqrt(2 / pi), rounded once into each constant of T made from them.
+constexpr long double kLn2 = 0.693147180559945309417232121458176568L;
+constexpr long double kLog2E = 1.44269504088896340735992468100189214L;
+constexpr long double kSqrtTwoOverPi = 0.797884560802865355879892119868763737L;
+
+// 2^t for t in [kLow, kHigh]; NaN for NaN.
 template <typename V>
-[[gnu::always_inline]] inline V ExpInRange(V z) {
+[[gnu::always_inline]] inline V Exp2InRange(V t) {
   using T = LaneOf<V>;
-  using E = ExpTraits<T>;
-  using SignedVec = decltype(z < z);  // integer lanes of T's width
-  const V shifted = z * T(1.44269504088896340736) + E::kShifter;
+  using E = Exp2Traits<T>;
+  using SignedVec = decltype(t < t);  // integer lanes of T's width
+  const V shifted = t + E::kShifter;
   const V n = shifted - E::kShifter;
-  const V r = (z - n * E::kLn2High) - n * E::kLn2Low;
-  static constexpr std::array<T, E::kDegree + 1> kInverseFactorials = [] {
+  const V f = t - n;
+  // (ln 2)^d / d!, each rounded once to T.
+  static constexpr std::array<T, E::kDegree + 1> kCoefficients = [] {
     std::array<T, E::kDegree + 1> c{};
-    c[0] = T(1);
-    for (int d = 1; d <= E::kDegree; ++d) c[d] = c[d - 1] / T(d);
+    long double term = 1;
+    for (int d = 0; d <= E::kDegree; ++d) {
+      c[d] = static_cast<T>(term);
+      term = term * kLn2 / (d + 1);
+    }
     return c;
   }();
-  V p = Splat<V>(kInverseFactorials[E::kDegree]);
+  V p = Splat<V>(kCoefficients[E::kDegree]);
   [&]<std::size_t... kStep>(std::index_sequence<kStep...>) __attribute__((always_inline)) {
-    ((p = p * r + kInverseFactorials[E::kDegree - 1 - kStep]), ...);
+    ((p = p * f + kCoefficients[E::kDegree - 1 - kStep]), ...);
   }(std::make_index_sequence<E::kDegree>());
   // n sits in the low bits of `shifted` (two's complement against the shifter's bits); 2^n is
   // normal over the range, so its bits are the biased n shifted into the exponent.
@@ -181,33 +187,35 @@ template <typename V>
   return p * std::bit_cast<V>(biased << E::kMantissaBits);
 }
 
-// x / (1 + e^z): -0 where z > kHigh (there x is far below zero and the true value below 1e-30
-// in magnitude; also for x = -inf), NaN for NaN. The clamp keeps e^z in its normal range.
+// x / (1 + 2^t): -0 where t > kHigh (there x is far below zero and the true value below 1e-30
+// in magnitude; also for x = -inf), NaN for NaN. The clamp keeps 2^t in its normal range.
 template <typename V>
-[[gnu::always_inline]] inline V OverOnePlusExp(V x, V z) {
+[[gnu::always_inline]] inline V OverOnePlusExp2(V x, V t) {
   using T = LaneOf<V>;
-  using E = ExpTraits<T>;
+  using E = Exp2Traits<T>;
   const V low = Splat<V>(E::kLow);
   const V high = Splat<V>(E::kHigh);
-  const V clamped = Min<V>(Max<V>(z, low), high);
-  const V quotient = x / (T(1) + ExpInRange<V>(clamped));
-  return z > high ? Splat<V>(T(-0.0)) : quotient;
+  const V clamped = Min<V>(Max<V>(t, low), high);
+  const V quotient = x / (T(1) + Exp2InRange<V>(clamped));
+  return t > high ? Splat<V>(T(-0.0)) : quotient;
 }
 
-// gelu's tanh form, 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)) with u = sqrt(2 / pi) (x + 0.044715
-// x^3), so -2u = x (c1 + c3 x^2).
+// gelu's tanh form, 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)) = x / (1 + 2^t) with u = sqrt(2 /
+// pi) (x + 0.044715 x^3), so t = -2u log2(e) = x (c1 + c3 x^2); silu's t is x c1 (c3 = 0).
 template <typename T>
-constexpr T kGeluC1 = T(-2 * 0.79788456080286535588);
+constexpr T kGeluC1 = T(-2 * kSqrtTwoOverPi * kLog2E);
 template <typename T>
-constexpr T kGeluC3 = T(-2 * 0.79788456080286535588 * 0.044715);
+constexpr T kGeluC3 = T(-2 * kSqrtTwoOverPi * 0.044715L * kLog2E);
+template <typename T>
+constexpr T kSiluC1 = T(-kLog2E);
 
-// x / (1 + e^(x (c1 + c3 x^2))): gelu for (kGeluC1, kGeluC3), silu for (-1, 0). x^2 is capped
-// so that silu's 0 * x^2 stays 0 where x^2 overflows (gelu's z is far out of range there
+// x / (1 + 2^(x (c1 + c3 x^2))): gelu for (kGeluC1, kGeluC3), silu for (kSiluC1, 0). x^2 is
+// capped so that silu's 0 * x^2 stays 0 where x^2 overflows (gelu's t is far out of range there
 // either way).
 template <typename V>
 [[gnu::always_inline]] inline V SigmoidForm(V x, V c1, V c3) {
   const V square = Min<V>(x * x, Splat<V>(LaneOf<V>(1e30)));
-  return OverOnePlusExp<V>(x, x * (c1 + c3 * square));
+  return OverOnePlusExp2<V>(x, x * (c1 + c3 * square));
 }
 
 // x where x >= floor or x is NaN, else floor: no activation for floor = -inf, relu for 0.
@@ -224,7 +232,7 @@ template <Activation kAct, typename V>
   } else if constexpr (kAct == Activation::kGelu) {
     return SigmoidForm<V>(x, Splat<V>(kGeluC1<T>), Splat<V>(kGeluC3<T>));
   } else if constexpr (kAct == Activation::kSilu) {
-    return OverOnePlusExp<V>(x, -x);
+    return OverOnePlusExp2<V>(x, x * kSiluC1<T>);  // the bits of SigmoidForm's (kSiluC1, 0)
   } else {
     return x;
   }
@@ -238,7 +246,7 @@ struct Form {
   explicit Form(Activation activation)
       : sigmoid(activation == Activation::kGelu || activation == Activation::kSilu),
         floor(activation == Activation::kRelu ? T(0) : T(-__builtin_inf())),
-        c1(activation == Activation::kGelu ? kGeluC1<T> : T(-1)),
+        c1(activation == Activation::kGelu ? kGeluC1<T> : kSiluC1<T>),
         c3(activation == Activation::kGelu ? kGeluC3<T> : T(0)) {}
   // The constants' broadcasts are the same in every call of an unrolled tile: the compiler
   // makes them once.
