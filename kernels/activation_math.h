@@ -129,8 +129,8 @@ struct Exp2Traits;
 // Taylor polynomial: |f ln 2| <= 0.35 leaves a truncation error of about an ulp (degree 6 for
 // f32: 1.2e-7 relative). Over [kLow, kHigh] 2^t is a normal number: never a subnormal (one
 // costs a microcode assist many times the price of the whole computation), never an infinity.
-// Base 2 rather than e: the callers fold log2(e) into their own constants, which leaves the
-// reduction of the argument two additions instead of three multiply-adds.
+// Base 2 rather than e: the callers fold log2(e) into their own constants, and the reduction of
+// the argument takes three additions where e's took three multiply-adds and an addition.
 template <>
 struct Exp2Traits<float> {
   using SignedBits = std::int32_t;
