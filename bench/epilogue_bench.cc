@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "kernels/epilogue.h"
@@ -70,16 +69,11 @@ BENCHMARK(BM_RestoreOnly);
 // Every activation with a bias per column, f32 and f64, at each level.
 template <typename C>
 void RegisterEpilogues(const char* type) {
-  constexpr std::pair<IsaLevel, const char*> kLevels[] = {
-      {IsaLevel::kGeneric, "generic"}, {IsaLevel::kAvx2, "avx2"}, {IsaLevel::kAvx512, "avx512"}};
-  constexpr std::pair<Activation, const char*> kActivations[] = {{Activation::kNone, "none"},
-                                                                 {Activation::kRelu, "relu"},
-                                                                 {Activation::kGelu, "gelu"},
-                                                                 {Activation::kSilu, "silu"}};
-  for (const auto& [level, level_name] : kLevels) {
-    for (const auto& [activation, activation_name] : kActivations) {
-      const std::string name =
-          std::string("BM_Epilogue/") + type + "/" + level_name + "/bias+" + activation_name;
+  for (const IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    for (const Activation activation :
+         {Activation::kNone, Activation::kRelu, Activation::kGelu, Activation::kSilu}) {
+      const std::string name = std::string("BM_Epilogue/") + type + "/" + ToString(level) +
+                               "/bias+" + ToString(activation);
       benchmark::RegisterBenchmark(name.c_str(), BM_Epilogue<C>, level, BiasKind::kPerColumn,
                                    activation);
     }
