@@ -4,11 +4,14 @@
 // Counter gops: 2*M*N*K per second, whatever the element type.
 //
 //   ./build/bench/lowp_bench --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true
-//       [--mmtune_configs='CONFIG;CONFIG...']
+//       [--mmtune_configs='CONFIG;CONFIG...'] [--mmtune_placement=page|malloc]
 //
 // --mmtune_configs adds one series per named config (`config1`, ...; the text form of
 // KernelConfig::ToString) on every shape of each low-precision type it is valid for, checked
 // against the default's result first: an A/B of configs interleaved with the defaults.
+// The operands start on pages, as in `mmtune bench`; with `malloc` 16 bytes past (glibc's
+// malloc, std::vector), where kernels that read A or write C in place in whole cache lines take
+// slower paths (the tuner times both: docs/tuning.md, Operands).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -19,6 +22,7 @@
 #include <iostream>
 #include <limits>
 #include <random>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -27,6 +31,7 @@
 #include "kernels/default_config.h"
 #include "kernels/gemm.h"
 #include "machine/machine.h"
+#include "tuner/problem_buffers.h"
 
 namespace mmtune {
 namespace {
@@ -35,33 +40,50 @@ struct BenchShape {
   std::int64_t m, n, k;
 };
 
-void Fill(std::vector<float>& values, std::mt19937& rng) {
+void Fill(std::span<float> values, std::mt19937& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (float& x : values) x = dist(rng);
 }
-void Fill(std::vector<BFloat16>& values, std::mt19937& rng) {
+void Fill(std::span<BFloat16> values, std::mt19937& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (BFloat16& x : values) x = ToBFloat16(dist(rng));
 }
-void Fill(std::vector<std::uint8_t>& values, std::mt19937& rng) {
+void Fill(std::span<std::uint8_t> values, std::mt19937& rng) {
   for (std::uint8_t& x : values) x = static_cast<std::uint8_t>(rng());
 }
-void Fill(std::vector<std::int8_t>& values, std::mt19937& rng) {
+void Fill(std::span<std::int8_t> values, std::mt19937& rng) {
   for (std::int8_t& x : values) x = static_cast<std::int8_t>(rng());
 }
 
+// Bytes past a page at which every operand starts (--mmtune_placement).
+std::size_t placement_bytes = 0;
+
+// `count` elements starting placement_bytes past a page.
+template <typename T>
+class Operand {
+ public:
+  explicit Operand(std::size_t count)
+      : storage_(count + placement_bytes / sizeof(T)), count_(count) {}
+  T* data() { return storage_.data() + placement_bytes / sizeof(T); }
+  std::span<T> span() { return {data(), count_}; }
+
+ private:
+  AlignedArray<T> storage_;
+  std::size_t count_;
+};
+
 template <typename A, typename B, typename C>
 struct Buffers {
-  std::vector<A> a;
-  std::vector<B> b;
-  std::vector<C> c;
+  Operand<A> a;
+  Operand<B> b;
+  Operand<C> c;
   explicit Buffers(BenchShape s)
       : a(static_cast<std::size_t>(s.m * s.k)),
         b(static_cast<std::size_t>(s.k * s.n)),
         c(static_cast<std::size_t>(s.m * s.n)) {
     std::mt19937 rng(1);
-    Fill(a, rng);
-    Fill(b, rng);
+    Fill(a.span(), rng);
+    Fill(b.span(), rng);
   }
 };
 
@@ -74,7 +96,7 @@ void Finish(benchmark::State& state, BenchShape s, const KernelConfig& config) {
 // Whether `got` is the default config's C: bit for bit for s8 (exact), to a relative 1e-4 for
 // bf16 (another kc sums k in other blocks).
 template <typename C>
-bool SameResult(const std::vector<C>& got, const std::vector<C>& want) {
+bool SameResult(std::span<const C> got, const std::vector<C>& want) {
   for (std::size_t i = 0; i < got.size(); ++i) {
     if constexpr (std::is_same_v<C, float>) {
       if (!(std::fabs(got[i] - want[i]) <= 1e-4f * (1.0f + std::fabs(want[i])))) return false;
@@ -109,11 +131,12 @@ void BM_Lowp(benchmark::State& state, const Machine* machine, BenchShape s,
       state.SkipWithError("the default config does not run");
       return;
     }
-    const std::vector<typename Kind::C> want = buffers.c;
     using C = typename Kind::C;
-    std::fill(buffers.c.begin(), buffers.c.end(),
-              std::is_same_v<C, float> ? std::numeric_limits<C>::quiet_NaN() : C(0x5a5a5a5a));
-    if (!plan->Run(args).ok() || !SameResult(buffers.c, want)) {
+    const std::vector<C> want(buffers.c.span().begin(), buffers.c.span().end());
+    std::ranges::fill(buffers.c.span(), std::is_same_v<C, float>
+                                            ? std::numeric_limits<C>::quiet_NaN()
+                                            : C(0x5a5a5a5a));
+    if (!plan->Run(args).ok() || !SameResult<C>(buffers.c.span(), want)) {
       state.SkipWithError(("wrong result: " + config.ToString()).c_str());
       return;
     }
@@ -125,14 +148,26 @@ void BM_Lowp(benchmark::State& state, const Machine* machine, BenchShape s,
   Finish(state, s, config);
 }
 
-// Takes --mmtune_configs out of argv (Google Benchmark rejects flags it does not know); a config
-// that does not parse ends the program with its error.
-std::vector<KernelConfig> ParseConfigs(int* argc, char** argv) {
+// Takes --mmtune_configs and --mmtune_placement out of argv (Google Benchmark rejects flags it
+// does not know); a config or placement that does not parse ends the program with its error.
+std::vector<KernelConfig> ParseFlags(int* argc, char** argv) {
   constexpr std::string_view kFlag = "--mmtune_configs=";
+  constexpr std::string_view kPlacementFlag = "--mmtune_placement=";
   std::vector<KernelConfig> configs;
   int out = 1;
   for (int i = 1; i < *argc; ++i) {
     const std::string_view arg = argv[i];
+    if (arg.starts_with(kPlacementFlag)) {
+      const std::string_view placement = arg.substr(kPlacementFlag.size());
+      if (placement != "page" && placement != "malloc") {
+        std::fprintf(stderr,
+                     "lowp_bench: error: --mmtune_placement takes page or malloc, not '%s'\n",
+                     std::string(placement).c_str());
+        std::exit(2);
+      }
+      placement_bytes = placement == "malloc" ? ProblemBuffers<float>::kMallocOffsetBytes : 0;
+      continue;
+    }
     if (!arg.starts_with(kFlag)) {
       argv[out++] = argv[i];
       continue;
@@ -175,7 +210,7 @@ void BM_F32(benchmark::State& state, const Machine* machine, BenchShape s) {
 }  // namespace mmtune
 
 int main(int argc, char** argv) {
-  static const std::vector<mmtune::KernelConfig> configs = mmtune::ParseConfigs(&argc, argv);
+  static const std::vector<mmtune::KernelConfig> configs = mmtune::ParseFlags(&argc, argv);
   benchmark::Initialize(&argc, argv);
   auto machine = mmtune::DetectHostMachine();
   if (!machine) {
