@@ -17,6 +17,11 @@ constexpr std::int64_t kPackBRowGroup = 4;
 // How far below the rows it packs PackRowMajorBGroups prefetches: 8 to 64 rows ran alike
 // (docs/low-precision.md).
 constexpr std::int64_t kPackBRowsAhead = 16;
+// How much of each row of B PackRowMajorBGroups reads per group, and across how many panels at
+// most: a few lines of a row rather than one, and no more panels than their writes leave L1
+// ways for (docs/low-precision.md, Kernels).
+constexpr std::int64_t kPackBRowStepBytes = 4 * kCacheLineBytes;
+constexpr std::int64_t kPackBMaxPanelsAtOnce = 4;
 
 // Element p of `src` to packed[p * mr] for p < depth, prefetching `next` a line at a time.
 template <typename T>
@@ -359,13 +364,13 @@ void PackAGrouped(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, 
   }
 }
 
-// The whole groups of op(B) rows of a B stored row-major (columns side by side), a cache line's
-// worth of panels at a time (one panel where its strip of a row is a line or more), each group
-// in turn, so that every panel is written sequentially and every line of B read whole. Unlike
-// PackBUngrouped's f32 rows, the groups' strips read as fast this way, and writing a group to
-// every panel in turn (panels kc * nr * 2 or 4 bytes apart, often a multiple of 4 KiB) stores
-// into more L1 lines of one set than it has ways. Returns the k values packed, a multiple of G;
-// the rest is PackPanel's.
+// The whole groups of op(B) rows of a B stored row-major (columns side by side), a few panels
+// at a time (kPackBRowStepBytes of each row, at most kPackBMaxPanelsAtOnce panels; one panel
+// where its strip of a row is that long), each group in turn, so that every line of B is read
+// whole and a few lines of each row together, which the prefetchers follow better than one line
+// of every row. Writing a group to every panel in turn (panels kc * nr * 2 or 4 bytes apart,
+// often a multiple of 4 KiB) would store into more L1 lines of one set than it has ways.
+// Returns the k values packed, a multiple of G; the rest is PackPanel's.
 template <typename T, int G>
 std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth,
                                  std::int64_t col0, std::int64_t cols, int nr,
@@ -373,7 +378,8 @@ std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std:
   const std::int64_t groups = depth / G;
   const std::int64_t panels = (cols + nr - 1) / nr;
   const std::int64_t strip_bytes = nr * std::int64_t{sizeof(T)};
-  const std::int64_t per_line = std::max<std::int64_t>(1, kCacheLineBytes / strip_bytes);
+  const std::int64_t per_step =
+      std::clamp<std::int64_t>(kPackBRowStepBytes / strip_bytes, 1, kPackBMaxPanelsAtOnce);
   constexpr int kColumns = kVectorBytes / sizeof(T);
   // Whether panel q is whole and its strips whole vectors: its groups take the vector path.
   auto vectors_only = [&](std::int64_t q) {
@@ -408,7 +414,7 @@ std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std:
   auto strip_bytes_of = [&](std::int64_t q0, std::int64_t q1) {
     return (std::min(cols, q1 * nr) - q0 * nr) * std::int64_t{sizeof(T)};
   };
-  if (per_line == 1) {  // panel by panel, the output one sequential run
+  if (per_step == 1) {  // panel by panel, the output one sequential run
     for (std::int64_t q = 0; q < panels; ++q) {
       T* out = packed + q * padded_depth * nr;
       const std::int64_t bytes = strip_bytes_of(q, q + 1);
@@ -426,9 +432,18 @@ std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std:
     }
     return groups * G;
   }
-  for (std::int64_t q0 = 0; q0 < panels; q0 += per_line) {
-    const std::int64_t q1 = std::min(panels, q0 + per_line);
+  for (std::int64_t q0 = 0; q0 < panels; q0 += per_step) {
+    const std::int64_t q1 = std::min(panels, q0 + per_step);
     const std::int64_t bytes = strip_bytes_of(q0, q1);
+    if (vectors_only(q1 - 1)) {  // every panel of the step whole: the branch out of the loops
+      for (std::int64_t g = 0; g < groups; ++g) {
+        if (const T* next = strips_ahead(q0, g)) PrefetchStrips(next, b.ld, G, bytes);
+        for (std::int64_t q = q0; q < q1; ++q) {
+          pack_group(q, g, true, packed + (q * padded_depth + g * G) * nr);
+        }
+      }
+      continue;
+    }
     for (std::int64_t g = 0; g < groups; ++g) {
       if (const T* next = strips_ahead(q0, g)) PrefetchStrips(next, b.ld, G, bytes);
       for (std::int64_t q = q0; q < q1; ++q) {
