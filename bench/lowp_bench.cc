@@ -218,8 +218,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   static const mmtune::Machine host = *machine;
-  for (const mmtune::BenchShape s : {mmtune::BenchShape{256, 256, 256}, mmtune::BenchShape{512, 512, 512},
-                                mmtune::BenchShape{128, 768, 768}, mmtune::BenchShape{1024, 1024, 1024}}) {
+  constexpr mmtune::BenchShape kShapes[] = {
+      {256, 256, 256}, {512, 512, 512}, {128, 768, 768}, {1024, 1024, 1024}};
+  for (const mmtune::BenchShape s : kShapes) {
     const std::string name =
         std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
     benchmark::RegisterBenchmark(("f32/" + name).c_str(), mmtune::BM_F32, &host, s)
