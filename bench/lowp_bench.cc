@@ -20,8 +20,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <limits>
-#include <random>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -30,6 +28,7 @@
 #include "common/text.h"
 #include "kernels/default_config.h"
 #include "kernels/gemm.h"
+#include "kernels/thread_pool.h"
 #include "machine/machine.h"
 #include "tuner/problem_buffers.h"
 
@@ -40,52 +39,9 @@ struct BenchShape {
   std::int64_t m, n, k;
 };
 
-void Fill(std::span<float> values, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (float& x : values) x = dist(rng);
-}
-void Fill(std::span<BFloat16> values, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (BFloat16& x : values) x = ToBFloat16(dist(rng));
-}
-void Fill(std::span<std::uint8_t> values, std::mt19937& rng) {
-  for (std::uint8_t& x : values) x = static_cast<std::uint8_t>(rng());
-}
-void Fill(std::span<std::int8_t> values, std::mt19937& rng) {
-  for (std::int8_t& x : values) x = static_cast<std::int8_t>(rng());
-}
-
-// Bytes past a page at which every operand starts (--mmtune_placement).
-std::size_t placement_bytes = 0;
-
-// `count` elements starting placement_bytes past a page.
-template <typename T>
-class Operand {
- public:
-  explicit Operand(std::size_t count)
-      : storage_(count + placement_bytes / sizeof(T)), count_(count) {}
-  T* data() { return storage_.data() + placement_bytes / sizeof(T); }
-  std::span<T> span() { return {data(), count_}; }
-
- private:
-  AlignedArray<T> storage_;
-  std::size_t count_;
-};
-
-template <typename A, typename B, typename C>
-struct Buffers {
-  Operand<A> a;
-  Operand<B> b;
-  Operand<C> c;
-  explicit Buffers(BenchShape s)
-      : a(static_cast<std::size_t>(s.m * s.k)),
-        b(static_cast<std::size_t>(s.k * s.n)),
-        c(static_cast<std::size_t>(s.m * s.n)) {
-    std::mt19937 rng(1);
-    Fill(a.span(), rng);
-    Fill(b.span(), rng);
-  }
-};
+// Which of ProblemBuffers' two operand copies runs (--mmtune_placement): 0 starts on pages,
+// 1 ProblemBuffers::kMallocOffsetBytes past.
+int placement_copy = 0;
 
 void Finish(benchmark::State& state, BenchShape s, const KernelConfig& config) {
   state.SetLabel(config.ToString());
@@ -108,13 +64,14 @@ bool SameResult(std::span<const C> got, const std::vector<C>& want) {
 }
 
 // The default config on `s`, or `named` where it is given: then checked against the default's
-// result first, into a C of canaries (NaN for bf16) so that an element it skips shows. Either
+// result first, into a poisoned C (NaN for bf16) so that an element it skips shows. Either
 // runs once before it is timed.
 template <class Kind>
 void BM_Lowp(benchmark::State& state, const Machine* machine, BenchShape s,
              const KernelConfig* named) {
-  Buffers<typename Kind::A, typename Kind::B, typename Kind::C> buffers(s);
   const Problem problem{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 1};
+  ProblemBuffers<typename Kind::A, typename Kind::B, typename Kind::C> buffers(problem, 2, 1,
+                                                                               DefaultThreadPool());
   const KernelConfig model = ModelConfig(problem, *machine);
   const KernelConfig config = named != nullptr ? *named : model;
   auto plan = GemmPlan<Kind>::Create(config);
@@ -122,9 +79,7 @@ void BM_Lowp(benchmark::State& state, const Machine* machine, BenchShape s,
     state.SkipWithError(plan.error().message.c_str());
     return;
   }
-  const GemmArgs<Kind> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 1,
-                            buffers.a.data(), s.k, buffers.b.data(), s.n, 0,
-                            buffers.c.data(), s.n, {}};
+  const auto args = buffers.template ArgsFor<GemmArgs<Kind>>(placement_copy, 1, 0);
   if (named != nullptr) {
     auto reference = GemmPlan<Kind>::Create(model);
     if (!reference || !reference->Run(args).ok()) {
@@ -132,11 +87,11 @@ void BM_Lowp(benchmark::State& state, const Machine* machine, BenchShape s,
       return;
     }
     using C = typename Kind::C;
-    const std::vector<C> want(buffers.c.span().begin(), buffers.c.span().end());
-    std::ranges::fill(buffers.c.span(), std::is_same_v<C, float>
-                                            ? std::numeric_limits<C>::quiet_NaN()
-                                            : C(0x5a5a5a5a));
-    if (!plan->Run(args).ok() || !SameResult<C>(buffers.c.span(), want)) {
+    const std::span<const C> got(buffers.c(placement_copy),
+                                 static_cast<std::size_t>(buffers.c_elements()));
+    const std::vector<C> want(got.begin(), got.end());
+    buffers.PoisonC(placement_copy);
+    if (!plan->Run(args).ok() || !SameResult<C>(got, want)) {
       state.SkipWithError(("wrong result: " + config.ToString()).c_str());
       return;
     }
@@ -165,7 +120,7 @@ std::vector<KernelConfig> ParseFlags(int* argc, char** argv) {
                      std::string(placement).c_str());
         std::exit(2);
       }
-      placement_bytes = placement == "malloc" ? ProblemBuffers<float>::kMallocOffsetBytes : 0;
+      placement_copy = placement == "malloc" ? 1 : 0;
       continue;
     }
     if (!arg.starts_with(kFlag)) {
@@ -186,17 +141,15 @@ std::vector<KernelConfig> ParseFlags(int* argc, char** argv) {
 }
 
 void BM_F32(benchmark::State& state, const Machine* machine, BenchShape s) {
-  Buffers<float, float, float> buffers(s);
   const Problem problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 1};
+  ProblemBuffers<float> buffers(problem, 2, 1, DefaultThreadPool());
   const KernelConfig config = ModelConfig(problem, *machine);
   auto plan = GemmPlan<float>::Create(config);
   if (!plan) {
     state.SkipWithError(plan.error().message.c_str());
     return;
   }
-  const GemmArgs<float> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, s.m, s.n, s.k, 1.0f,
-                             buffers.a.data(), s.k, buffers.b.data(), s.n, 0.0f,
-                             buffers.c.data(), s.n, {}};
+  const auto args = buffers.ArgsFor<GemmArgs<float>>(placement_copy, 1.0f, 0.0f);
   // Run once before it is timed, as the low-precision series are.
   if (!plan->Run(args).ok()) {
     state.SkipWithError(("failed: " + config.ToString()).c_str());
