@@ -395,12 +395,12 @@ std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std:
         for (int l = 0; l < nr; l += kColumns, out += kColumns * G) {
           InterleaveColumns<T, G>(rows, l, out);
         }
-        return out;
+        return;
       }
     }
     const int valid = static_cast<int>(std::min<std::int64_t>(nr, cols - q * nr));
     out = InterleaveGroup<T, G>(valid, first, b.ld, out);
-    return std::fill_n(out, (nr - valid) * G, T{});
+    std::fill_n(out, (nr - valid) * G, T{});
   };
   // The rows kPackBRowsAhead below group g's, under the strips of panels [q0, q1): where B's
   // rows are a page or more apart each starts a new page, which the hardware prefetchers do
@@ -414,49 +414,32 @@ std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std:
   auto strip_bytes_of = [&](std::int64_t q0, std::int64_t q1) {
     return (std::min(cols, q1 * nr) - q0 * nr) * std::int64_t{sizeof(T)};
   };
-  if (per_step == 1) {  // panel by panel, the output one sequential run
-    for (std::int64_t q = 0; q < panels; ++q) {
-      T* out = packed + q * padded_depth * nr;
-      const std::int64_t bytes = strip_bytes_of(q, q + 1);
-      if (vectors_only(q)) {  // the branch out of the group loop: measurably faster
-        for (std::int64_t g = 0; g < groups; ++g) {
-          if (const T* next = strips_ahead(q, g)) PrefetchStrips(next, b.ld, G, bytes);
-          out = pack_group(q, g, true, out);
-        }
-      } else {
-        for (std::int64_t g = 0; g < groups; ++g) {
-          if (const T* next = strips_ahead(q, g)) PrefetchStrips(next, b.ld, G, bytes);
-          out = pack_group(q, g, false, out);
-        }
-      }
-    }
-    return groups * G;
-  }
-  for (std::int64_t q0 = 0; q0 < panels; q0 += per_step) {
-    const std::int64_t q1 = std::min(panels, q0 + per_step);
+  // Panels [q0, q1), a group at a time; kWhole: every one of them whole, which takes the vector
+  // path's branch out of the loops (measurably faster).
+  auto pack_step = [&](std::int64_t q0, std::int64_t q1, auto whole) {
+    constexpr bool kWhole = decltype(whole)::value;
     const std::int64_t bytes = strip_bytes_of(q0, q1);
-    if (vectors_only(q1 - 1)) {  // every panel of the step whole: the branch out of the loops
-      for (std::int64_t g = 0; g < groups; ++g) {
-        if (const T* next = strips_ahead(q0, g)) PrefetchStrips(next, b.ld, G, bytes);
-        for (std::int64_t q = q0; q < q1; ++q) {
-          pack_group(q, g, true, packed + (q * padded_depth + g * G) * nr);
-        }
-      }
-      continue;
-    }
     for (std::int64_t g = 0; g < groups; ++g) {
       if (const T* next = strips_ahead(q0, g)) PrefetchStrips(next, b.ld, G, bytes);
       for (std::int64_t q = q0; q < q1; ++q) {
-        pack_group(q, g, vectors_only(q), packed + (q * padded_depth + g * G) * nr);
+        pack_group(q, g, kWhole || vectors_only(q), packed + (q * padded_depth + g * G) * nr);
       }
+    }
+  };
+  for (std::int64_t q0 = 0; q0 < panels; q0 += per_step) {
+    const std::int64_t q1 = std::min(panels, q0 + per_step);
+    if (vectors_only(q1 - 1)) {
+      pack_step(q0, q1, std::true_type{});
+    } else {
+      pack_step(q0, q1, std::false_type{});
     }
   }
   return groups * G;
 }
 
 // op(B)'s columns are the rows of op(B)^T, which is B's view with the other transpose flag, so
-// B's panels are A's panels of that view; a row-major B packs its whole groups a line's worth
-// of panels at a time first (PackRowMajorBGroups).
+// B's panels are A's panels of that view; a row-major B packs its whole groups a few panels at
+// a time first (PackRowMajorBGroups).
 template <typename T>
 void PackBGrouped(const MatrixView<T>& b, std::int64_t row0, std::int64_t depth, std::int64_t col0,
                   std::int64_t cols, int nr, int group, std::int64_t padded_depth, T* packed) {
