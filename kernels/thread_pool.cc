@@ -92,6 +92,13 @@ void ThreadPool::Run(int team, TaskRef task) {
   SpinUntil([&] { return pending_.load(std::memory_order_acquire) == 0; });
 }
 
+void ThreadPool::KeepWarm() {
+  // A generation whose team is the caller alone: every worker wakes, takes no part and spins.
+  const std::uint64_t generation = (state_.load(std::memory_order_relaxed) >> 32) + 1;
+  state_.store((generation << 32) | 1u, std::memory_order_release);
+  state_.notify_all();
+}
+
 ThreadPool& DefaultThreadPool() {
   static ThreadPool pool(std::max(1, AllowedCoreCount()));
   return pool;

@@ -83,6 +83,10 @@ class ThreadPool {
   // Not reentrant: one Run at a time per pool (callers serialize; the drivers never nest).
   void Run(int team, TaskRef task);
 
+  // Wakes idle workers without giving them work, and has spinning ones spin kSpins pauses more,
+  // so that a Run soon after finds them awake. Serialized with Run like Run itself.
+  void KeepWarm();
+
  private:
   void WorkerLoop(int index);
 

@@ -178,7 +178,14 @@ template <class Plan, class RunOn>
                                                       const TeamOrAlone& choice, RunOn&& run) {
   if (plan.config().threads > 1) {
     const TeamOrAlone::Choice chosen = choice.Choose();
-    if (!chosen.team) return choice.Timed(chosen, [&] { return run(solo); });
+    if (!chosen.team) {
+      if (chosen.keep_warm) {
+        // Under the pool's lock: KeepWarm, like a team's Run, is one caller's at a time.
+        std::unique_lock lock(PoolMutex(), std::try_to_lock);
+        if (lock.owns_lock()) DefaultThreadPool().KeepWarm();
+      }
+      return choice.Timed(chosen, [&] { return run(solo); });
+    }
     std::unique_lock lock(PoolMutex(), std::try_to_lock);
     if (!lock.owns_lock()) return run(solo);
     return choice.Timed(chosen, [&] { return run(plan); });

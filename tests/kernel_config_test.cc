@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -452,6 +454,25 @@ TEST(ThreadPoolTest, RunsEveryMemberOnceAndBarriersHold) {
     ASSERT_EQ(ran.load(), expected) << "round " << round;
     ASSERT_FALSE(early.load()) << "round " << round;
   }
+}
+
+// KeepWarm wakes the workers without work: none runs a task of its own, and Runs before and
+// after it, with the workers awake or asleep, still run every member exactly once.
+TEST(ThreadPoolTest, KeepWarmGivesNoWorkAndRunsAfterItHold) {
+  ThreadPool pool(3);
+  std::atomic<int> ran{0};
+  for (int round = 0; round < 100; ++round) {
+    pool.KeepWarm();
+    if (round % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // asleep
+    if (round % 3 == 0) pool.KeepWarm();
+    ran.store(0);
+    pool.Run(3, [&](int member) { ran.fetch_add(1 << (member * 8)); });
+    ASSERT_EQ(ran.load(), 1 + (1 << 8) + (1 << 16)) << "round " << round;
+  }
+  ran.store(0);
+  pool.KeepWarm();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(ran.load(), 0);
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+
 namespace mmtune {
 namespace {
 
@@ -42,21 +46,129 @@ TEST(TeamOrAloneTest, LongCallsExploreRarelyFromTheStart) {
             static_cast<int>(TeamOrAlone::kMinExplore) - 3);
 }
 
+// Calls from one exploration to the next once the choice has held, for calls of `ns`.
+std::int64_t SteadyInterval(std::int64_t ns) {
+  return static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(
+      std::max<std::int64_t>(TeamOrAlone::kMaxExplore, TeamOrAlone::kExploreSpacingNs / ns))));
+}
+
 TEST(TeamOrAloneTest, ASlowTeamGivesWayWithinAFewCallsAndComesBack) {
   const TeamOrAlone choice;
   MakeCalls(choice, 600, 300, 500);
-  // Another library's threads take a core: the team takes 1000 ns from now on.
-  const int on_team = MakeCalls(choice, 100, 1000, 500);
-  EXPECT_LE(on_team, 12);  // the smoothed team time passes 500 after a handful of calls
+  // Another library's threads take a core: the team takes 1000 ns from now on, and the smoothed
+  // team time passes 500 within a handful of calls.
+  MakeCalls(choice, 12, 1000, 500);
   EXPECT_LT(choice.alone_ns(), choice.team_ns());
-  // The exploration interval grows while the team stays slow, but calls keep going alone.
+  // The exploration interval grows while the team stays slow, and calls keep going alone: only
+  // explorations (kMaxTeamWarmUps + 2 calls each, 32 calls apart at least) run on the team.
   const int later = MakeCalls(choice, 1000, 1000, 500);
-  EXPECT_LE(later, 3 * (1000 / 8));
+  EXPECT_LE(later, static_cast<int>(TeamOrAlone::kMaxTeamWarmUps + 2) * (1000 / 32 + 1));
   EXPECT_GT(choice.explore_every(), TeamOrAlone::kMinExplore);
   // The core is free again: the next exploration of the team brings it back.
-  MakeCalls(choice, 2 * TeamOrAlone::kMaxExplore, 300, 500);
+  MakeCalls(choice, static_cast<int>(2 * SteadyInterval(500)), 300, 500);
   EXPECT_LT(choice.team_ns(), choice.alone_ns());
   EXPECT_GE(MakeCalls(choice, 50, 300, 500), 50 - 3 * (50 / 8 + 1));
+}
+
+// Once the choice has held kMaxExplore calls, short calls explore kExploreSpacingNs of calls
+// apart: each exploration alone costs the team a few slow calls after it.
+TEST(TeamOrAloneTest, ShortCallsExploreAFewMillisecondsApart) {
+  const TeamOrAlone choice;
+  MakeCalls(choice, 4000, 300, 500);
+  ASSERT_EQ(choice.explore_every(), TeamOrAlone::kMaxExplore);
+  const int calls = static_cast<int>(3 * SteadyInterval(300));
+  EXPECT_GE(MakeCalls(choice, calls, 300, 500), calls - 3 * 4);
+  // Calls of a millisecond explore every kMaxExplore calls, as they always did.
+  const TeamOrAlone long_calls;
+  MakeCalls(long_calls, 4000, 1'000'000, 2'000'000);
+  ASSERT_EQ(long_calls.explore_every(), TeamOrAlone::kMaxExplore);
+  EXPECT_EQ(MakeCalls(long_calls, 4 * TeamOrAlone::kMaxExplore, 1'000'000, 2'000'000),
+            4 * static_cast<int>(TeamOrAlone::kMaxExplore) - 4 * 3);
+}
+
+// A team explored from a streak alone first wakes its workers (calls alone that keep them
+// warm, untimed), then runs kMaxTeamWarmUps untimed calls, then two timed; the faster is kept.
+TEST(TeamOrAloneTest, AnExploredTeamWakesItsWorkersAndWarmsUpBeforeItIsTimed) {
+  const TeamOrAlone choice;
+  MakeCalls(choice, 600, 300, 500);
+  MakeCalls(choice, 12, 1000, 500);
+  ASSERT_LT(choice.alone_ns(), choice.team_ns());
+  // Up to the exploration: alone; then the wake-up calls, the warm-ups and the timed calls.
+  TeamOrAlone::Choice chosen = choice.Choose();
+  for (int call = 0; call < 1000 && !chosen.keep_warm; ++call) {
+    ASSERT_FALSE(chosen.team);
+    choice.Note(chosen, 500);
+    chosen = choice.Choose();
+  }
+  ASSERT_TRUE(chosen.keep_warm);
+  const std::uint32_t wake_calls =
+      std::min<std::uint32_t>(TeamOrAlone::kMaxWakeCalls, (TeamOrAlone::kWakeNs + 499) / 500);
+  for (std::uint32_t call = 0; call < wake_calls; ++call) {
+    if (call > 0) chosen = choice.Choose();
+    EXPECT_FALSE(chosen.team);
+    EXPECT_TRUE(chosen.keep_warm);
+    EXPECT_FALSE(chosen.record);
+    choice.Note(chosen, 500);
+  }
+  for (std::uint32_t call = 0; call < TeamOrAlone::kMaxTeamWarmUps; ++call) {
+    chosen = choice.Choose();
+    EXPECT_TRUE(chosen.team);
+    EXPECT_FALSE(chosen.record);
+    choice.Note(chosen, 1500);  // a cold team, three times slower than alone: still warming up
+  }
+  for (std::int64_t ns : {400, 350}) {
+    chosen = choice.Choose();
+    EXPECT_TRUE(chosen.team);
+    EXPECT_TRUE(chosen.explore);
+    EXPECT_TRUE(chosen.record);
+    choice.Note(chosen, ns);
+  }
+  EXPECT_TRUE(chosen.last);
+  EXPECT_EQ(choice.team_ns(), 350);
+  EXPECT_EQ(choice.explore_every(), TeamOrAlone::kMinExplore);  // the team was faster
+  // The team's calls right after run slow and are not timed (an exploration alone may come
+  // between them); later ones are.
+  for (std::uint32_t call = 0; call < TeamOrAlone::kSettleCalls; ++call) {
+    chosen = choice.Choose();
+    if (chosen.team) {
+      EXPECT_FALSE(chosen.record) << call;
+    }
+    choice.Note(chosen, chosen.team ? 5'000 : 500);
+  }
+  EXPECT_EQ(choice.team_ns(), 350);
+  bool timed_again = false;
+  for (int call = 0; call < 4 * static_cast<int>(TeamOrAlone::kSettleCalls) && !timed_again;
+       ++call) {
+    chosen = choice.Choose();
+    timed_again = chosen.team && chosen.record;
+    choice.Note(chosen, chosen.team ? 350 : 500);
+  }
+  EXPECT_TRUE(timed_again);
+}
+
+// A warm-up far slower than alone (a member's core taken for a time slice) ends the team's
+// exploration: its remaining calls run alone and the team counts as slower.
+TEST(TeamOrAloneTest, ATeamFarSlowerWhileWarmingUpEndsItsExploration) {
+  const TeamOrAlone choice;
+  MakeCalls(choice, 600, 300, 500);
+  MakeCalls(choice, 12, 1000, 500);
+  ASSERT_LT(choice.alone_ns(), choice.team_ns());
+  const std::uint32_t every = choice.explore_every();
+  TeamOrAlone::Choice chosen = choice.Choose();
+  for (int call = 0; call < 1000 && !chosen.team; ++call) {
+    choice.Note(chosen, 500);
+    chosen = choice.Choose();
+  }
+  ASSERT_TRUE(chosen.team);
+  ASSERT_FALSE(chosen.record);
+  choice.Note(chosen, TeamOrAlone::kAbandonFactor * 500 + TeamOrAlone::kWakeNs + 1);
+  EXPECT_GT(choice.team_ns(), TeamOrAlone::kWakeNs);
+  EXPECT_EQ(choice.explore_every(), 2 * every);
+  for (std::uint32_t call = 0; call < TeamOrAlone::kMaxTeamWarmUps + 1; ++call) {
+    chosen = choice.Choose();
+    EXPECT_FALSE(chosen.team) << call;
+    choice.Note(chosen, 500);
+  }
 }
 
 TEST(TeamOrAloneTest, WarmUpsAndTheFirstCallAreNotTimed) {
@@ -77,6 +189,7 @@ TEST(TeamOrAloneTest, WarmUpsAndTheFirstCallAreNotTimed) {
   const TeamOrAlone::Choice warm_up = choice.Choose();
   EXPECT_FALSE(warm_up.team);
   EXPECT_FALSE(warm_up.record);
+  EXPECT_TRUE(warm_up.keep_warm);  // the team's workers spin meanwhile: it runs next
   choice.Note(warm_up, 5'000);  // cold caches, a sleeping worker: not kept
   for (std::int64_t ns : {700, 500}) {
     const TeamOrAlone::Choice timed = choice.Choose();
