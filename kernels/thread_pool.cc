@@ -85,17 +85,17 @@ void ThreadPool::Run(int team, TaskRef task) {
   task_ = &task;
   caller_cpu_.store(CurrentCpu(), std::memory_order_relaxed);
   pending_.store(team - 1, std::memory_order_relaxed);
-  const std::uint64_t generation = (state_.load(std::memory_order_relaxed) >> 32) + 1;
-  state_.store((generation << 32) | static_cast<std::uint32_t>(team), std::memory_order_release);
-  state_.notify_all();
+  StartGeneration(team);
   task(0);
   SpinUntil([&] { return pending_.load(std::memory_order_acquire) == 0; });
 }
 
-void ThreadPool::KeepWarm() {
-  // A generation whose team is the caller alone: every worker wakes, takes no part and spins.
+// A generation whose team is the caller alone: every worker wakes, takes no part and spins.
+void ThreadPool::KeepWarm() { StartGeneration(1); }
+
+void ThreadPool::StartGeneration(int team) {
   const std::uint64_t generation = (state_.load(std::memory_order_relaxed) >> 32) + 1;
-  state_.store((generation << 32) | 1u, std::memory_order_release);
+  state_.store((generation << 32) | static_cast<std::uint32_t>(team), std::memory_order_release);
   state_.notify_all();
 }
 

@@ -89,6 +89,9 @@ class ThreadPool {
 
  private:
   void WorkerLoop(int index);
+  // Publishes the next generation with a team of `team` (1: no worker takes part) and wakes
+  // every worker.
+  void StartGeneration(int team);
 
   const CpuAffinity allowed_;  // the creating thread's CPUs; before the workers, which read it
   std::vector<std::thread> workers_;

@@ -130,12 +130,12 @@ class TeamOrAlone {
     }
     const bool preferred_team = PreferTeam();
     std::int64_t updated = 0;
-    if (old == 0) {
-      updated = ns;
-    } else if (choice.explore) {
+    if (choice.explore) {
       // A mode timed once in a while takes its new time whole (the faster of its two).
       const std::int64_t first = explored_ns_.exchange(0, std::memory_order_relaxed);
       updated = first > 0 ? std::min(first, ns) : ns;
+    } else if (old == 0) {
+      updated = ns;
     } else {
       updated = old + (std::min(ns, 2 * old) - old) / 8;
     }

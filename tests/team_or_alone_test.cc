@@ -191,7 +191,7 @@ TEST(TeamOrAloneTest, WarmUpsAndTheFirstCallAreNotTimed) {
   EXPECT_FALSE(warm_up.record);
   EXPECT_TRUE(warm_up.keep_warm);  // the team's workers spin meanwhile: it runs next
   choice.Note(warm_up, 5'000);  // cold caches, a sleeping worker: not kept
-  for (std::int64_t ns : {700, 500}) {
+  for (std::int64_t ns : {500, 700}) {
     const TeamOrAlone::Choice timed = choice.Choose();
     EXPECT_FALSE(timed.team);
     EXPECT_TRUE(timed.explore);
