@@ -333,6 +333,15 @@ KernelConfig PackedWeightsConfig(const Problem& packed_b, const Machine& machine
   original.form = CallForm::kPlain;
   KernelConfig config = ModelConfig(original, machine);
   const Problem problem = RowMajorView(original);
+  // The direct family reads the weights in place, from L2 where they stay there; weights of
+  // more than half of L2 come from beyond it on every call, and the packed family, its B
+  // packing paid once, streams them through L2 panel by panel (docs/runtime.md, Packed weights).
+  const double weights_bytes = static_cast<double>(DTypeSize(original.dtype)) *
+                               static_cast<double>(original.k) * static_cast<double>(original.n);
+  if (config.family == KernelFamily::kDirect &&
+      weights_bytes > static_cast<double>(CacheBudgetOf(machine).l2) / 2) {
+    return ColdOperandsConfig(original, machine);
+  }
   // Row-major weights are the panels' B side; column-major ones would be A panels of a
   // one-column product.
   if (config.family != KernelFamily::kGemv || original.layout != Layout::kRowMajor ||

@@ -63,6 +63,8 @@ class TileCall {
     }
     fn_(a, b, c, args_);
   }
+  // The next tiles prefetch, at each k step, the line `elements` past B's into L2 (0: none).
+  void SetNextPanel(std::int64_t elements) { args_.prefetch_next_panel = elements; }
   void Enter() {}
   void Leave() {}
 
@@ -266,6 +268,15 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
                  (rows_on_lines || !kernel.tiles);
   }
   const std::int64_t prepacked_b_columns = RoundUp(g.n, nr);
+  // A prepacked B comes from L3 or memory, not from L2 as a block packed just before does, and
+  // a panel's first tile would wait on it: the tiles of each panel prefetch the next panel into
+  // L2 meanwhile, each tile one line of every `lines_per_step` its k loop steps over (one k
+  // unroll of the panel), a different one per tile. The vector kernels only: the tile kernels'
+  // k loops take no prefetch distance.
+  const bool prefetch_next_panel = !GemmTypes<X>::kLowPrecision && !packs_b;
+  constexpr std::int64_t kLineElements = kCacheLineBytes / std::int64_t{sizeof(B)};
+  const std::int64_t lines_per_step =
+      std::max<std::int64_t>(1, std::int64_t{config.k_unroll} * nr / kLineElements);
 
   // Tile kernels with c_buffer: every k block but the last accumulates in the thread's buffer
   // of sums (all M rows by nc columns), so C is written once.
@@ -397,6 +408,15 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
                   run_tile(g.a.data + (ic + ir) * g.a.ld + pc, b_panel, q, ic + ir, mr);
                 }
                 tile.SetARowStride(0);
+              }
+            }
+            if constexpr (!GemmTypes<X>::kLowPrecision) {
+              if (prefetch_next_panel && q + 1 < jr_last) {
+                for (std::int64_t t = 0; ir < mb; ir += mr, ++t) {
+                  tile.SetNextPanel(nr * depth + t % lines_per_step * kLineElements);
+                  run_tile(packed_a + ir * depth, b_panel, q, ic + ir, mb - ir);
+                }
+                tile.SetNextPanel(0);
               }
             }
             for (; ir < mb; ir += mr) run_tile(packed_a + ir * depth, b_panel, q, ic + ir, mb - ir);

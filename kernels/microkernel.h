@@ -49,6 +49,9 @@ struct MicroKernelArgs {
   int prefetch_a = 0;  // software prefetch distance in k iterations, 0 = none
   int prefetch_b = 0;
   bool prefetch_c = false;  // prefetch the C tile before the k loop
+  // Packed kernels: elements from each k step's B to the line of the next B panel that the step
+  // prefetches into L2, 0 = none (set by the driver, not the config: see gemm_packed.cc).
+  std::int64_t prefetch_next_panel = 0;
   TileEpilogue<T> epilogue;  // `_epilogue` kernels only
 };
 

@@ -89,6 +89,7 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
   const std::int64_t b_step = kMode == AMode::kPacked ? NR : args.ldb;
   const std::int64_t a_ahead = args.prefetch_a * a_step;
   const std::int64_t b_ahead = args.prefetch_b * b_step;
+  const std::int64_t next_panel = kMode == AMode::kPacked ? args.prefetch_next_panel : 0;
 
   // Tiles of fewer than MR rows: where row i of op(A) starts (row m - 1 for the rows past m).
   std::int64_t edge_row_offset[MR] = {};
@@ -149,6 +150,7 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
       if constexpr (kPrefetch) {
         __builtin_prefetch(a + a_ahead, 0, 3);
         __builtin_prefetch(b + b_ahead, 0, 3);
+        __builtin_prefetch(b + next_panel, 0, 2);
       }
       Unroll<KU>([&](auto u) { step(a + u * a_step, a_high + u * a_step, b + u * b_step); });
       a += KU * a_step;
@@ -162,7 +164,7 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
       b += b_step;
     }
   };
-  if (!kPlain && (a_ahead != 0 || b_ahead != 0)) {
+  if (!kPlain && (a_ahead != 0 || b_ahead != 0 || next_panel != 0)) {
     k_loop.template operator()<true>();
   } else {
     k_loop.template operator()<false>();

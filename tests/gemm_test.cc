@@ -505,6 +505,48 @@ TEST(DefaultConfigTest, PackedWeightsOfOneRowGemmsTakeThePackedFamily) {
   }
 }
 
+// Weights of more than half of L2 that the plain call's default would read in place with the
+// direct family run the packed family instead (its B packing paid once), the config
+// ColdOperandsConfig gives; smaller weights keep the direct default. Both cases occur on every
+// synthetic CPU, f32 and f64, 1 and 2 threads.
+TEST(DefaultConfigTest, PackedWeightsBeyondHalfOfL2TakeThePackedFamilyOverDirect) {
+  for (const Machine& machine :
+       {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine(),
+        testing::SyntheticZen5Machine(), testing::SyntheticXeonMachine()}) {
+    const double half_l2 = static_cast<double>(CacheBudgetOf(machine.topology).l2) / 2;
+    for (DType dtype : {DType::kF32, DType::kF64}) {
+      for (int threads : {1, 2}) {
+        int replaced = 0;
+        int kept = 0;
+        for (std::int64_t m : {16, 32, 64, 128}) {
+          for (std::int64_t n : {64, 256, 512, 768, 1024}) {
+            for (std::int64_t k : {64, 256, 512, 768, 1024}) {
+              const Problem plain{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k,
+                                  threads};
+              if (ModelConfig(plain, machine).family != KernelFamily::kDirect) continue;
+              Problem weights = plain;
+              weights.form = CallForm::kPackedB;
+              const KernelConfig config = PackedWeightsConfig(weights, machine);
+              const double bytes = static_cast<double>(DTypeSize(dtype) * n * k);
+              if (bytes > half_l2) {
+                ++replaced;
+                EXPECT_EQ(config.family, KernelFamily::kPacked) << plain.ToString();
+                EXPECT_EQ(config, ColdOperandsConfig(plain, machine)) << plain.ToString();
+                EXPECT_TRUE(config.Validate(plain, machine)) << config.ToString();
+              } else {
+                ++kept;
+                EXPECT_EQ(config, ModelConfig(plain, machine)) << plain.ToString();
+              }
+            }
+          }
+        }
+        EXPECT_GT(replaced, 0) << machine.fingerprint_basis << " " << ToString(dtype);
+        EXPECT_GT(kept, 0) << machine.fingerprint_basis << " " << ToString(dtype);
+      }
+    }
+  }
+}
+
 // The direct tile on Zen 4 (docs/analytical-model.md, step 2). One zmm FMA per cycle needs only
 // four accumulators to cover the FMA latency, so the model takes the tile that wastes least at
 // the edges (at 100^3 no more columns than 8x16 computes); a core with two 512-bit FMA pipes
