@@ -57,8 +57,10 @@ KernelConfig ColdOperandsConfig(const Problem& problem, const Machine& machine);
 // config. Its panels hold B in the k-grouped order the dot-product instructions take, which B
 // as stored is not, and one-row calls run the packed kernel of one row over them
 // (docs/runtime.md, Packed weights, has the measurements). Its row blocks are a tall problem's,
-// for the larger calls the same weights may serve. ModelConfig of the plain call elsewhere,
-// whatever `problem.form` says.
+// for the larger calls the same weights may serve. Where ModelConfig reads B in place with the
+// direct family and the weights take more than half of L2, ColdOperandsConfig: the direct
+// family's premise, B read from L2 many times, fails there, and the packed family's B packing
+// is paid once. ModelConfig of the plain call elsewhere, whatever `problem.form` says.
 KernelConfig PackedWeightsConfig(const Problem& problem, const Machine& machine);
 
 // `config`, the winner of `tuned_for`, as the runtime lends it to `problem` (same dtype, layout
