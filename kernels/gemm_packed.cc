@@ -271,9 +271,9 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   // A prepacked B comes from L3 or memory, not from L2 as a block packed just before does, and
   // a panel's first tile would wait on it: the tiles of each panel prefetch the next panel into
   // L2 meanwhile, each tile one line of every `lines_per_step` its k loop steps over (one k
-  // unroll of the panel), a different one per tile. The vector kernels only: the tile kernels'
-  // k loops take no prefetch distance.
-  const bool prefetch_next_panel = !GemmTypes<X>::kLowPrecision && !packs_b;
+  // unroll of the panel), a different one per tile. The vector kernels only (the f32 / f64
+  // TileCall): the tile kernels' k loops take no prefetch distance.
+  const bool prefetch_next_panel = !packs_b;
   constexpr std::int64_t kLineElements = kCacheLineBytes / std::int64_t{sizeof(B)};
   const std::int64_t lines_per_step =
       std::max<std::int64_t>(1, std::int64_t{config.k_unroll} * nr / kLineElements);
@@ -410,16 +410,15 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
                 tile.SetARowStride(0);
               }
             }
-            if constexpr (!GemmTypes<X>::kLowPrecision) {
-              if (prefetch_next_panel && q + 1 < jr_last) {
-                for (std::int64_t t = 0; ir < mb; ir += mr, ++t) {
-                  tile.SetNextPanel(nr * depth + t % lines_per_step * kLineElements);
-                  run_tile(packed_a + ir * depth, b_panel, q, ic + ir, mb - ir);
+            for (std::int64_t t = 0; ir < mb; ir += mr, ++t) {
+              if constexpr (!GemmTypes<X>::kLowPrecision) {
+                if (prefetch_next_panel) {
+                  tile.SetNextPanel(q + 1 < jr_last ? nr * depth + t % lines_per_step * kLineElements
+                                                    : 0);
                 }
-                tile.SetNextPanel(0);
               }
+              run_tile(packed_a + ir * depth, b_panel, q, ic + ir, mb - ir);
             }
-            for (; ir < mb; ir += mr) run_tile(packed_a + ir * depth, b_panel, q, ic + ir, mb - ir);
           }
           if (shares_packed_a) barrier.ArriveAndWait();  // before the A block is packed again
         }
