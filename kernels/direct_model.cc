@@ -85,16 +85,13 @@ bool TallInPlaceTileFits(const Problem& problem, const CacheBudget& cache, int m
 //   - FMA throughput: mr * nv FMAs on `fma_pipes` (VectorFmasPerCycle for `isa`);
 //   - FMA latency: each accumulator is one chain of k FMAs, kFmaLatency cycles apart, so fewer than
 //     fma_pipes * kFmaLatency accumulators leave the pipes idle;
-//   - loads: mr broadcasts of A and nv vectors of B, kLoadsPerCycle at a time;
-// and each tile call adds kTileCallCycles (call, zeroing, the C update: the whole loop's pipeline
-// fill and drain), which favours fewer, larger tiles when k is short. Tiles with more than
-// AmpleAccumulators pay kCrowdedTileFmaCost on their FMAs: such crowded tiles run their k loops
-// a few percent behind the less crowded ones. The load rate is fitted to the broadcast-heavy
-// tiles, which run slower than two loads per cycle would allow. Tiles that TallInPlaceTileFits
-// rejects are left out where A is read by rows, tiles narrower than `min_vectors` vectors or
-// `min_rows` rows always, and with `whole_panels_only` tiles that do not divide N. The model
-// ranks tiles; it does not predict times. Its picks per machine and the measurements behind
-// these constants: docs/analytical-model.md, step 2.
+//   - loads: mr broadcasts of A and nv vectors of B
+// (TileCyclesPerK), and each tile call adds kTileCallCycles (call, zeroing, the C update: the
+// whole loop's pipeline fill and drain), which favours fewer, larger tiles when k is short.
+// Tiles that TallInPlaceTileFits rejects are left out where A is read by rows, tiles narrower
+// than `min_vectors` vectors or `min_rows` rows always, and with `whole_panels_only` tiles that
+// do not divide N. The model ranks tiles; it does not predict times. Its picks per machine and
+// the measurements behind these constants: docs/analytical-model.md, step 2.
 struct TileChoice {
   Tile tile;
   double cycles = 0.0;  // the model's estimate for the whole problem
@@ -105,10 +102,7 @@ TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Pr
                       IsaLevel isa, int min_vectors = 1, bool whole_panels_only = false,
                       int min_rows = 1) {
   const double fma_pipes = VectorFmasPerCycle(machine, isa);
-  constexpr double kLoadsPerCycle = 1.5;
   constexpr double kTileCallCycles = 40.0;
-  constexpr double kCrowdedTileFmaCost = 1.04;
-  const double ample_accumulators = AmpleAccumulators(fma_pipes);
   const int lanes = VectorLanes(isa, sizeof(T));
   const bool a_by_rows = problem.trans_a == Trans::kNo;
   const double k = static_cast<double>(std::max<std::int64_t>(problem.k, 1));
@@ -133,13 +127,7 @@ TileChoice DirectTile(const Machine& machine, const CacheBudget& cache, const Pr
     }
     // One call of `tile` (the entry or a snug kernel of its partial tiles).
     auto call_cycles = [&](const MicroKernelEntry<T>& tile) {
-      const int vectors = tile.nr / lanes;
-      const int tile_accumulators = tile.mr * vectors;
-      const double fma_cost =
-          tile_accumulators > ample_accumulators ? kCrowdedTileFmaCost : 1.0;
-      const double per_k = std::max({tile_accumulators * fma_cost / fma_pipes, kFmaLatency,
-                                     (tile.mr + vectors) / kLoadsPerCycle});
-      return k * per_k + kTileCallCycles;
+      return k * TileCyclesPerK(tile.mr, tile.nr / lanes, fma_pipes) + kTileCallCycles;
     };
     // Whole tiles, then the partial ones of the last row panel, of the last column panel and
     // their corner, each in the snug kernel the driver runs it with (SnugTiles).

@@ -4,6 +4,7 @@
 // docs/analytical-model.md explains the model. Internal to the kernels library.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/default_config.h"
@@ -67,6 +68,22 @@ inline constexpr double kAmpleAccumulatorsPerChain = 4.0;
 // AVX-512 (one zmm FMA per cycle), 32 with two pipes.
 inline double AmpleAccumulators(double fma_pipes) {
   return kAmpleAccumulatorsPerChain * fma_pipes * kFmaLatency;
+}
+
+// Cycles per k step of a register tile of `mr` rows and `vectors` vectors of accumulators on
+// `fma_pipes` pipes, bound by the slowest of FMA throughput (mr * vectors FMAs), FMA latency
+// (each accumulator is one chain of FMAs kFmaLatency cycles apart) and loads (mr broadcasts of
+// A and `vectors` vectors of B); tiles with more than AmpleAccumulators pay a few percent on
+// their FMAs. The load rate is fitted to the broadcast-heavy tiles, which run slower than two
+// loads per cycle would allow. It ranks tiles; it does not predict times
+// (docs/analytical-model.md, step 2).
+inline double TileCyclesPerK(int mr, int vectors, double fma_pipes) {
+  constexpr double kLoadsPerCycle = 1.5;
+  constexpr double kCrowdedTileFmaCost = 1.04;
+  const int accumulators = mr * vectors;
+  const double fma_cost = accumulators > AmpleAccumulators(fma_pipes) ? kCrowdedTileFmaCost : 1.0;
+  return std::max({accumulators * fma_cost / fma_pipes, kFmaLatency,
+                   (mr + vectors) / kLoadsPerCycle});
 }
 
 // Whether a registry entry is an AMX tile kernel, which the vector register models do not cover.

@@ -1,10 +1,12 @@
 #include "kernels/packed_b.h"
 
 #include <algorithm>
+#include <map>
 #include <new>
 
 #include "kernels/gemm_internal.h"
 #include "kernels/microkernel.h"
+#include "kernels/model_internal.h"
 #include "machine/cpu_features.h"
 
 namespace mmtune {
@@ -22,15 +24,54 @@ bool PackedB<X>::PackedFor(const KernelConfig& config) const {
   return kernel != nullptr && Fits(config, detail::AGroupOf<X>(*kernel));
 }
 
+namespace {
+
+// What a tile shorter than the packed-for one costs beyond the model's cycles: on the Xeon's
+// f32 768x768 weights 4x64 tiles ran 0.91-0.98x the packed-for 6x64 where both compute M rows
+// exactly and 1.07-1.19x where 6x64 pads 11-33% of them (docs/runtime.md, Packed weights).
+constexpr double kShorterTileCost = 1.05;
+
+// The fewest tiles of rows each thread takes where threads split the rows.
+constexpr std::int64_t kMinIcTilesPerThread = 4;
+
+}  // namespace
+
 template <typename X>
-KernelConfig ShortTileConfig(const PackedB<X>& packed, std::int64_t rows) {
+PanelConfigs<X>::PanelConfigs(const PackedB<X>& packed, const Machine& machine)
+    : n_(packed.n()), threads_(packed.config().threads) {
   const KernelConfig& config = packed.config();
-  const int current = packed.a_side() ? config.nr : config.mr;
-  KernelConfig best = config;
-  int best_side = current;
+  const bool a_side = packed.a_side();
+  const int current = a_side ? config.nr : config.mr;
+  const bool splits_either = threads_ > 1 && !a_side &&
+                             (config.parallel_loop == ParallelLoop::kJc ||
+                              config.parallel_loop == ParallelLoop::kIc);
+  const auto* own = FindMicroKernel<X>(config.isa, config.mr, config.nr, config.k_unroll);
+  modelled_ = own != nullptr && !model::IsTileKernel(*own);
+  const double fma_pipes = model::VectorFmasPerCycle(machine, config.isa);
+  const int lanes = VectorLanes(config.isa, GemmTypes<X>::kLowPrecision ? 4 : sizeof(X));
+  auto add = [&](const KernelConfig& tile_config, double extra_cost) {
+    Tile tile;
+    tile.side = a_side ? tile_config.nr : tile_config.mr;
+    tile.cost = model::TileCyclesPerK(tile_config.mr, std::max(1, tile_config.nr / lanes),
+                                      fma_pipes) *
+                extra_cost;
+    tile.jc = tile.ic = configs_.size();
+    configs_.push_back(tile_config);
+    if (splits_either) {
+      KernelConfig other = tile_config;
+      const bool is_ic = tile_config.parallel_loop == ParallelLoop::kIc;
+      other.parallel_loop = is_ic ? ParallelLoop::kJc : ParallelLoop::kIc;
+      (is_ic ? tile.jc : tile.ic) = configs_.size();
+      configs_.push_back(other);
+    }
+    tiles_.push_back(tile);
+  };
+  add(config, 1.0);
+  // One kernel a side shorter than the tile's: the config's own k unroll where that side has it.
+  std::map<int, KernelConfig> shorter;
   for (const auto& entry : MicroKernels<X>(config.isa)) {
-    const int side = packed.a_side() ? entry.nr : entry.mr;
-    if (side < rows || side >= current || side > best_side) continue;
+    const int side = a_side ? entry.nr : entry.mr;
+    if (side >= current) continue;
     KernelConfig candidate = config;
     candidate.mr = entry.mr;
     candidate.nr = entry.nr;
@@ -41,12 +82,44 @@ KernelConfig ShortTileConfig(const PackedB<X>& packed, std::int64_t rows) {
     if constexpr (GemmTypes<X>::kLowPrecision) {
       if (!CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
     }
-    // Of kernels with an equal side, the config's own k unroll.
-    if (side == best_side && candidate.k_unroll != config.k_unroll) continue;
-    best = candidate;
-    best_side = side;
+    auto [kept, added] = shorter.try_emplace(side, candidate);
+    if (!added && kept->second.k_unroll != config.k_unroll &&
+        candidate.k_unroll == config.k_unroll) {
+      kept->second = candidate;
+    }
   }
-  return best;
+  for (const auto& [side, candidate] : shorter) add(candidate, kShorterTileCost);
+}
+
+template <typename X>
+std::size_t PanelConfigs<X>::For(std::int64_t rows) const {
+  rows = std::max<std::int64_t>(rows, 1);
+  std::size_t best = 0;
+  auto tiles_of = [&](const Tile& tile) { return (rows + tile.side - 1) / tile.side; };
+  for (std::size_t i = 1; i < tiles_.size(); ++i) {
+    const Tile& tile = tiles_[i];
+    const Tile& chosen = tiles_[best];
+    if (!modelled_) {
+      if (tile.side >= rows && tile.side < chosen.side) best = i;
+      continue;
+    }
+    const double cost = static_cast<double>(tiles_of(tile)) * tile.cost;
+    const double chosen_cost = static_cast<double>(tiles_of(chosen)) * chosen.cost;
+    const std::int64_t computed = tiles_of(tile) * tile.side;
+    const std::int64_t chosen_computed = tiles_of(chosen) * chosen.side;
+    constexpr double kTie = 1e-9;
+    const bool cheaper = cost < chosen_cost * (1 - kTie);
+    const bool level = !cheaper && cost <= chosen_cost * (1 + kTie);
+    if (cheaper || (level && (computed < chosen_computed ||
+                              (computed == chosen_computed && tile.side > chosen.side)))) {
+      best = i;
+    }
+  }
+  const Tile& tile = tiles_[best];
+  const bool rows_split = modelled_ && 2 * rows >= n_ &&
+                          rows >= static_cast<std::int64_t>(threads_) * tile.side *
+                                      kMinIcTilesPerThread;
+  return rows_split ? tile.ic : tile.jc;
 }
 
 template <typename X>
@@ -58,9 +131,9 @@ template class PackedB<float>;
 template class PackedB<double>;
 template class PackedB<Bf16Gemm>;
 template class PackedB<S8Gemm>;
-template KernelConfig ShortTileConfig(const PackedB<float>&, std::int64_t);
-template KernelConfig ShortTileConfig(const PackedB<double>&, std::int64_t);
-template KernelConfig ShortTileConfig(const PackedB<Bf16Gemm>&, std::int64_t);
-template KernelConfig ShortTileConfig(const PackedB<S8Gemm>&, std::int64_t);
+template class PanelConfigs<float>;
+template class PanelConfigs<double>;
+template class PanelConfigs<Bf16Gemm>;
+template class PanelConfigs<S8Gemm>;
 
 }  // namespace mmtune

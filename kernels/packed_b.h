@@ -6,9 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "kernels/gemm_types.h"
 #include "kernels/kernel_config.h"
+#include "machine/machine.h"
 #include "mmtune/types.h"
 
 namespace mmtune {
@@ -62,13 +64,43 @@ class PackedB {
   std::unique_ptr<B, Free> data_;  // 64-byte aligned
 };
 
-// The config that runs GEMMs of `rows` rows (M) on `packed` fastest by the tile: `packed`'s
-// config with the tile's free side (mr for B panels, nr for A panels) cut to the smallest
-// registered kernel that covers `rows` and reads the same panels (PackedFor) on this CPU, and
-// blocks that stay multiples of it; the config itself where no such kernel is smaller. A
-// decode step (M = 1) then computes one row of each tile, not mr.
+// The configs that run GEMMs on the panels of one PackedB, and which of them runs a GEMM of a
+// given M. Each is the packed-for config with the tile's free side (mr for B panels, nr for A
+// panels) cut to a registered kernel no longer than the tile's that reads the same panels
+// (PackedFor) on this CPU, blocks kept multiples of it; and, where threads split the columns
+// (jc) or the rows (ic) of a GEMM on B panels, with either split.
+//
+// For M rows, the vector tiles are ranked by the model's cycles per k step (TileCyclesPerK)
+// times the tiles M takes, the packed-for tile's own rows counted as they come and a shorter
+// tile's kShorterTileCost more: a decode step (M = 1) computes one row of each tile, not mr,
+// and 32 rows run four-row tiles instead of computing 36 rows of six-row ones, while M a
+// multiple of the tile keeps it. AMX tile kernels (outside the model) take the shortest kernel
+// that covers M where M is shorter than the tile. Threads split the rows where M is at least
+// half of N (each thread reads all of the panels once, where jc repeats A's packing on every
+// thread) and gives each thread kMinIcTilesPerThread tiles, the columns elsewhere
+// (docs/runtime.md, Packed weights).
 template <typename X>
-KernelConfig ShortTileConfig(const PackedB<X>& packed, std::int64_t rows);
+class PanelConfigs {
+ public:
+  PanelConfigs(const PackedB<X>& packed, const Machine& machine);
+  // configs()[0] is the packed-for config.
+  const std::vector<KernelConfig>& configs() const { return configs_; }
+  // The index in configs() of the one that runs a GEMM of `rows` rows (M >= 1).
+  std::size_t For(std::int64_t rows) const;
+
+ private:
+  struct Tile {
+    int side = 0;         // mr (B panels) or nr (A panels)
+    double cost = 0.0;    // cycles per k step of one tile, kShorterTileCost included
+    std::size_t jc = 0;   // its configs() with threads splitting columns (or as packed for)
+    std::size_t ic = 0;   // ... rows (== jc where the split stays)
+  };
+  std::vector<KernelConfig> configs_;
+  std::vector<Tile> tiles_;  // tiles_[0]: the packed-for tile
+  std::int64_t n_ = 0;
+  int threads_ = 1;
+  bool modelled_ = false;  // vector tiles (TileCyclesPerK); else AMX tiles
+};
 
 extern template class PackedB<float>;
 extern template class PackedB<double>;

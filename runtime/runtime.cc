@@ -952,10 +952,13 @@ struct PackedWeights<T>::Impl {
   std::int64_t n = 0;
   LookupReport lookup;
   // Panels:
-  std::optional<PlanAndSolo<X>> plans;  // the config the weights were packed for
-  // [rows - 1]: the plans of GEMMs shorter than the config's tile (ShortTileConfig).
-  std::vector<PlanAndSolo<X>> short_plans;
   std::optional<PackedB<X>> packed;
+  // The configs that read them, [0] the one they were packed for, and a plan of each.
+  std::optional<PanelConfigs<X>> configs;
+  std::vector<PlanAndSolo<X>> plans;
+  // The rows of GEMMs that run configs[0] whatever PanelConfigs::For says: the M it was tuned
+  // for, where the lookup found a winner tuned on this shape or its range; else 0.
+  std::int64_t tuned_rows = 0;
   TeamOrAlone team_or_alone;
   ThreadPool* pool = nullptr;
   // int8 weights: the column sums of op(B) modulo 2^32, for A's zero point (DequantizedWith).
@@ -977,9 +980,7 @@ struct PackedWeights<T>::Impl {
 
   // The panels' GEMM (not for a copy).
   Status Execute(const GemmArgs<X>& args) const {
-    const bool short_call = args.m >= 1 && args.m <= static_cast<std::int64_t>(short_plans.size());
-    const PlanAndSolo<X>& chosen =
-        short_call ? short_plans[static_cast<std::size_t>(args.m - 1)] : *plans;
+    const PlanAndSolo<X>& chosen = plans[args.m == tuned_rows ? 0 : configs->For(args.m)];
     return RunWithPoolOrAlone(chosen.plan, chosen.solo, team_or_alone,
                               [&](const GemmPlan<X>& with) {
                                 return with.Run(args, *packed, *pool);
@@ -1084,18 +1085,18 @@ Result<PackedWeights<T>> Runtime::Impl::PackWeights(Layout layout, Trans trans_b
     keep_column_sums();
     return PackedWeights<T>(std::move(impl));
   }
-  auto plans = PlanAndSolo<X>::Create(found.config);
-  if (!plans) return plans.error();
-  auto packed = plans->plan.PackB(layout, trans_b, n, k, b, ldb);
+  auto packer = GemmPlan<X>::Create(found.config);
+  if (!packer) return packer.error();
+  auto packed = packer->PackB(layout, trans_b, n, k, b, ldb);
   if (!packed) return packed.error();
-  // Calls with fewer rows than the tile has run a shorter tile on the same panels.
-  const int free_side = packed->a_side() ? found.config.nr : found.config.mr;
-  for (int rows = 1; rows < free_side; ++rows) {
-    auto short_plans = PlanAndSolo<X>::Create(ShortTileConfig(*packed, rows));
-    if (!short_plans) return short_plans.error();
-    impl->short_plans.push_back(std::move(*short_plans));
+  // Calls of other rows may run another tile or split on the same panels.
+  impl->configs.emplace(*packed, machine);
+  for (const KernelConfig& config : impl->configs->configs()) {
+    auto plans = PlanAndSolo<X>::Create(config);
+    if (!plans) return plans.error();
+    impl->plans.push_back(std::move(*plans));
   }
-  impl->plans.emplace(std::move(*plans));
+  if (found.tier == LookupTier::kExact || found.tier == LookupTier::kBucket) impl->tuned_rows = m;
   impl->packed.emplace(std::move(*packed));
   impl->pool = pool;
   keep_column_sums();

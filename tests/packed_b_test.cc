@@ -21,6 +21,7 @@
 #include "kernels/packed_b.h"
 #include "mmtune/bf16.h"
 #include "small_integers.h"
+#include "synthetic_machine.h"
 
 namespace mmtune {
 namespace {
@@ -160,61 +161,100 @@ void CheckEveryKernel() {
   }
 }
 
-// GEMMs shorter than the tile run ShortTileConfig's kernel on the panels packed for the tile.
+// Every config PanelConfigs offers reads the panels and runs exactly, whatever the rows: fewer
+// than the tile, more, and multiples of it, on one and two threads.
 template <typename X>
-void CheckShortTiles() {
+void CheckPanelConfigs() {
   std::mt19937 rng(5);
+  const Machine machine = testing::SyntheticZen5Machine();
   int shortened = 0;
-  for (const KernelConfig& config : RunnablePackedConfigs<X>()) {
-    auto packer = GemmPlan<X>::Create(config);
-    ASSERT_TRUE(packer.ok());
-    for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
-      const bool a_side = !GemmTypes<X>::kLowPrecision && layout == Layout::kColMajor;
-      const int side = a_side ? config.nr : config.mr;
-      for (int rows = 1; rows < side; ++rows) {
+  int split_rows = 0;
+  for (KernelConfig config : RunnablePackedConfigs<X>()) {
+    for (int threads : {1, 2}) {
+      config.threads = threads;
+      config.parallel_loop = ParallelLoop::kJc;
+      auto packer = GemmPlan<X>::Create(config);
+      ASSERT_TRUE(packer.ok());
+      for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+        const bool a_side = !GemmTypes<X>::kLowPrecision && layout == Layout::kColMajor;
+        const int side = a_side ? config.nr : config.mr;
         std::vector<typename GemmTypes<X>::B> b(64 * 64);
         auto packed = packer->PackB(layout, Trans::kNo, 29, 37, b.data(), 64);
         ASSERT_TRUE(packed.ok());
-        const KernelConfig short_tile = ShortTileConfig(*packed, rows);
-        SCOPED_TRACE(config.ToString() + " -> " + short_tile.ToString() + " for " +
-                     std::to_string(rows) + " rows, " + ToString(layout));
-        EXPECT_TRUE(packed->PackedFor(short_tile));
-        const int short_side = a_side ? short_tile.nr : short_tile.mr;
-        EXPECT_GE(short_side, rows);
-        EXPECT_LE(short_side, side);
-        if (short_side < side) ++shortened;
-        // The kernel with the fewest rows (columns) that covers them and reads these panels.
-        for (const auto& entry : MicroKernels<X>(config.isa)) {
-          const int entry_side = a_side ? entry.nr : entry.mr;
-          const int width = a_side ? entry.mr : entry.nr;
-          KernelConfig other = short_tile;
-          other.mr = entry.mr;
-          other.nr = entry.nr;
-          other.k_unroll = entry.k_unroll;
-          if (entry_side >= rows && entry_side < short_side &&
-              width == (a_side ? config.mr : config.nr) && packed->PackedFor(other)) {
-            ADD_FAILURE() << "a shorter kernel reads the panels: " << other.ToString();
-          }
+        const PanelConfigs<X> panel_configs(*packed, machine);
+        ASSERT_FALSE(panel_configs.configs().empty());
+        EXPECT_EQ(panel_configs.configs().front(), packed->config());
+        for (int rows : {1, 2, 3, side - 1, side, side + 1, 2 * side + 1, 4 * side, 9 * side + 1}) {
+          if (rows < 1) continue;
+          const KernelConfig& chosen = panel_configs.configs().at(panel_configs.For(rows));
+          SCOPED_TRACE(config.ToString() + " -> " + chosen.ToString() + " for " +
+                       std::to_string(rows) + " rows, " + ToString(layout));
+          EXPECT_TRUE(packed->PackedFor(chosen));
+          const int chosen_side = a_side ? chosen.nr : chosen.mr;
+          EXPECT_LE(chosen_side, side);
+          if (chosen_side < side) ++shortened;
+          if (chosen.parallel_loop == ParallelLoop::kIc) ++split_rows;
+          auto runner = GemmPlan<X>::Create(chosen);
+          ASSERT_TRUE(runner.ok()) << runner.error().message;
+          using Scalar = typename GemmTypes<X>::Scalar;
+          ExpectPackedRunExact(*packer, *runner,
+                               Problem3<X>{layout, Trans::kNo, Trans::kYes, rows, 29, 37,
+                                           Scalar(2), Scalar(0)},
+                               rng);
+          if (::testing::Test::HasFailure()) return;
         }
-        auto runner = GemmPlan<X>::Create(short_tile);
-        ASSERT_TRUE(runner.ok()) << runner.error().message;
-        using Scalar = typename GemmTypes<X>::Scalar;
-        ExpectPackedRunExact(*packer, *runner,
-                             Problem3<X>{layout, Trans::kNo, Trans::kYes, rows, 29, 37,
-                                         Scalar(2), Scalar(0)},
-                             rng);
-        if (::testing::Test::HasFailure()) return;
       }
     }
   }
-  // Every registry has tiles of one width and several heights.
+  // Every registry has tiles of one width and several heights; a tall call on two threads
+  // splits the rows of 37 columns.
   EXPECT_GT(shortened, 0);
+  EXPECT_GT(split_rows, 0);
 }
 
-TEST(PackedBTest, F32ShortTilesExact) { CheckShortTiles<float>(); }
-TEST(PackedBTest, F64ShortTilesExact) { CheckShortTiles<double>(); }
-TEST(PackedBTest, Bf16ShortTilesExact) { CheckShortTiles<Bf16Gemm>(); }
-TEST(PackedBTest, S8ShortTilesExact) { CheckShortTiles<S8Gemm>(); }
+TEST(PackedBTest, F32PanelConfigsExact) { CheckPanelConfigs<float>(); }
+TEST(PackedBTest, F64PanelConfigsExact) { CheckPanelConfigs<double>(); }
+TEST(PackedBTest, Bf16PanelConfigsExact) { CheckPanelConfigs<Bf16Gemm>(); }
+TEST(PackedBTest, S8PanelConfigsExact) { CheckPanelConfigs<S8Gemm>(); }
+
+// The rows of a call pick the tile by the model on a core with two zmm FMA pipes: f32 6x64
+// weights run one row of a decode step, four-row tiles where six-row ones would pad 32 rows to
+// 36 (or 40 to 42: level by the model, and fewer rows computed), and their own tile on
+// multiples of six and where it pads little (64 to 66); two threads split the
+// rows where M is at least half of N, the columns of wide weights.
+TEST(PackedBTest, RowsPickTheTileAndTheSplitOnTwoZmmPipes) {
+  KernelConfig config;
+  config.family = KernelFamily::kPacked;
+  config.isa = IsaLevel::kAvx512;
+  config.mr = 6;
+  config.nr = 64;
+  config.kc = 256;
+  config.mc = 96;
+  config.nc = 768;
+  config.threads = 2;
+  config.parallel_loop = ParallelLoop::kJc;
+  auto packer = GemmPlan<float>::Create(config);
+  if (!packer.ok()) GTEST_SKIP() << "this CPU runs no AVX-512 f32 kernels";
+  const std::int64_t k = 256;
+  const std::int64_t n = 768;
+  std::vector<float> b(static_cast<std::size_t>(k * n), 1.0f);
+  auto packed = packer->PackB(Layout::kRowMajor, Trans::kNo, n, k, b.data(), n);
+  ASSERT_TRUE(packed.ok());
+  const PanelConfigs<float> panel_configs(*packed, testing::SyntheticZen5Machine());
+  auto chosen = [&](std::int64_t rows) { return panel_configs.configs()[panel_configs.For(rows)]; };
+  EXPECT_EQ(chosen(1).mr, 1);
+  EXPECT_EQ(chosen(4).mr, 4);
+  EXPECT_EQ(chosen(5).mr, 6);
+  for (std::int64_t rows : {8, 16, 20, 32, 40}) EXPECT_EQ(chosen(rows).mr, 4) << rows << " rows";
+  for (std::int64_t rows : {6, 12, 24, 48, 64, 96, 128}) {
+    EXPECT_EQ(chosen(rows).mr, 6) << rows << " rows";
+    EXPECT_EQ(chosen(rows).parallel_loop, ParallelLoop::kJc) << rows << " rows";
+  }
+  EXPECT_EQ(chosen(384).parallel_loop, ParallelLoop::kIc);
+  EXPECT_EQ(chosen(384).mr, 6);
+  EXPECT_EQ(chosen(383).parallel_loop, ParallelLoop::kJc);
+  for (std::int64_t rows : {1, 32, 384}) EXPECT_EQ(chosen(rows).nr, 64);
+}
 
 TEST(PackedBTest, F32EveryKernelExact) { CheckEveryKernel<float>(); }
 TEST(PackedBTest, F64EveryKernelExact) { CheckEveryKernel<double>(); }
