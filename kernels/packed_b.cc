@@ -31,6 +31,12 @@ namespace {
 // exactly and 1.07-1.19x where 6x64 pads 11-33% of them (docs/runtime.md, Packed weights).
 constexpr double kShorterTileCost = 1.05;
 
+// How many times the accumulators the FMA latency needs a shorter tile must hold to run calls
+// of more rows than the packed-for tile has: 2x64 f32 tiles on two zmm pipes, at the latency
+// and the load bounds at once, ran 0.6x the 6x64 tile's speed on 9 to 50 rows where the model
+// ranks them level.
+constexpr double kRoomyLatencyChains = 2.0;
+
 // The fewest tiles of rows each thread takes where threads split the rows.
 constexpr std::int64_t kMinIcTilesPerThread = 4;
 
@@ -52,9 +58,9 @@ PanelConfigs<X>::PanelConfigs(const PackedB<X>& packed, const Machine& machine)
   auto add = [&](const KernelConfig& tile_config, double extra_cost) {
     Tile tile;
     tile.side = a_side ? tile_config.nr : tile_config.mr;
-    tile.cost = model::TileCyclesPerK(tile_config.mr, std::max(1, tile_config.nr / lanes),
-                                      fma_pipes) *
-                extra_cost;
+    const int vectors = std::max(1, tile_config.nr / lanes);
+    tile.cost = model::TileCyclesPerK(tile_config.mr, vectors, fma_pipes) * extra_cost;
+    tile.roomy = tile_config.mr * vectors >= kRoomyLatencyChains * model::kFmaLatency * fma_pipes;
     tile.jc = tile.ic = configs_.size();
     configs_.push_back(tile_config);
     if (splits_either) {
@@ -96,13 +102,15 @@ std::size_t PanelConfigs<X>::For(std::int64_t rows) const {
   rows = std::max<std::int64_t>(rows, 1);
   std::size_t best = 0;
   auto tiles_of = [&](const Tile& tile) { return (rows + tile.side - 1) / tile.side; };
+  const bool short_call = rows < tiles_.front().side;
   for (std::size_t i = 1; i < tiles_.size(); ++i) {
     const Tile& tile = tiles_[i];
     const Tile& chosen = tiles_[best];
-    if (!modelled_) {
+    if (short_call || !modelled_) {
       if (tile.side >= rows && tile.side < chosen.side) best = i;
       continue;
     }
+    if (!tile.roomy) continue;
     const double cost = static_cast<double>(tiles_of(tile)) * tile.cost;
     const double chosen_cost = static_cast<double>(tiles_of(chosen)) * chosen.cost;
     const std::int64_t computed = tiles_of(tile) * tile.side;

@@ -70,15 +70,15 @@ class PackedB {
 // (PackedFor) on this CPU, blocks kept multiples of it; and, where threads split the columns
 // (jc) or the rows (ic) of a GEMM on B panels, with either split.
 //
-// For M rows, the vector tiles are ranked by the model's cycles per k step (TileCyclesPerK)
-// times the tiles M takes, the packed-for tile's own rows counted as they come and a shorter
-// tile's kShorterTileCost more: a decode step (M = 1) computes one row of each tile, not mr,
-// and 32 rows run four-row tiles instead of computing 36 rows of six-row ones, while M a
-// multiple of the tile keeps it. AMX tile kernels (outside the model) take the shortest kernel
-// that covers M where M is shorter than the tile. Threads split the rows where M is at least
-// half of N (each thread reads all of the panels once, where jc repeats A's packing on every
-// thread) and gives each thread kMinIcTilesPerThread tiles, the columns elsewhere
-// (docs/runtime.md, Packed weights).
+// M shorter than the packed-for tile runs the shortest kernel that covers it: a decode step
+// (M = 1) computes one row of each tile, not mr. Longer M runs the vector tile the model ranks
+// first by its cycles per k step (TileCyclesPerK) times the tiles M takes, a shorter tile's
+// charged kShorterTileCost more and taken only with twice the accumulators the FMA latency
+// needs: 32 rows run four-row tiles instead of computing 36 rows of six-row ones, while M a
+// multiple of the tile keeps it. AMX tile kernels (outside the model) keep the packed-for
+// tile from its rows up. Threads split the rows where M is at least half of N (each thread
+// reads all of the panels once, where jc repeats A's packing on every thread) and gives each
+// thread kMinIcTilesPerThread tiles, the columns elsewhere (docs/runtime.md, Packed weights).
 template <typename X>
 class PanelConfigs {
  public:
@@ -92,6 +92,7 @@ class PanelConfigs {
   struct Tile {
     int side = 0;         // mr (B panels) or nr (A panels)
     double cost = 0.0;    // cycles per k step of one tile, kShorterTileCost included
+    bool roomy = false;   // enough accumulators to run calls longer than the packed-for tile
     std::size_t jc = 0;   // its configs() with threads splitting columns (or as packed for)
     std::size_t ic = 0;   // ... rows (== jc where the split stays)
   };

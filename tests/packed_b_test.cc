@@ -220,7 +220,8 @@ TEST(PackedBTest, S8PanelConfigsExact) { CheckPanelConfigs<S8Gemm>(); }
 // The rows of a call pick the tile by the model on a core with two zmm FMA pipes: f32 6x64
 // weights run one row of a decode step, four-row tiles where six-row ones would pad 32 rows to
 // 36 (or 40 to 42: level by the model, and fewer rows computed), and their own tile on
-// multiples of six and where it pads little (64 to 66); two threads split the
+// multiples of six, where it pads little (64 to 66), and where only a two-row tile, short of
+// accumulators, would pad less (9, 10, 50); two threads split the
 // rows where M is at least half of N, the columns of wide weights.
 TEST(PackedBTest, RowsPickTheTileAndTheSplitOnTwoZmmPipes) {
   KernelConfig config;
@@ -245,8 +246,10 @@ TEST(PackedBTest, RowsPickTheTileAndTheSplitOnTwoZmmPipes) {
   EXPECT_EQ(chosen(1).mr, 1);
   EXPECT_EQ(chosen(4).mr, 4);
   EXPECT_EQ(chosen(5).mr, 6);
-  for (std::int64_t rows : {8, 16, 20, 32, 40}) EXPECT_EQ(chosen(rows).mr, 4) << rows << " rows";
-  for (std::int64_t rows : {6, 12, 24, 48, 64, 96, 128}) {
+  for (std::int64_t rows : {7, 8, 13, 16, 20, 32, 40}) {
+    EXPECT_EQ(chosen(rows).mr, 4) << rows << " rows";
+  }
+  for (std::int64_t rows : {6, 9, 10, 12, 24, 48, 50, 64, 96, 128}) {
     EXPECT_EQ(chosen(rows).mr, 6) << rows << " rows";
     EXPECT_EQ(chosen(rows).parallel_loop, ParallelLoop::kJc) << rows << " rows";
   }
