@@ -62,6 +62,7 @@ void RunLookup(const LookupOptions& options, Context& context) {
         {"tuned_problem", tuned ? nlohmann::json(report.tuned.ToString()) : nlohmann::json()},
         {"bucket_range", report.bucket_range.empty() ? nlohmann::json()
                                                      : nlohmann::json(report.bucket_range)},
+        {"runs", report.runs_text.empty() ? nlohmann::json() : nlohmann::json(report.runs_text)},
         {"gflops", tuned ? nlohmann::json(report.gflops) : nlohmann::json()},
         {"fingerprint", machine->fingerprint},
         {"winners_loaded", (*runtime)->winners_loaded()},
@@ -106,8 +107,12 @@ void RunLookup(const LookupOptions& options, Context& context) {
       }
       break;
   }
-  *context.out << "  config:  " << report.config_text << "\n"
-               << "  threads: " << report.threads << " of " << (*runtime)->max_threads()
+  *context.out << "  config:  " << report.config_text << "\n";
+  if (!report.runs_text.empty()) {
+    *context.out << "  runs:    " << report.runs_text << " (a GEMM of " << problem.m
+                 << (problem.m == 1 ? " row" : " rows") << " on the panels of that config)\n";
+  }
+  *context.out << "  threads: " << report.threads << " of " << (*runtime)->max_threads()
                << " allowed (" << report.threads_reason << ")\n"
                << "  speed:   "
                << (tuned ? gflops.str() + " GFLOP/s measured on " + report.tuned.ToString()

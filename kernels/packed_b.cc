@@ -44,15 +44,21 @@ constexpr std::int64_t kMinIcTilesPerThread = 4;
 
 template <typename X>
 PanelConfigs<X>::PanelConfigs(const PackedB<X>& packed, const Machine& machine)
-    : n_(packed.n()), threads_(packed.config().threads) {
-  const KernelConfig& config = packed.config();
-  const bool a_side = packed.a_side();
+    : PanelConfigs(packed.config(), packed.n(), packed.a_side(), machine) {}
+
+template <typename X>
+PanelConfigs<X>::PanelConfigs(const KernelConfig& config, std::int64_t n, bool a_side,
+                              const Machine& machine)
+    : n_(n), threads_(config.threads) {
   const int current = a_side ? config.nr : config.mr;
   const bool splits_either = threads_ > 1 && !a_side &&
                              (config.parallel_loop == ParallelLoop::kJc ||
                               config.parallel_loop == ParallelLoop::kIc);
   const auto* own = FindMicroKernel<X>(config.isa, config.mr, config.nr, config.k_unroll);
   modelled_ = own != nullptr && !model::IsTileKernel(*own);
+  // A kernel reads the panels where it packs k in the same runs as the config's kernel: the
+  // ISA, the panel width and the k block are the config's (PackedB::PackedFor).
+  const int a_group = own != nullptr ? detail::AGroupOf<X>(*own) : 0;
   const double fma_pipes = model::VectorFmasPerCycle(machine, config.isa);
   const int lanes = VectorLanes(config.isa, GemmTypes<X>::kLowPrecision ? 4 : sizeof(X));
   auto add = [&](const KernelConfig& tile_config, double extra_cost) {
@@ -84,7 +90,11 @@ PanelConfigs<X>::PanelConfigs(const PackedB<X>& packed, const Machine& machine)
     candidate.k_unroll = entry.k_unroll;
     candidate.mc = static_cast<int>(detail::RoundUp(config.mc, entry.mr));
     candidate.nc = static_cast<int>(detail::RoundUp(config.nc, entry.nr));
-    if (!packed.PackedFor(candidate) || !candidate.ValidateFor(GemmTypes<X>::kDType)) continue;
+    const int width = a_side ? entry.mr : entry.nr;
+    if (width != (a_side ? config.mr : config.nr) || detail::AGroupOf<X>(entry) != a_group ||
+        !candidate.ValidateFor(GemmTypes<X>::kDType)) {
+      continue;
+    }
     if constexpr (GemmTypes<X>::kLowPrecision) {
       if (!CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
     }
@@ -128,6 +138,30 @@ std::size_t PanelConfigs<X>::For(std::int64_t rows) const {
                           rows >= static_cast<std::int64_t>(threads_) * tile.side *
                                       kMinIcTilesPerThread;
   return rows_split ? tile.ic : tile.jc;
+}
+
+namespace {
+
+template <typename X>
+KernelConfig PanelCallConfigOf(const KernelConfig& packed_for, const Problem& problem,
+                               const Machine& machine) {
+  const bool a_side = !GemmTypes<X>::kLowPrecision && problem.layout == Layout::kColMajor;
+  const PanelConfigs<X> configs(packed_for, problem.n, a_side, machine);
+  return configs.configs()[configs.For(problem.m)];
+}
+
+}  // namespace
+
+KernelConfig PanelCallConfig(const KernelConfig& packed_for, const Problem& problem,
+                             const Machine& machine) {
+  if (packed_for.family != KernelFamily::kPacked) return packed_for;
+  switch (problem.dtype) {
+    case DType::kF32: return PanelCallConfigOf<float>(packed_for, problem, machine);
+    case DType::kF64: return PanelCallConfigOf<double>(packed_for, problem, machine);
+    case DType::kBF16: return PanelCallConfigOf<Bf16Gemm>(packed_for, problem, machine);
+    case DType::kS8: return PanelCallConfigOf<S8Gemm>(packed_for, problem, machine);
+  }
+  return packed_for;
 }
 
 template <typename X>

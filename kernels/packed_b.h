@@ -83,6 +83,9 @@ template <typename X>
 class PanelConfigs {
  public:
   PanelConfigs(const PackedB<X>& packed, const Machine& machine);
+  // The configs for the panels `config` packs of a K x N B (`a_side`: as a column-major f32 /
+  // f64 problem's, see PackedB::a_side), with or without them at hand.
+  PanelConfigs(const KernelConfig& config, std::int64_t n, bool a_side, const Machine& machine);
   // configs()[0] is the packed-for config.
   const std::vector<KernelConfig>& configs() const { return configs_; }
   // The index in configs() of the one that runs a GEMM of `rows` rows (M >= 1).
@@ -102,6 +105,12 @@ class PanelConfigs {
   int threads_ = 1;
   bool modelled_ = false;  // vector tiles (TileCyclesPerK); else AMX tiles
 };
+
+// The config that a GEMM of `problem` (dtype, layout, M and N) runs on the panels `packed_for`
+// packs of its B: PanelConfigs' choice for M; `packed_for` itself where it is not of the packed
+// family. For people and tools (`mmtune lookup --packed-b`).
+KernelConfig PanelCallConfig(const KernelConfig& packed_for, const Problem& problem,
+                             const Machine& machine);
 
 extern template class PackedB<float>;
 extern template class PackedB<double>;

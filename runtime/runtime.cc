@@ -220,6 +220,12 @@ LookupReport ReportOf(const Lookup& found) {
   return report;
 }
 
+// Whether GEMMs of the M that weights were packed for run the config found for them as it is: a
+// winner tuned on their shape or its range. Others run PanelConfigs' choice for their M.
+bool RunsAsTuned(LookupTier tier) {
+  return tier == LookupTier::kExact || tier == LookupTier::kBucket;
+}
+
 // The GEMM whose B elements are T (mmtune/runtime.h's PackedWeights).
 template <typename T>
 struct GemmOfB {
@@ -809,7 +815,15 @@ Status Runtime::GemmBatch(Layout layout, Trans trans_a, Trans trans_b, std::int6
 LookupReport Runtime::Lookup(const Problem& problem) const {
   Problem asked = problem;
   asked.threads = impl_->max_threads;
-  if (asked.form == CallForm::kPackedB) return ReportOf(impl_->FindPackedWeights(asked));
+  if (asked.form == CallForm::kPackedB) {
+    const mmtune::Lookup found = impl_->FindPackedWeights(asked);
+    LookupReport report = ReportOf(found);
+    if (!RunsAsTuned(found.tier)) {
+      const KernelConfig runs = PanelCallConfig(found.config, asked, impl_->machine);
+      if (runs != found.config) report.runs_text = runs.ToString();
+    }
+    return report;
+  }
   if (asked.batch > 1) {
     // What GemmBatch runs with a batch of this count.
     const std::int64_t count = asked.batch;
@@ -956,8 +970,8 @@ struct PackedWeights<T>::Impl {
   // The configs that read them, [0] the one they were packed for, and a plan of each.
   std::optional<PanelConfigs<X>> configs;
   std::vector<PlanAndSolo<X>> plans;
-  // The rows of GEMMs that run configs[0] whatever PanelConfigs::For says: the M it was tuned
-  // for, where the lookup found a winner tuned on this shape or its range; else 0.
+  // The rows of GEMMs that run configs[0] whatever PanelConfigs::For says: the M it was found
+  // for, where it RunsAsTuned; else 0.
   std::int64_t tuned_rows = 0;
   TeamOrAlone team_or_alone;
   ThreadPool* pool = nullptr;
@@ -1096,7 +1110,7 @@ Result<PackedWeights<T>> Runtime::Impl::PackWeights(Layout layout, Trans trans_b
     if (!plans) return plans.error();
     impl->plans.push_back(std::move(*plans));
   }
-  if (found.tier == LookupTier::kExact || found.tier == LookupTier::kBucket) impl->tuned_rows = m;
+  if (RunsAsTuned(found.tier)) impl->tuned_rows = m;
   impl->packed.emplace(std::move(*packed));
   impl->pool = pool;
   keep_column_sums();

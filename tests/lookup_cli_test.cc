@@ -85,6 +85,38 @@ TEST(LookupCliTest, WithoutADbTheDefaultAnswers) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/mmtune.db"));
 }
 
+// Weights for decode steps take panels of a tile of several rows, and a GEMM of one row on
+// them runs a one-row kernel of the same panel width: `lookup --packed-b` shows both. A plain
+// call, which runs its config as it is, shows no second config.
+TEST(LookupCliTest, WeightsShowTheConfigACallOfTheirRowsRuns) {
+  const std::string dir = FreshTestDir("lookup_weights_runs");
+  const RunResult weights = RunMmtune("lookup --shape 1x512x512 --threads 1 --packed-b --json",
+                                      "-C '" + dir + "'");
+  ASSERT_EQ(weights.exit_code, 0) << weights.err;
+  const nlohmann::json doc = nlohmann::json::parse(weights.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << weights.out;
+  ASSERT_TRUE(doc["runs"].is_string()) << weights.out;
+  const auto config = doc["config"];
+  EXPECT_EQ(config["family"], "packed") << weights.out;
+  EXPECT_GT(config["mr"].get<int>(), 1) << weights.out;
+  const std::string panel_width = " 1x" + std::to_string(config["nr"].get<int>()) + " ";
+  EXPECT_NE(doc["runs"].get<std::string>().find(panel_width), std::string::npos)
+      << weights.out;
+  const RunResult text = RunMmtune("lookup --shape 1x512x512 --threads 1 --packed-b",
+                                   "-C '" + dir + "'");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  runs:    " + doc["runs"].get<std::string>() +
+                          " (a GEMM of 1 row on the panels of that config)\n"),
+            std::string::npos)
+      << text.out;
+  const RunResult plain = RunMmtune("lookup --shape 1x512x512 --threads 1 --json",
+                                    "-C '" + dir + "'");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const nlohmann::json plain_doc = nlohmann::json::parse(plain.out, nullptr, false);
+  ASSERT_TRUE(plain_doc.is_object()) << plain.out;
+  EXPECT_TRUE(plain_doc["runs"].is_null()) << plain.out;
+}
+
 TEST(LookupCliTest, BadInputIsOneLineAndTheFileStaysAsItWas) {
   const std::string dir = FreshTestDir("lookup_bad");
   ExpectOneLineError(RunMmtune("lookup --db '" + dir + "/missing.db' --shape 2x2x2"), 1);

@@ -69,6 +69,10 @@ struct LookupReport {
   std::string threads_reason;  // why that many, in a phrase (`mmtune lookup` prints it)
   // bucket: the tuned range and its bucket policy, e.g. "1..2048x4096x4096 (pow2)"; else empty.
   std::string bucket_range;
+  // Packed weights (CallForm::kPackedB) held as panels: the config a GEMM of the problem's M
+  // runs on them, where it is not `config_text` (another tile or split of the threads on the
+  // same panels: docs/runtime.md, Packed weights); else empty.
+  std::string runs_text;
 };
 
 // One GEMM problem fixed in advance (layout, transposes, M, N, K, leading dimensions, alpha,
