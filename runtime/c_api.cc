@@ -91,9 +91,11 @@ int64_t CopyLookupJson(const char* routine, const mmtune::LookupReport& report, 
                         {"threads_reason", report.threads_reason},
                         {"tuned", nullptr},
                         {"bucket_range", nullptr},
+                        {"runs", nullptr},
                         {"gflops", report.gflops}};
   if (report.tier != mmtune::LookupTier::kDefault) out["tuned"] = report.tuned.ToString();
   if (!report.bucket_range.empty()) out["bucket_range"] = report.bucket_range;
+  if (!report.runs_text.empty()) out["runs"] = report.runs_text;
   const std::string text = out.dump();
   if (size > 0) {
     const std::size_t copied = std::min(text.size(), static_cast<std::size_t>(size - 1));

@@ -1110,7 +1110,12 @@ Result<PackedWeights<T>> Runtime::Impl::PackWeights(Layout layout, Trans trans_b
     if (!plans) return plans.error();
     impl->plans.push_back(std::move(*plans));
   }
-  if (RunsAsTuned(found.tier)) impl->tuned_rows = m;
+  if (RunsAsTuned(found.tier)) {
+    impl->tuned_rows = m;
+  } else if (const KernelConfig& runs = impl->configs->configs()[impl->configs->For(m)];
+             runs != found.config) {
+    impl->lookup.runs_text = runs.ToString();
+  }
   impl->packed.emplace(std::move(*packed));
   impl->pool = pool;
   keep_column_sums();

@@ -25,6 +25,7 @@
 #include "kernels/default_config.h"
 #include "kernels/gemm_args.h"
 #include "kernels/lowp_reference.h"
+#include "kernels/packed_b.h"
 #include "kernels/reference_gemm.h"
 #include "mmtune/mmtune.h"
 #include "mmtune/runtime.h"
@@ -2451,6 +2452,7 @@ TEST_F(RuntimeTest, PackedWeightsRunTheWinnerTunedForThem) {
   EXPECT_EQ(report["tier"], "exact");
   EXPECT_EQ(report["tuned"], weights.ToString());
   EXPECT_EQ(report["config"], weights_config.ToString());
+  EXPECT_TRUE(report["runs"].is_null()) << text;  // a winner tuned for the weights runs as it is
   EXPECT_EQ(mmtune_packed_b_lookup_json(nullptr, nullptr, 0), -1);
   EXPECT_NE(std::string(mmtune_last_error()).find("mmtune_packed_b_lookup_json"),
             std::string::npos);
@@ -2542,7 +2544,19 @@ void ExpectOneRowWeightsTakePanels(Runtime& runtime, DType dtype, const Machine&
   EXPECT_EQ(weights->lookup().tier, LookupTier::kDefault);
   Problem sized = decode;
   sized.threads = weights->lookup().threads;
-  EXPECT_EQ(weights->lookup().config_text, PackedWeightsConfig(sized, machine).ToString());
+  const KernelConfig packed_for = PackedWeightsConfig(sized, machine);
+  EXPECT_EQ(weights->lookup().config_text, packed_for.ToString());
+  // A one-row GEMM on them runs the shortest kernel of their panel width, and both say so.
+  const KernelConfig runs = PanelCallConfig(packed_for, sized, machine);
+  EXPECT_EQ(runs.nr, packed_for.nr);
+  EXPECT_LE(runs.mr, packed_for.mr);
+  EXPECT_EQ(weights->lookup().runs_text, runs == packed_for ? "" : runs.ToString());
+  Problem asked = decode;
+  asked.form = CallForm::kPackedB;
+  EXPECT_EQ(runtime.Lookup(asked).runs_text, weights->lookup().runs_text);
+  if constexpr (std::is_same_v<T, float>) {
+    EXPECT_EQ(runs.mr, 1);
+  }
   auto column_major = runtime.PackB(Layout::kColMajor, Trans::kNo, 1, 53, 41, b.data(), 41);
   ASSERT_TRUE(column_major) << column_major.error().message;
   EXPECT_FALSE(column_major->holds_panels()) << ToString(dtype);

@@ -333,7 +333,10 @@ void mmtune_packed_b_free(mmtune_packed_b* packed);
 /* What the runtime would run for a problem of `dtype` ("f32", "f64", "bf16" or "s8"), as a JSON
  * object: {"tier": "exact"|"bucket"|"nearest"|"default", "config": one line, "config_json": the
  * config, "threads": N, "threads_reason": why, "tuned": the tuned problem or null,
- * "bucket_range": the tuned range of the bucket tier or null, "gflops": measured when tuned}. Writes at most `size` bytes (NUL included) into `json` and returns the length of
+ * "bucket_range": the tuned range of the bucket tier or null, "runs": for packed weights, the
+ * config a GEMM of the problem's M runs on their panels where it is another, else null,
+ * "gflops": measured when tuned}. Writes at most `size` bytes (NUL included) into `json` and
+ * returns the length of
  * the whole text without the NUL, so a call with size 0 asks how much room it needs; -1 on a
  * bad argument (mmtune_last_error says which). */
 int64_t mmtune_lookup_json(const mmtune_runtime* runtime, const char* dtype, int layout,
