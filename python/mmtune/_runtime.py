@@ -462,8 +462,8 @@ class Runtime:
         "nearest", "default"), config (one line), config_json, threads, threads_reason, tuned,
         bucket_range (the tuned range of the bucket tier, else None), runs (packed_b: the
         config a GEMM of M rows runs on the weights' panels where it is another, else None),
-        gflops. `packed_b`: what weights of this problem packed with pack_weights run; `batch`: what a batch of that
-        many GEMMs (matmul of 3-D stacks) runs."""
+        gflops. `packed_b`: what weights of this problem packed with pack_weights run;
+        `batch`: what a batch of that many GEMMs (matmul of 3-D stacks) runs."""
         if packed_b and batch != 1:
             raise ValueError("packed_b and batch do not go together")
         if layout not in ("row", "col"):
