@@ -75,10 +75,11 @@ class PackedB {
 // first by its cycles per k step (TileCyclesPerK) times the tiles M takes, a shorter tile's
 // charged kShorterTileCost more and taken only with twice the accumulators the FMA latency
 // needs: 32 rows run four-row tiles instead of computing 36 rows of six-row ones, while M a
-// multiple of the tile keeps it. AMX tile kernels (outside the model) keep the packed-for
-// tile from its rows up. Threads split the rows where M is at least half of N (each thread
-// reads all of the panels once, where jc repeats A's packing on every thread) and gives each
-// thread kMinIcTilesPerThread tiles, the columns elsewhere (docs/runtime.md, Packed weights).
+// multiple of the tile keeps it. Threads split the rows where M is at least half of N (each
+// thread reads all of the panels once, where jc repeats A's packing on every thread) and gives
+// each thread kMinIcTilesPerThread tiles, the columns elsewhere. AMX tile kernels (outside the
+// model) keep the packed-for tile from its rows up, and its split (docs/runtime.md, Packed
+// weights).
 template <typename X>
 class PanelConfigs {
  public:

@@ -336,9 +336,8 @@ void mmtune_packed_b_free(mmtune_packed_b* packed);
  * "bucket_range": the tuned range of the bucket tier or null, "runs": for packed weights, the
  * config a GEMM of the problem's M runs on their panels where it is another, else null,
  * "gflops": measured when tuned}. Writes at most `size` bytes (NUL included) into `json` and
- * returns the length of
- * the whole text without the NUL, so a call with size 0 asks how much room it needs; -1 on a
- * bad argument (mmtune_last_error says which). */
+ * returns the length of the whole text without the NUL, so a call with size 0 asks how much
+ * room it needs; -1 on a bad argument (mmtune_last_error says which). */
 int64_t mmtune_lookup_json(const mmtune_runtime* runtime, const char* dtype, int layout,
                            int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, char* json,
                            int64_t size);
