@@ -360,7 +360,8 @@ Status RegisterPackedB(Session& session, const Machine& machine, const Problem& 
           return RunWithRequest<Kind>(*rt, p, a, *shared, c, *x);
         },
         fused_text + PackedLabel(*shared) + std::string(ToString(shared->lookup().tier)) +
-            ": " + shared->lookup().config_text,
+            ": " + shared->lookup().config_text +
+            (shared->lookup().runs_text.empty() ? "" : "; runs " + shared->lookup().runs_text),
         applies);
     return OkStatus();
   };
