@@ -321,7 +321,7 @@ Result<PackedB<X>> GemmPlan<X>::PackB(Layout layout, Trans trans_b, std::int64_t
   packed.k_ = k;
   packed.n_ = n;
   packed.a_group_ = detail::AGroupOf<X>(*micro_kernel_);
-  packed.a_side_ = !GemmTypes<X>::kLowPrecision && layout == Layout::kColMajor;
+  packed.a_side_ = PackedB<X>::ASideOf(layout);
   const int ag = packed.a_group_;
   const int panel = packed.a_side_ ? config_.mr : config_.nr;
   const std::int64_t kc = std::min<std::int64_t>(config_.kc, detail::RoundUp(k, ag));

@@ -145,8 +145,8 @@ namespace {
 template <typename X>
 KernelConfig PanelCallConfigOf(const KernelConfig& packed_for, const Problem& problem,
                                const Machine& machine) {
-  const bool a_side = !GemmTypes<X>::kLowPrecision && problem.layout == Layout::kColMajor;
-  const PanelConfigs<X> configs(packed_for, problem.n, a_side, machine);
+  const PanelConfigs<X> configs(packed_for, problem.n, PackedB<X>::ASideOf(problem.layout),
+                                machine);
   return configs.configs()[configs.For(problem.m)];
 }
 

@@ -43,6 +43,10 @@ class PackedB {
   // Whether the panels are the row-major problem's A (column-major f32 / f64): then M of the
   // GEMM runs along the tile's nr, else along its mr.
   bool a_side() const { return a_side_; }
+  // Whether B of a problem in `layout` is packed as A panels (a_side).
+  static constexpr bool ASideOf(Layout layout) {
+    return !GemmTypes<X>::kLowPrecision && layout == Layout::kColMajor;
+  }
 
  private:
   friend class GemmPlan<X>;

@@ -226,6 +226,11 @@ bool RunsAsTuned(LookupTier tier) {
   return tier == LookupTier::kExact || tier == LookupTier::kBucket;
 }
 
+// LookupReport::runs_text of weights `found` for their own M, where GEMMs of that M run `runs`.
+std::string RunsText(const Lookup& found, const KernelConfig& runs) {
+  return RunsAsTuned(found.tier) || runs == found.config ? std::string() : runs.ToString();
+}
+
 // The GEMM whose B elements are T (mmtune/runtime.h's PackedWeights).
 template <typename T>
 struct GemmOfB {
@@ -818,10 +823,7 @@ LookupReport Runtime::Lookup(const Problem& problem) const {
   if (asked.form == CallForm::kPackedB) {
     const mmtune::Lookup found = impl_->FindPackedWeights(asked);
     LookupReport report = ReportOf(found);
-    if (!RunsAsTuned(found.tier)) {
-      const KernelConfig runs = PanelCallConfig(found.config, asked, impl_->machine);
-      if (runs != found.config) report.runs_text = runs.ToString();
-    }
+    report.runs_text = RunsText(found, PanelCallConfig(found.config, asked, impl_->machine));
     return report;
   }
   if (asked.batch > 1) {
@@ -1110,12 +1112,8 @@ Result<PackedWeights<T>> Runtime::Impl::PackWeights(Layout layout, Trans trans_b
     if (!plans) return plans.error();
     impl->plans.push_back(std::move(*plans));
   }
-  if (RunsAsTuned(found.tier)) {
-    impl->tuned_rows = m;
-  } else if (const KernelConfig& runs = impl->configs->configs()[impl->configs->For(m)];
-             runs != found.config) {
-    impl->lookup.runs_text = runs.ToString();
-  }
+  if (RunsAsTuned(found.tier)) impl->tuned_rows = m;
+  impl->lookup.runs_text = RunsText(found, impl->configs->configs()[impl->configs->For(m)]);
   impl->packed.emplace(std::move(*packed));
   impl->pool = pool;
   keep_column_sums();
