@@ -140,11 +140,20 @@ bool TileSumsInBuffer(const Problem& problem, const KernelConfig& c, const Cache
   return part * c_elem < kPageBytes && block * c_elem <= static_cast<std::int64_t>(cache.l2) / 4;
 }
 
+// Where C's lines come from beyond L2 and each tile prefetches the next one's (prefetch_c), the
+// tile that runs in place of `instead`: a shorter tile's prefetches keep up with its k steps.
+// Measured, not derived: bf16 batches on the Xeon's AMX (docs/low-precision.md).
+struct AmxColdCTile {
+  Tile instead;
+  Tile tile;
+};
+constexpr AmxColdCTile kAmxColdCTile = {{32, 32}, {16, 32}};
+
 // The AMX tile kernel of a packed default: of the tile kernels, the one with the most C tiles
 // (the fewest tile loads per tile dot product) no taller than M needs, so that a short M does not
-// compute rows of zeros for nothing; then kAmxLongKTiles.
+// compute rows of zeros for nothing; then kAmxLongKTiles, and kAmxColdCTile where `cold_c`.
 template <class Entries>
-Tile AmxTile(const Entries& kernels, DType dtype, std::int64_t m, std::int64_t k) {
+Tile AmxTile(const Entries& kernels, DType dtype, std::int64_t m, std::int64_t k, bool cold_c) {
   Tile best;
   for (const auto& entry : kernels) {
     if (!entry.tiles) continue;
@@ -160,6 +169,14 @@ Tile AmxTile(const Entries& kernels, DType dtype, std::int64_t m, std::int64_t k
       return entry.tiles && entry.mr == row.tile.mr && entry.nr == row.tile.nr;
     });
     if (applies && exists) best = row.tile;
+  }
+  const bool replaces = cold_c && best.mr == kAmxColdCTile.instead.mr &&
+                        best.nr == kAmxColdCTile.instead.nr;
+  if (replaces && std::any_of(kernels.begin(), kernels.end(), [](const auto& entry) {
+        return entry.tiles && entry.mr == kAmxColdCTile.tile.mr &&
+               entry.nr == kAmxColdCTile.tile.nr;
+      })) {
+    best = kAmxColdCTile.tile;
   }
   return best;
 }
@@ -204,15 +221,20 @@ IsaLevel LowpIsa(const Machine& machine) {
                                                             : IsaLevel::kAvx2;
 }
 
-// LowpDefault's packed-family config, for any shape.
+// LowpDefault's packed-family config, for any shape; `cold_c`: the caller knows that C arrives
+// from beyond L2 (the items of a batch that spills it). Tile kernels prefetch the next tile's C
+// (prefetch_c) only there: on a single GEMM, even one whose C is larger than L2, it ran from
+// 0.93x to 1.05x (docs/low-precision.md).
 template <class Kind>
-KernelConfig LowpPacked(const Problem& original, const Machine& machine) {
+KernelConfig LowpPacked(const Problem& original, const Machine& machine, bool cold_c = false) {
   const Problem problem = RowMajorView(original);
   const IsaLevel isa = LowpIsa<Kind>(machine);
   const CacheBudget cache = CacheBudgetOf(machine);
   if (isa == IsaLevel::kAvx512 && CpuRunsLowpTiles<Kind>(machine.cpu)) {
-    const Tile tile = AmxTile(MicroKernels<Kind>(isa), Kind::kDType, problem.m, problem.k);
+    const Tile tile =
+        AmxTile(MicroKernels<Kind>(isa), Kind::kDType, problem.m, problem.k, cold_c);
     KernelConfig c = PackedConfig(problem, cache, isa, tile, ParallelLoop::kJc);
+    c.prefetch_c = cold_c;
     const ParallelLoop loop = TileParallelLoop<Kind>(problem, c, cache);
     if (loop != c.parallel_loop) {
       c.parallel_loop = loop;
@@ -378,9 +400,16 @@ KernelConfig InPlaceOfDirect(const Problem& original, const Machine& machine,
 }  // namespace
 
 KernelConfig ColdOperandsConfig(const Problem& original, const Machine& machine) {
-  return InPlaceOfDirect(original, machine, [&]<typename T>(const Problem& problem) {
+  const KernelConfig config = InPlaceOfDirect(original, machine, [&]<typename T>(
+                                                                     const Problem& problem) {
     return PackedModel<T>(problem, machine);
   });
+  if (config.family != KernelFamily::kPacked) return config;
+  switch (original.dtype) {
+    case DType::kBF16: return LowpPacked<Bf16Gemm>(original, machine, true);
+    case DType::kS8: return LowpPacked<S8Gemm>(original, machine, true);
+    default: return config;
+  }
 }
 
 KernelConfig ColdItemsDirectConfig(const Problem& original, const Machine& machine) {
@@ -391,9 +420,11 @@ KernelConfig ColdItemsDirectConfig(const Problem& original, const Machine& machi
 }
 
 KernelConfig SpilledItemsConfig(const Problem& item, const Machine& machine) {
-  return model::CoreFact(machine, &CoreFacts::direct_reads_cold_items)
-             ? ColdItemsDirectConfig(item, machine)
-             : ColdOperandsConfig(item, machine);
+  if (model::CoreFact(machine, &CoreFacts::direct_reads_cold_items)) {
+    KernelConfig direct = ColdItemsDirectConfig(item, machine);
+    if (direct.family == KernelFamily::kDirect) return direct;
+  }
+  return ColdOperandsConfig(item, machine);
 }
 
 KernelConfig LentConfig(KernelConfig config, const Problem& tuned_for, const Problem& problem,

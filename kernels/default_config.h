@@ -48,8 +48,9 @@ KernelConfig UntunedConfig(const Problem& problem, const Machine& machine);
 // that spills it does: where ModelConfig reads A and B in place with the direct family (whose
 // premise is that they sit in L2 and are read many times from there), the packed family's model
 // config, which reads each once in streaming order into blocks that stay in L1 and L2. Which of
-// the two is faster depends on the core (docs/analytical-model.md, Batches). ModelConfig
-// elsewhere.
+// the two is faster depends on the core (docs/analytical-model.md, Batches). bf16 and s8 on AMX
+// tile kernels: the model's config for C arriving from beyond L2 (each tile prefetches the next
+// one's C, on the shorter tile of kAmxColdCTile: docs/low-precision.md). ModelConfig elsewhere.
 KernelConfig ColdOperandsConfig(const Problem& problem, const Machine& machine);
 
 // The config weights packed in advance (Runtime::PackB) run with where ModelConfig reads a
@@ -97,9 +98,9 @@ bool BatchSpillsL2(const Problem& problem, std::int64_t count, const CacheBudget
 // (model::PlanColdDirect); ModelConfig elsewhere.
 KernelConfig ColdItemsDirectConfig(const Problem& item, const Machine& machine);
 
-// What each item of a batch that spills L2 runs with alone, untuned: ColdItemsDirectConfig on a
-// core whose direct family reads such cold items at least as fast as packing them
-// (CoreFacts::direct_reads_cold_items), else ColdOperandsConfig.
+// What each item of a batch that spills L2 runs with alone, untuned: ColdItemsDirectConfig where
+// it is direct on a core whose direct family reads such cold items at least as fast as packing
+// them (CoreFacts::direct_reads_cold_items), else ColdOperandsConfig.
 KernelConfig SpilledItemsConfig(const Problem& item, const Machine& machine);
 
 // The problem as the kernels run it: a column-major problem becomes its row-major transpose

@@ -130,6 +130,8 @@ class TileCall<X, true> {
   }
   // 0: the next tiles read A's packed panels; else A in place, rows `stride` apart.
   void SetARowStride(std::int64_t stride) { args_.a_row_stride = stride; }
+  // The whole C tile that runs after the next tile, for it to prefetch; null: none.
+  void SetNextC(const typename Types::C* next) { args_.next_c = next; }
   // The tile at `c` in C; `sums`: its place in the buffer of sums, where SetSumsTarget set one,
   // which it is written to instead of C until the last k block.
   void Run(const typename Types::A* a, const typename Types::B* b, typename Types::C* c, int m,
@@ -278,6 +280,13 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   const std::int64_t lines_per_step =
       std::max<std::int64_t>(1, std::int64_t{config.k_unroll} * nr / kLineElements);
 
+  // Tile kernels with prefetch_c prefetch the next tile's C while their k steps run (their
+  // own would come too late: a tile's k loop is short).
+  bool prefetches_next_c = false;
+  if constexpr (GemmTypes<X>::kLowPrecision) {
+    prefetches_next_c = config.prefetch_c && kernel.tiles;
+  }
+
   // Tile kernels with c_buffer: every k block but the last accumulates in the thread's buffer
   // of sums (all M rows by nc columns), so C is written once.
   bool use_sums = false;
@@ -337,10 +346,13 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
         if constexpr (GemmTypes<X>::kLowPrecision) {
           if (use_sums) tile.SetSumsTarget(!last_block, sums_ld, pc == 0);
         }
+        auto c_at = [&](std::int64_t q, std::int64_t row) {
+          return g.c + (jc + q * nr) * g.c_col_stride + row * g.ldc;
+        };
         // Tile (row, panel q) of this block, with its place in the buffer of sums if any.
         auto run_tile = [&](const A* a, const B* b_panel, std::int64_t q, std::int64_t row,
                             std::int64_t rows) {
-          C* c_tile = g.c + (jc + q * nr) * g.c_col_stride + row * g.ldc;
+          C* c_tile = c_at(q, row);
           const int m_tile = static_cast<int>(std::min<std::int64_t>(mr, rows));
           if constexpr (GemmTypes<X>::kLowPrecision) {
             tile.Run(a, b_panel, c_tile, m_tile, row,
@@ -397,6 +409,15 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
             PackA(g.a, ic, mb, pc, kb, mr, ag, a_scratch, depth);
           }
           if (share_a) Partition(b_panels, members, member, &jr_first, &jr_last);
+          // Tile kernels with prefetch_c: the whole C tile after tile (ir, q) in the order
+          // below, the one under it or the next panel's first; null where that is an edge tile
+          // or there is none.
+          auto whole_tile_after = [&](std::int64_t q, std::int64_t ir) -> const C* {
+            if (!prefetches_next_c) return nullptr;
+            if (ir + 2 * mr <= mb) return c_at(q, ic + ir + mr);
+            if (q + 1 < jr_last && mb >= mr && nb - (q + 1) * nr >= nr) return c_at(q + 1, ic);
+            return nullptr;
+          };
           for (std::int64_t q = jr_first; q < jr_last; ++q) {
             const B* b_panel = packed_b + q * nr * depth;
             tile.SetColumns(static_cast<int>(std::min<std::int64_t>(nr, nb - q * nr)), jc + q * nr);
@@ -405,17 +426,18 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
               if (whole_rows > 0) {
                 tile.SetARowStride(g.a.ld);
                 for (; ir < whole_rows; ir += mr) {
+                  tile.SetNextC(whole_tile_after(q, ir));
                   run_tile(g.a.data + (ic + ir) * g.a.ld + pc, b_panel, q, ic + ir, mr);
                 }
                 tile.SetARowStride(0);
               }
             }
             for (std::int64_t t = 0; ir < mb; ir += mr, ++t) {
-              if constexpr (!GemmTypes<X>::kLowPrecision) {
-                if (prefetch_next_panel) {
-                  tile.SetNextPanel(q + 1 < jr_last ? nr * depth + t % lines_per_step * kLineElements
-                                                    : 0);
-                }
+              if constexpr (GemmTypes<X>::kLowPrecision) {
+                tile.SetNextC(whole_tile_after(q, ir));
+              } else if (prefetch_next_panel) {
+                tile.SetNextPanel(q + 1 < jr_last ? nr * depth + t % lines_per_step * kLineElements
+                                                  : 0);
               }
               run_tile(packed_a + ir * depth, b_panel, q, ic + ir, mb - ir);
             }

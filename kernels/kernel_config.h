@@ -64,7 +64,9 @@ struct KernelConfig {
   int nc = 0;  // L3: the packed kc x nc block of B stays in this core's L3 share (multiple of nr)
   int prefetch_a = 0;  // software prefetch distance in k iterations for A panels, 0 = off
   int prefetch_b = 0;  // same for B panels
-  bool prefetch_c = false;  // prefetch the C tile before each micro-kernel
+  // Prefetch the C tile before each micro-kernel; AMX tile kernels, whose k loops are short,
+  // prefetch the next tile's C during their k steps instead.
+  bool prefetch_c = false;
   ParallelLoop parallel_loop = ParallelLoop::kJc;
   // Direct only: which panel stays in L1 while the other streams (L1 sets vs L2 bandwidth).
   TileOrder tile_order = TileOrder::kColumnPanels;

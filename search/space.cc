@@ -169,8 +169,8 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
 // instructions need k-grouped panels), any of the parallel loops, kc a multiple of 16 (every k
 // group, and whole unrolled steps), A packed or, where it is k-contiguous, read in place, and for
 // the tile kernels on threads splitting jc in more than one k block, C's sums through a buffer or
-// not (cbuf: it pays only there, docs/low-precision.md). The fixed kc points hold as many bytes
-// of a B micro-panel row as the f32 ones.
+// not (cbuf: it pays only there, docs/low-precision.md), and the next tile's C prefetched or not.
+// The fixed kc points hold as many bytes of a B micro-panel row as the f32 ones.
 template <class Kind>
 void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa,
                     const SpaceOptions& options, bool a_k_contiguous,
@@ -189,8 +189,10 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
   for (const LowpMicroKernelEntry<Kind>& kernel : MicroKernels<Kind>(isa)) {
     if (!CpuRunsLowpKernel(machine.cpu, kernel)) continue;
     const std::vector<ParallelLoop> loops = LoopsFor(problem.threads, kernel.tiles);
-    const KernelConfig base = KernelBase(isa, kernel, problem.threads);
-    // A tile kernel's kc holds whole tile rows; it has no software prefetch.
+    KernelConfig base = KernelBase(isa, kernel, problem.threads);
+    // A tile kernel's kc holds whole tile rows; it has no software prefetch of A and B, and C's
+    // (prefetch_c) is added below.
+    base.prefetch_c = !kernel.tiles;
     const std::size_t first = out.size();
     AddPackedConfigs(problem, cache, base, a_elem, b_elem, std::max(16, kernel.a_group),
                      kernel.tiles, {128 * scale, 256 * scale, 384 * scale}, loops,
@@ -206,14 +208,24 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
         out.push_back(buffered);
       }
     }
-    if (!a_k_contiguous) continue;
-    const std::size_t packed_end = out.size();
-    for (std::size_t i = first; i < packed_end; ++i) {
-      // jr shares the packed A block, so it never reads A in place.
-      if (out[i].parallel_loop == ParallelLoop::kJr) continue;
-      KernelConfig in_place = out[i];
-      in_place.a_in_place = true;
-      out.push_back(in_place);
+    if (a_k_contiguous) {
+      const std::size_t packed_end = out.size();
+      for (std::size_t i = first; i < packed_end; ++i) {
+        // jr shares the packed A block, so it never reads A in place.
+        if (out[i].parallel_loop == ParallelLoop::kJr) continue;
+        KernelConfig in_place = out[i];
+        in_place.a_in_place = true;
+        out.push_back(in_place);
+      }
+    }
+    if (!kernel.tiles) continue;
+    // A tile kernel's prefetch_c prefetches the next tile's C: it pays where C comes from
+    // beyond L2, which the model knows only of batches (docs/low-precision.md).
+    const std::size_t tiles_end = out.size();
+    for (std::size_t i = first; i < tiles_end; ++i) {
+      KernelConfig prefetching = out[i];
+      prefetching.prefetch_c = true;
+      out.push_back(prefetching);
     }
   }
 }

@@ -909,6 +909,58 @@ TYPED_TEST(LowpGemmTest, TileDefaultsKeepTheirBlocksInL1AndL2) {
   EXPECT_EQ(buffered, (std::set<bool>{false, true}));
 }
 
+// Where the CPU has AMX for the type, the items of a batch that spills L2 run tile kernels that
+// prefetch the next tile's C (prefetch_c), 16x32 in place of 32x32 (kAmxColdCTile); one GEMM's
+// default does not prefetch, nor does a batch that fits L2. Every tile kernel with prefetch_c
+// matches the reference where the next tile is whole, an edge tile or none, over one k block and
+// several, with beta 0 (the tiles that prefetch; NaN in C) and beta 1, A in place or packed.
+TYPED_TEST(LowpGemmTest, TileKernelsPrefetchTheNextTileOfCForBatchesThatSpillL2) {
+  using Kind = TypeParam;
+  auto host = DetectHostMachine();
+  ASSERT_TRUE(host.ok());
+  if (!RunsTiles<Kind>(*host)) GTEST_SKIP() << "no AMX for " << ToString(Kind::kDType) << " here";
+  const Problem item{Kind::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 128, 64, 1};
+  Problem spilling = item;
+  spilling.batch = 64;
+  ASSERT_TRUE(BatchSpillsL2(item, spilling.batch, CacheBudgetOf(*host)));
+  const KernelConfig cold = ModelConfig(spilling, *host);
+  EXPECT_TRUE(cold.prefetch_c) << cold.ToString();
+  EXPECT_EQ(std::pair(cold.mr, cold.nr), std::pair(16, 32)) << cold.ToString();
+  const KernelConfig single = ModelConfig(item, *host);
+  EXPECT_FALSE(single.prefetch_c) << single.ToString();
+  EXPECT_EQ(std::pair(single.mr, single.nr), std::pair(32, 32)) << single.ToString();
+  Problem fitting = item;
+  fitting.batch = 2;
+  ASSERT_FALSE(BatchSpillsL2(item, fitting.batch, CacheBudgetOf(*host)));
+  EXPECT_FALSE(ModelConfig(fitting, *host).prefetch_c);
+
+  std::mt19937_64 rng(41);
+  int runs = 0;
+  for (const auto& entry : MicroKernels<Kind>(IsaLevel::kAvx512)) {
+    if (!entry.tiles || !CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
+    for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+             {128, 128, 64}, {3 * 16, 96, 200}, {40, 70, 130}, {16, 48, 64}, {100, 32, 300}}) {
+      for (const bool a_in_place : {true, false}) {
+        for (const double beta : {0.0, 1.0}) {
+          KernelConfig config = PackedConfigOf(IsaLevel::kAvx512, entry);
+          config.prefetch_c = true;
+          config.a_in_place = a_in_place;
+          config.kc = entry.a_group * (k > 2 * entry.a_group ? 2 : 8);  // several blocks or one
+          config.mc = entry.mr * 4;
+          config.nc = entry.nr * 2;
+          LowpCase<Kind> lc =
+              MakeCase<Kind>(Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k,
+                             ScalarFrom<Kind>(1), ScalarFrom<Kind>(beta), 0,
+                             beta == 0 && std::is_same_v<Kind, Bf16Gemm>, rng);
+          ASSERT_TRUE(RunsCorrectly(lc, config));
+          ++runs;
+        }
+      }
+    }
+  }
+  EXPECT_GT(runs, 0);
+}
+
 // The packed driver's four 2-thread splits (jc; ic; jr, where both threads share the packed A
 // and B blocks; icown, where each packs all of B) on blocks small enough that every loop runs
 // several times, through GemmPlan::Run and through a plan bound to the shape (GemmPlan::Bind),

@@ -176,8 +176,9 @@ TEST(SpaceTest, ColumnMajorSpaceIsTheTransposes) {
 // bf16 and s8: for a matrix shape, packed configs only, kc a multiple of 16 (every k group; of
 // a tile row for AMX kernels) and at most k rounded up to that, jc, ic and jr in parallel (and
 // icown for the tile kernels, only for them), C's sums through a buffer only for tile kernels on
-// threads splitting jc in more than one k block, every micro-kernel of each level that this CPU
-// runs; for a vector shape (M = 1 or N = 1), every registered gemv kernel and nothing else.
+// threads splitting jc in more than one k block, the tile kernels with and without the next
+// tile's C prefetched (prefetch_c; vector kernels always prefetch their own), every micro-kernel
+// of each level that this CPU runs; for a vector shape (M = 1 or N = 1), every registered gemv kernel and nothing else.
 // Every config valid.
 template <class Kind>
 void ExpectLowpSpace(std::optional<IsaLevel> cap) {
@@ -193,6 +194,7 @@ void ExpectLowpSpace(std::optional<IsaLevel> cap) {
       ASSERT_FALSE(space.empty());
       std::set<std::tuple<int, int, int>> kernels;
       std::map<bool, std::set<ParallelLoop>> loops;  // by whether the kernel is a tile kernel
+      std::map<bool, std::set<bool>> prefetch_c;      // the same
       std::size_t buffered = 0;
       IsaLevel level = IsaLevel::kGeneric;
       for (const KernelConfig& c : space) {
@@ -206,6 +208,7 @@ void ExpectLowpSpace(std::optional<IsaLevel> cap) {
           EXPECT_EQ(c.kc % unit, 0) << c.ToString();
           EXPECT_LE(c.kc, (std::max(unit, k) + unit - 1) / unit * unit) << c.ToString();
           loops[entry->tiles].insert(c.parallel_loop);
+          prefetch_c[entry->tiles].insert(c.prefetch_c);
           if (c.c_buffer) {
             ++buffered;
             EXPECT_TRUE(entry->tiles && threads > 1 && c.parallel_loop == ParallelLoop::kJc &&
@@ -237,6 +240,12 @@ void ExpectLowpSpace(std::optional<IsaLevel> cap) {
               << (tiles ? "tile kernels" : "vector kernels");
         }
         EXPECT_EQ(buffered > 0, threads > 1 && loops.contains(true));
+        for (const auto& [tiles, seen] : prefetch_c) {
+          const std::set<bool> expected =
+              tiles ? std::set<bool>{false, true} : std::set<bool>{true};
+          EXPECT_EQ(seen, expected)
+              << (tiles ? "tile kernels" : "vector kernels");
+        }
       }
       // The level and family searched are those the analytical default runs.
       EXPECT_EQ(level, ModelConfig(problem, machine).isa);
