@@ -223,8 +223,8 @@ IsaLevel LowpIsa(const Machine& machine) {
 
 // LowpDefault's packed-family config, for any shape; `cold_c`: the caller knows that C arrives
 // from beyond L2 (the items of a batch that spills it). Tile kernels prefetch the next tile's C
-// (prefetch_c) only there: on a single GEMM, even one whose C is larger than L2, it ran from
-// 0.93x to 1.05x (docs/low-precision.md).
+// (prefetch_c) only there: on single GEMMs, even ones whose C is larger than L2, it ran from
+// 0.92x to 1.08x (docs/low-precision.md).
 template <class Kind>
 KernelConfig LowpPacked(const Problem& original, const Machine& machine, bool cold_c = false) {
   const Problem problem = RowMajorView(original);

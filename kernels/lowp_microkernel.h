@@ -54,9 +54,8 @@ struct LowpMicroKernelArgs {
   int prefetch_b = 0;
   bool prefetch_c = false;
   // Tile kernels: the C tile the driver runs next (rows `row_stride` apart, as this one's),
-  // whose lines a tile that stores C in place with beta 0 prefetches for writing while its k
-  // steps run; C written without being read otherwise waits on each line's ownership at the
-  // stores. Null: none.
+  // whose lines a tile that stores its own C in place with beta 0 prefetches while its k steps
+  // run, so that the next tile's stores find them in L1. Null: none.
   const typename Kind::C* next_c = nullptr;
   // Tile kernels: vector work to run between the k steps, while the tile unit multiplies (the
   // previous tile's epilogue): interleave(context, s, steps) after step s's dot products, so
