@@ -162,22 +162,18 @@ Tile AmxTile(const Entries& kernels, DType dtype, std::int64_t m, std::int64_t k
                         (entry.mr * entry.nr == best.mr * best.nr && entry.nr > best.nr);
     if (fits && larger) best = {entry.mr, entry.nr};
   }
-  for (const AmxLongKTile& row : kAmxLongKTiles) {
-    const bool applies = row.dtype == dtype && k >= row.min_k && best.mr == row.instead.mr &&
-                         best.nr == row.instead.nr;
+  // `tile` in place of `instead`, where the best so far is `instead` and a tile kernel has `tile`.
+  auto replace = [&](const Tile& instead, const Tile& tile) {
+    const bool applies = best.mr == instead.mr && best.nr == instead.nr;
     const bool exists = std::any_of(kernels.begin(), kernels.end(), [&](const auto& entry) {
-      return entry.tiles && entry.mr == row.tile.mr && entry.nr == row.tile.nr;
+      return entry.tiles && entry.mr == tile.mr && entry.nr == tile.nr;
     });
-    if (applies && exists) best = row.tile;
+    if (applies && exists) best = tile;
+  };
+  for (const AmxLongKTile& row : kAmxLongKTiles) {
+    if (row.dtype == dtype && k >= row.min_k) replace(row.instead, row.tile);
   }
-  const bool replaces = cold_c && best.mr == kAmxColdCTile.instead.mr &&
-                        best.nr == kAmxColdCTile.instead.nr;
-  if (replaces && std::any_of(kernels.begin(), kernels.end(), [](const auto& entry) {
-        return entry.tiles && entry.mr == kAmxColdCTile.tile.mr &&
-               entry.nr == kAmxColdCTile.tile.nr;
-      })) {
-    best = kAmxColdCTile.tile;
-  }
+  if (cold_c) replace(kAmxColdCTile.instead, kAmxColdCTile.tile);
   return best;
 }
 
