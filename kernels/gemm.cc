@@ -231,16 +231,18 @@ Status GemmPlan<X>::RunItems(const GemmArgs<X>& shape, std::int64_t count,
   KernelConfig alone = config_;
   alone.threads = 1;
   std::atomic<bool> out_of_scratch{false};
-  pool.Run(team, [&](int member) {
+  // Shares of items, so that the caller takes a worker's share that has not started.
+  pool.RunShares(team, [&](int member) {
     std::int64_t begin = 0;
     std::int64_t end = 0;
     detail::Partition(count, team, member, &begin, &end);
     for (std::int64_t item = begin; item < end; ++item) {
       if (!RunProblem(alone, problem_of(item), pool)) {
         out_of_scratch.store(true, std::memory_order_relaxed);
-        return;
+        break;
       }
     }
+    return true;  // never declined: its items may be partly written
   });
   return out_of_scratch.load() ? OutOfScratch(config_) : OkStatus();
 }

@@ -339,23 +339,32 @@ bool RunDirect(const KernelConfig& config, const MicroKernelEntry<T>& kernel,
   const bool split_rows = config.parallel_loop == ParallelLoop::kIc;
   const std::int64_t m = g.m;
   const std::int64_t n = g.n;
-  TeamVote vote(team);
-  pool.Run(team, [work, team, split_rows, m, n, &vote](int tid) {
+  // Member `tid`'s part of C: rows [row_begin, row_end) x columns [col_begin, col_end).
+  struct Part {
+    std::int64_t row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
+  };
+  auto part_of = [&](int tid) {
     std::int64_t first = 0, last = 0;
     if (split_rows) {
       Partition(CeilDiv(m, work.mr), team, tid, &first, &last);
-      const std::int64_t row_end = std::min<std::int64_t>(last * work.mr, m);
-      if (!vote.Agree(AcquireTailCopy(work, 0, n))) return;
-      if (first * work.mr < row_end) RunDirectTiles(work, first * work.mr, row_end, 0, n);
-    } else {
-      Partition(CeilDiv(n, work.nr), team, tid, &first, &last);
-      const std::int64_t col_end = std::min<std::int64_t>(last * work.nr, n);
-      const bool has_columns = first * work.nr < col_end;
-      if (!vote.Agree(!has_columns || AcquireTailCopy(work, first * work.nr, col_end))) return;
-      if (has_columns) RunDirectTiles(work, 0, m, first * work.nr, col_end);
+      return Part{first * work.mr, std::min<std::int64_t>(last * work.mr, m), 0, n};
     }
+    Partition(CeilDiv(n, work.nr), team, tid, &first, &last);
+    return Part{0, m, first * work.nr, std::min<std::int64_t>(last * work.nr, n)};
+  };
+  auto acquire = [&](int tid) {
+    const Part part = part_of(tid);
+    return part.row_begin >= part.row_end || part.col_begin >= part.col_end ||
+           AcquireTailCopy(work, part.col_begin, part.col_end);
+  };
+  return RunIndependentShares(pool, team, acquire, [&](int tid) {
+    if (!acquire(tid)) return false;
+    const Part part = part_of(tid);
+    if (part.row_begin < part.row_end && part.col_begin < part.col_end) {
+      RunDirectTiles(work, part.row_begin, part.row_end, part.col_begin, part.col_end);
+    }
+    return true;
   });
-  return !vote.failed();
 }
 
 template <typename T>

@@ -73,7 +73,6 @@ bool RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& 
   const std::int64_t ldb = g.b.ld;
 
   const int team = std::max(1, std::min(config.threads, pool.size()));
-  TeamVote vote(team);
   const EpilogueCall<C> epilogue(g.epilogue, g.dequantize, config.isa);
   // The epilogue of outputs [begin, begin + count): a row of C (M = 1) or a column (N = 1).
   auto finish = [&](std::int64_t begin, std::int64_t count) {
@@ -84,34 +83,53 @@ bool RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& 
       epilogue.Apply(g.c + begin * incy, incy, g.c_col_stride, begin, 0, count, 1);
     }
   };
-  auto task = [&](int tid) {
+  // Member `tid`'s outputs [begin, begin + count), and its sums' offset in its scratch.
+  struct Part {
+    std::int64_t begin = 0, count = 0, shift = 0;
+    bool needs_sums = false;
+  };
+  auto part_of = [&](int tid) {
     // Whole row steps (dot) or vector steps (axpy) per thread keep the kernels on their fast path.
     const std::int64_t unit = dot ? config.mr : std::max(1, config.nr);
     std::int64_t first = 0;
     std::int64_t last = 0;
     Partition(CeilDiv(len, unit), team, tid, &first, &last);
-    const std::int64_t begin = first * unit;
-    const std::int64_t end = std::min(last * unit, len);
-    const std::int64_t count = std::max<std::int64_t>(0, end - begin);
+    Part part;
+    part.begin = first * unit;
+    part.count = std::max<std::int64_t>(0, std::min(last * unit, len) - part.begin);
     // Raw sums (the axpy form, and the low-precision dot form) go through this thread's scratch.
     // f32 / f64 axpy: the sums start at the matrix columns' offset within a cache line: the
     // kernel reads the columns before the matrix's first line boundary apart
     // (microkernel_impl.h), and its main loop then finds the sums on whole lines as well.
-    const bool needs_sums = count > 0 && (!dot || kLowPrecision);
-    std::int64_t shift = 0;
+    part.needs_sums = part.count > 0 && (!dot || kLowPrecision);
     if constexpr (!kLowPrecision) {
-      if (needs_sums) {
+      if (part.needs_sums) {
         constexpr std::int64_t kLineElements =
             kCacheLineBytes / static_cast<std::int64_t>(sizeof(C));
         const std::int64_t before_line =
-            ElementsBeforeLine(vector_a ? g.b.data + begin : g.a.data + begin);
-        shift = before_line == 0 ? 0 : kLineElements - before_line;
+            ElementsBeforeLine(vector_a ? g.b.data + part.begin : g.a.data + part.begin);
+        part.shift = before_line == 0 ? 0 : kLineElements - before_line;
       }
     }
-    C* scratch = needs_sums ? ThreadWorkspaceOf<C>(WorkspaceSlot::kVector,
-                                                   static_cast<std::size_t>(count + shift))
-                            : nullptr;
-    if (!vote.Agree(!needs_sums || scratch != nullptr) || count == 0) return;
+    return part;
+  };
+  auto scratch_of = [&](const Part& part) {
+    return part.needs_sums ? ThreadWorkspaceOf<C>(WorkspaceSlot::kVector,
+                                                  static_cast<std::size_t>(part.count + part.shift))
+                           : nullptr;
+  };
+  auto acquire = [&](int tid) {
+    const Part part = part_of(tid);
+    return !part.needs_sums || scratch_of(part) != nullptr;
+  };
+  auto task = [&](int tid) {
+    const Part part = part_of(tid);
+    C* scratch = scratch_of(part);
+    if (part.needs_sums && scratch == nullptr) return false;
+    if (part.count == 0) return true;
+    const std::int64_t begin = part.begin;
+    const std::int64_t count = part.count;
+    const std::int64_t shift = part.shift;
     C* y = g.c + begin * incy;
     C* sums = nullptr;
     if (dot) {
@@ -120,7 +138,7 @@ bool RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& 
         kernel.dot(count, k, mat, vector_a ? ldb : lda, vector_a ? xa : xb, y, incy, g.alpha,
                    g.beta);
         finish(begin, count);
-        return;
+        return true;
       } else {
         sums = scratch;
         if (vector_a) {
@@ -148,9 +166,9 @@ bool RunGemv(const KernelConfig& config, const typename KernelEntries<X>::Gemv& 
       out = Finish<X>(sums[r], g.alpha, g.beta, out);
     }
     finish(begin, count);
+    return true;
   };
-  pool.Run(team, task);
-  return !vote.failed();
+  return RunIndependentShares(pool, team, acquire, task);
 }
 
 #define MMTUNE_INSTANTIATE_RUN_GEMV(X)                                                  \

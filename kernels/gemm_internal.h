@@ -88,8 +88,24 @@ struct KernelsOf<X, true> : KernelEntries<X> {
 };
 
 // The drivers return false, having written nothing of C, where their scratch memory (packed
-// blocks, copies, sums: workspace.h) cannot be had; every member of the team agrees on that
-// before any of them writes C (TeamVote).
+// blocks, copies, sums: workspace.h) cannot be had. Members that meet at barriers (threads
+// packing a block they share) agree on that before any of them writes C (TeamVote); members
+// that share nothing run as shares (RunIndependentShares).
+
+// Runs `share(member)` for each member of a team of `team` as ThreadPool::RunShares shares,
+// each writing its own part of C: `share` first gets its thread's scratch (false, having
+// written nothing, where it cannot), and `acquire(member)` gets the same without running.
+// The caller gets every share's scratch before any share runs, so that one a worker declines
+// for want of memory runs on the caller. False, with nothing written, where the caller cannot.
+template <class Acquire, class Share>
+bool RunIndependentShares(ThreadPool& pool, int team, const Acquire& acquire, Share&& share) {
+  if (team > 1) {
+    for (int member = 0; member < team; ++member) {
+      if (!acquire(member)) return false;
+    }
+  }
+  return pool.RunShares(team, share);
+}
 
 // k values per run of an A panel row in the packed family: the k group, or a whole AMX tile row
 // for tile kernels (B panels are then zero-padded to the same depth).

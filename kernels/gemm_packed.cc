@@ -310,7 +310,30 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   TeamVote vote(team);
   const TileCall<X> base(config, kernel, g);
 
-  auto task = [&](int tid) {
+  // This thread's scratch: a block of B and of A to pack (or the team's shared block), its sums.
+  struct Scratch {
+    B* b = nullptr;
+    A* a = nullptr;
+    C* sums = nullptr;
+    bool ok = false;
+  };
+  auto scratch_here = [&] {
+    Scratch got;
+    got.b = !packs_b ? nullptr
+            : share_b ? shared_b
+                      : ThreadWorkspaceOf<B>(WorkspaceSlot::kPackedB, b_elements);
+    got.a = !packs_a ? nullptr
+            : share_a ? shared_a
+                      : ThreadWorkspaceOf<A>(WorkspaceSlot::kPackedA, a_elements);
+    got.sums = use_sums ? ThreadWorkspaceOf<C>(WorkspaceSlot::kSums, sums_elements) : nullptr;
+    got.ok = (!packs_b || got.b != nullptr) && (!packs_a || got.a != nullptr) &&
+             (!use_sums || got.sums != nullptr);
+    return got;
+  };
+  // Without a packed block shared between them the members share nothing.
+  const bool independent = !shares_packed_b && !shares_packed_a;
+
+  auto task = [&](int tid) -> bool {
     const int member = share_b ? tid : 0;
     std::int64_t col_begin = 0;
     std::int64_t col_end = g.n;
@@ -321,17 +344,11 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
       col_begin = first * nr;
       col_end = std::min<std::int64_t>(last * nr, g.n);
     }
-    B* b_scratch = !packs_b ? nullptr
-                   : share_b ? shared_b
-                             : ThreadWorkspaceOf<B>(WorkspaceSlot::kPackedB, b_elements);
-    A* a_scratch = !packs_a ? nullptr
-                   : share_a ? shared_a
-                             : ThreadWorkspaceOf<A>(WorkspaceSlot::kPackedA, a_elements);
-    C* sums = use_sums ? ThreadWorkspaceOf<C>(WorkspaceSlot::kSums, sums_elements) : nullptr;
-    if (!vote.Agree((!packs_b || b_scratch != nullptr) && (!packs_a || a_scratch != nullptr) &&
-                    (!use_sums || sums != nullptr))) {
-      return;
-    }
+    const Scratch scratch = scratch_here();
+    if (independent ? !scratch.ok : !vote.Agree(scratch.ok)) return false;
+    B* const b_scratch = scratch.b;
+    A* const a_scratch = scratch.a;
+    C* const sums = scratch.sums;
     TileCall<X> tile = base;
     tile.Enter();
 
@@ -448,8 +465,12 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
       }
     }
     tile.Leave();
+    return true;
   };
-  pool.Run(team, task);
+  if (independent) {
+    return RunIndependentShares(pool, team, [&](int) { return scratch_here().ok; }, task);
+  }
+  pool.Run(team, [&](int tid) { task(tid); });
   return !vote.failed();
 }
 

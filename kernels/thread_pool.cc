@@ -42,7 +42,10 @@ void SpinBarrier::ArriveAndWait() {
   SpinUntil([&] { return generation_.load(std::memory_order_acquire) != generation; });
 }
 
-ThreadPool::ThreadPool(int threads) : allowed_(CpuAffinity::OfCurrentThread()) {
+ThreadPool::ThreadPool(int threads)
+    : allowed_(CpuAffinity::OfCurrentThread()),
+      declined_(std::make_unique<std::atomic<bool>[]>(
+          static_cast<std::size_t>(std::max(1, threads)))) {
   const int workers = std::max(0, threads - 1);
   workers_.reserve(static_cast<std::size_t>(workers));
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i + 1); });
@@ -63,15 +66,21 @@ void ThreadPool::WorkerLoop(int index) {
     state_.wait(seen, std::memory_order_acquire);
     seen = state_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_acquire)) return;
-    const int team = static_cast<int>(seen & 0xFFFFFFFFu);
-    // A member of this Run: the caller waits for us before it can start another one, so
-    // `task_` stays valid until we decrement `pending_`.
+    const auto low = static_cast<std::uint32_t>(seen & 0xFFFFFFFFu);
+    const bool shares = (low & kSharesBit) != 0;
+    const int team = static_cast<int>(low & ~kSharesBit);
     if (index < team) {
       // Off the caller's CPU, should the scheduler have put this worker there.
       const int caller_cpu = caller_cpu_.load(std::memory_order_relaxed);
       if (caller_cpu >= 0 && CurrentCpu() == caller_cpu) allowed_.MoveCurrentThreadOff(caller_cpu);
-      (*task_)(index);
-      pending_.fetch_sub(1, std::memory_order_acq_rel);
+      if (shares) {
+        RunClaimedShares(static_cast<std::uint32_t>(seen >> 32), team);
+      } else {
+        // A member of this Run: the caller waits for us before it can start another one, so
+        // `task_` stays valid until we decrement `pending_`.
+        (*task_)(index);
+        pending_.fetch_sub(1, std::memory_order_acq_rel);
+      }
     }
   }
 }
@@ -85,17 +94,62 @@ void ThreadPool::Run(int team, TaskRef task) {
   task_ = &task;
   caller_cpu_.store(CurrentCpu(), std::memory_order_relaxed);
   pending_.store(team - 1, std::memory_order_relaxed);
-  StartGeneration(team);
+  StartGeneration(static_cast<std::uint32_t>(team));
   task(0);
   SpinUntil([&] { return pending_.load(std::memory_order_acquire) == 0; });
+}
+
+bool ThreadPool::RunShares(int team, ShareRef share) {
+  team = std::clamp(team, 1, size());
+  if (team == 1) return share(0);
+  shares_ = &share;
+  for (int i = 0; i < team; ++i) declined_[i].store(false, std::memory_order_relaxed);
+  shares_done_.store(0, std::memory_order_relaxed);
+  const auto generation =
+      static_cast<std::uint32_t>((state_.load(std::memory_order_relaxed) >> 32) + 1);
+  claims_.store(std::uint64_t{generation} << 32 | 1, std::memory_order_relaxed);  // 0: ours
+  caller_cpu_.store(CurrentCpu(), std::memory_order_relaxed);
+  StartGeneration(static_cast<std::uint32_t>(team) | kSharesBit);  // publishes the above
+  if (!share(0)) declined_[0].store(true, std::memory_order_relaxed);
+  int done = 1;
+  for (int next; (next = ClaimShare(generation, team)) >= 0; ++done) {
+    if (!share(next)) declined_[next].store(true, std::memory_order_relaxed);
+  }
+  shares_done_.fetch_add(done, std::memory_order_acq_rel);
+  SpinUntil([&] { return shares_done_.load(std::memory_order_acquire) == team; });
+  bool ran = true;
+  for (int i = 0; i < team; ++i) {
+    if (declined_[i].load(std::memory_order_relaxed)) ran = share(i) && ran;
+  }
+  return ran;
+}
+
+int ThreadPool::ClaimShare(std::uint32_t generation, int team) {
+  std::uint64_t word = claims_.load(std::memory_order_acquire);
+  for (;;) {
+    const auto next = static_cast<int>(word & 0xFFFFFFFFu);
+    if (static_cast<std::uint32_t>(word >> 32) != generation || next >= team) return -1;
+    if (claims_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      return next;
+    }
+  }
+}
+
+void ThreadPool::RunClaimedShares(std::uint32_t generation, int team) {
+  // A claimed share keeps its run's caller waiting, so `shares_` is that run's until it is done.
+  for (int next; (next = ClaimShare(generation, team)) >= 0;) {
+    if (!(*shares_)(next)) declined_[next].store(true, std::memory_order_relaxed);
+    shares_done_.fetch_add(1, std::memory_order_acq_rel);
+  }
 }
 
 // A generation whose team is the caller alone: every worker wakes, takes no part and spins.
 void ThreadPool::KeepWarm() { StartGeneration(1); }
 
-void ThreadPool::StartGeneration(int team) {
+void ThreadPool::StartGeneration(std::uint32_t team) {
   const std::uint64_t generation = (state_.load(std::memory_order_relaxed) >> 32) + 1;
-  state_.store((generation << 32) | static_cast<std::uint32_t>(team), std::memory_order_release);
+  state_.store((generation << 32) | team, std::memory_order_release);
   state_.notify_all();
 }
 

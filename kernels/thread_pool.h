@@ -7,10 +7,16 @@
 // the caller's CPU when a Run starts moves to the process's other CPUs, for as long as the
 // caller stays there (docs/runtime.md, "Threads"). Idle workers spin briefly (kSpins pauses,
 // about a tenth of a millisecond) and then sleep, so they hold no core for long.
+//
+// Work whose members share nothing runs as claimable shares (RunShares): the caller runs every
+// share that no worker has started by the time it is free, so a worker that the scheduler keeps
+// off its core (another library's threads spin-waiting there after their call) costs the call
+// one share's time on the caller, not the milliseconds until the worker runs.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -49,25 +55,32 @@ class TeamVote {
   std::atomic<bool> failed_{false};
 };
 
-// A non-owning reference to a callable `void(int)`: no allocation, unlike std::function, which
+// A non-owning reference to a callable `R(int)`: no allocation, unlike std::function, which
 // matters when a small GEMM costs less than a heap allocation.
-class TaskRef {
+template <typename R>
+class MemberTaskRef {
  public:
   // Valid while `f` lives: pass it straight to ThreadPool::Run (a temporary lives until Run
   // returns).
   template <typename F>
-    requires(!std::is_same_v<std::decay_t<F>, TaskRef>)
-  TaskRef(F&& f)  // NOLINT: implicit by design, like std::function_ref
+    requires(!std::is_same_v<std::decay_t<F>, MemberTaskRef>)
+  MemberTaskRef(F&& f)  // NOLINT: implicit by design, like std::function_ref
       : object_(const_cast<void*>(static_cast<const void*>(&f))),
-        call_([](void* object, int member) {
-          (*static_cast<std::remove_reference_t<F>*>(object))(member);
+        call_([](void* object, int member) -> R {
+          return (*static_cast<std::remove_reference_t<F>*>(object))(member);
         }) {}
-  void operator()(int member) const { call_(object_, member); }
+  R operator()(int member) const { return call_(object_, member); }
 
  private:
   void* object_;
-  void (*call_)(void*, int);
+  R (*call_)(void*, int);
 };
+
+// Member `member`'s part of a team's work.
+using TaskRef = MemberTaskRef<void>;
+// Share `share` of a RunShares: true when it ran, false when it could not run on this thread
+// (its scratch memory could not be had) and wrote nothing.
+using ShareRef = MemberTaskRef<bool>;
 
 class ThreadPool {
  public:
@@ -83,15 +96,28 @@ class ThreadPool {
   // Not reentrant: one Run at a time per pool (callers serialize; the drivers never nest).
   void Run(int team, TaskRef task);
 
+  // Runs share(0) .. share(team - 1) (team <= size()), each exactly once, on whichever member
+  // claims it first: the caller takes share 0, then any share no worker has claimed, then waits
+  // for the claimed ones. For shares that share nothing (no barrier between them). A share a
+  // worker declines (false) runs on the caller after the others; false where the caller's
+  // declines too. Serialized with Run like Run itself.
+  bool RunShares(int team, ShareRef share);
+
   // Wakes idle workers without giving them work, and has spinning ones spin kSpins pauses more,
   // so that a Run soon after finds them awake. Serialized with Run like Run itself.
   void KeepWarm();
 
  private:
   void WorkerLoop(int index);
-  // Publishes the next generation with a team of `team` (1: no worker takes part) and wakes
-  // every worker.
-  void StartGeneration(int team);
+  // Publishes the next generation with a team of `team` (1: no worker takes part; with
+  // kSharesBit, a RunShares) and wakes every worker.
+  void StartGeneration(std::uint32_t team);
+  // The next unclaimed share of RunShares generation `generation` of `team` shares, or -1.
+  int ClaimShare(std::uint32_t generation, int team);
+  // Runs shares of generation `generation` until none is left to claim.
+  void RunClaimedShares(std::uint32_t generation, int team);
+
+  static constexpr std::uint32_t kSharesBit = 1u << 31;
 
   const CpuAffinity allowed_;  // the creating thread's CPUs; before the workers, which read it
   std::vector<std::thread> workers_;
@@ -102,6 +128,13 @@ class ThreadPool {
   std::atomic<std::uint64_t> state_{0};
   std::atomic<int> pending_{0};
   std::atomic<bool> stop_{false};
+  // RunShares: its shares, the generation (high 32 bits) and next unclaimed share (low 32 bits)
+  // in one word, so that a worker waking late claims nothing of a later run; the shares done
+  // (declined ones included) and which were declined, one flag per member.
+  const ShareRef* shares_ = nullptr;
+  std::atomic<std::uint64_t> claims_{0};
+  std::atomic<int> shares_done_{0};
+  std::unique_ptr<std::atomic<bool>[]> declined_;
 };
 
 // The process-wide pool, one member per core of this machine, created on first use.

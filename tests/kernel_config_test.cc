@@ -2,17 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <chrono>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "kernels/default_config.h"
-#include "kernels/thread_pool.h"
 
 namespace mmtune {
 namespace {
@@ -430,49 +426,6 @@ TEST(CacheBudgetTest, UsesPerCoreShares) {
   EXPECT_EQ(budget.l1d, 49152u);
   EXPECT_EQ(budget.l2, 1048576u);
   EXPECT_EQ(budget.l3_per_core, 33554432u / 4);
-}
-
-TEST(ThreadPoolTest, RunsEveryMemberOnceAndBarriersHold) {
-  ThreadPool pool(3);
-  ASSERT_EQ(pool.size(), 3);
-  for (int round = 0; round < 200; ++round) {
-    const int team = 1 + round % 3;
-    std::atomic<int> ran{0};
-    std::atomic<int> before{0};
-    std::atomic<bool> early{false};
-    SpinBarrier barrier(team);
-    pool.Run(team, [&](int member) {
-      ASSERT_LT(member, team);
-      ran.fetch_add(1 << (member * 8));
-      before.fetch_add(1);
-      barrier.ArriveAndWait();
-      // Nobody passes the barrier before every member arrived.
-      if (before.load() != team) early.store(true);
-    });
-    int expected = 0;
-    for (int member = 0; member < team; ++member) expected += 1 << (member * 8);
-    ASSERT_EQ(ran.load(), expected) << "round " << round;
-    ASSERT_FALSE(early.load()) << "round " << round;
-  }
-}
-
-// KeepWarm wakes the workers without work: none runs a task of its own, and Runs before and
-// after it, with the workers awake or asleep, still run every member exactly once.
-TEST(ThreadPoolTest, KeepWarmGivesNoWorkAndRunsAfterItHold) {
-  ThreadPool pool(3);
-  std::atomic<int> ran{0};
-  for (int round = 0; round < 100; ++round) {
-    pool.KeepWarm();
-    if (round % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // asleep
-    if (round % 3 == 0) pool.KeepWarm();
-    ran.store(0);
-    pool.Run(3, [&](int member) { ran.fetch_add(1 << (member * 8)); });
-    ASSERT_EQ(ran.load(), 1 + (1 << 8) + (1 << 16)) << "round " << round;
-  }
-  ran.store(0);
-  pool.KeepWarm();
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_EQ(ran.load(), 0);
 }
 
 }  // namespace
