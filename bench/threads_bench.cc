@@ -4,7 +4,8 @@
 //   threads_bench --situation fresh --threads T    the first `--ms` milliseconds of a fresh
 //                                                  process (run it once per thread count)
 //   threads_bench --situation peer-spin            each GEMM right after a oneDNN call whose
-//                                                  OpenMP threads spin-wait afterwards
+//                                                  OpenMP threads spin-wait afterwards (with
+//                                                  --peer-every N, every Nth GEMM)
 //   threads_bench --situation layer-loop           GEMM, an elementwise pass over a buffer and
 //                                                  a short sleep, as an inference layer loop
 //
@@ -39,12 +40,14 @@ struct Options {
   int threads = 2;  // --situation fresh only
   double ms = 300.0;
   int rounds = 5;
+  int peer_every = 1;  // --situation peer-spin: a oneDNN call before every Nth GEMM
 };
 
 [[noreturn]] void Usage(const std::string& error) {
   std::fprintf(stderr,
                "threads_bench: error: %s\nusage: threads_bench --situation "
-               "fresh|peer-spin|layer-loop [--threads T] [--shape MxNxK] [--ms N] [--rounds N]\n",
+               "fresh|peer-spin|layer-loop [--threads T] [--shape MxNxK] [--ms N] [--rounds N] "
+               "[--peer-every N]\n",
                error.c_str());
   std::exit(2);
 }
@@ -71,6 +74,9 @@ Options Parse(int argc, char** argv) {
     } else if (flag == "--rounds") {
       options.rounds = static_cast<int>(std::strtol(value.c_str(), &end, 10));
       if (*end != '\0' || options.rounds < 1) Usage("bad --rounds " + value);
+    } else if (flag == "--peer-every") {
+      options.peer_every = static_cast<int>(std::strtol(value.c_str(), &end, 10));
+      if (*end != '\0' || options.peer_every < 1) Usage("bad --peer-every " + value);
     } else {
       Usage("unknown option " + flag);
     }
@@ -216,10 +222,12 @@ int main(int argc, char** argv) {
       return 1;
     }
     // A small oneDNN GEMM on every core: its OpenMP workers then spin-wait (libgomp's default,
-    // unless OMP_WAIT_POLICY says otherwise) while the next GEMM runs.
+    // unless OMP_WAIT_POLICY says otherwise) while the next GEMMs run.
     auto peer_buffers = std::make_shared<Buffers>(mmtune::Shape{64, 64, 64});
     const int threads = static_cast<int>(std::thread::hardware_concurrency());
-    before = [onednn, peer_buffers, threads] {
+    const int every = options.peer_every;
+    before = [onednn, peer_buffers, threads, every, call = 0]() mutable {
+      if (call++ % every != 0) return;
       static_cast<void>(onednn->sgemm(threads, 64, 64, 64, peer_buffers->a.data(),
                                       peer_buffers->b.data(), peer_buffers->c.data()));
     };
@@ -235,8 +243,11 @@ int main(int argc, char** argv) {
   for (int round = 0; round < options.rounds; ++round) {
     for (const Impl& impl : impls) RunFor(impl, options.ms / options.rounds, before, series[impl.name]);
   }
-  std::printf("%s, f32 %lldx%lldx%lld, %d rounds of %.0f ms per series\n",
-              options.situation.c_str(), static_cast<long long>(s.m),
+  std::string situation = options.situation;
+  if (situation == "peer-spin" && options.peer_every > 1) {
+    situation += " every " + std::to_string(options.peer_every) + " calls";
+  }
+  std::printf("%s, f32 %lldx%lldx%lld, %d rounds of %.0f ms per series\n", situation.c_str(), static_cast<long long>(s.m),
               static_cast<long long>(s.n), static_cast<long long>(s.k), options.rounds,
               options.ms / options.rounds);
   for (const Impl& impl : impls) Print(impl.name, series[impl.name], s);
