@@ -123,7 +123,8 @@ struct PlanEntry {
   TypedPlans<double> f64;
   TypedPlans<Bf16Gemm> bf16;
   TypedPlans<S8Gemm> s8;
-  TeamOrAlone team_or_alone;  // for a multi-threaded plan: whether the team pays right now
+  // For a multi-threaded plan: whether the team pays right now.
+  TeamOrAlone team_or_alone{&ProcessTeamVerdict()};
   // For the record file (only counted for calls without an exact winner); counting is not part
   // of the entry's logical state, and calls see entries as const.
   mutable std::atomic<std::uint64_t> calls{0};
@@ -873,7 +874,7 @@ struct FixedGemm<T>::Impl {
   // Both unset when M or N is 0: a call computes nothing.
   std::optional<BoundGemm<T>> plan;  // the looked-up config
   std::optional<BoundGemm<T>> solo;  // the same on one thread, for when another call has the pool
-  TeamOrAlone team_or_alone;
+  TeamOrAlone team_or_alone{&ProcessTeamVerdict()};
   ThreadPool* pool = nullptr;
   LookupReport lookup;
   // Set only when the runtime records this problem's calls. Shared, so that a FixedGemm kept
@@ -975,7 +976,7 @@ struct PackedWeights<T>::Impl {
   // The rows of GEMMs that run configs[0] whatever PanelConfigs::For says: the M it was found
   // for, where it RunsAsTuned; else 0.
   std::int64_t tuned_rows = 0;
-  TeamOrAlone team_or_alone;
+  TeamOrAlone team_or_alone{&ProcessTeamVerdict()};
   ThreadPool* pool = nullptr;
   // int8 weights: the column sums of op(B) modulo 2^32, for A's zero point (DequantizedWith).
   std::vector<std::uint32_t> column_sums;

@@ -19,8 +19,9 @@
 // and falls back to kMinExplore when it was faster or the smoothed times swapped the modes; a
 // held choice explores kExploreSpacingNs of calls apart where that is more calls, since each
 // exploration costs a few slow calls after it. Calls of kLongCallNs or more explore every
-// kMaxExplore calls from the start. Calls may come from any number of threads: the estimates
-// are relaxed atomics, updated without a lock.
+// kMaxExplore calls from the start, and so does a problem made after the last verdict of the
+// process's problems (TeamVerdict) was for the team. Calls may come from any number of
+// threads: the estimates are relaxed atomics, updated without a lock.
 #pragma once
 
 #include <algorithm>
@@ -31,6 +32,29 @@
 #include <type_traits>
 
 namespace mmtune {
+
+// Whether the last exploration or swap of any problem sharing it found the team faster than
+// the calling thread alone. A problem made after a verdict for the team explores alone first
+// after kMaxExplore calls: where teams pay on this machine, every new problem (each new M of
+// variable-length inputs) would otherwise run a few calls of its first ten or thirty alone,
+// for nothing. A slow team still gives way as soon as its own calls show it, and a verdict
+// against the team gives new problems the short intervals.
+class TeamVerdict {
+ public:
+  void Record(bool team_faster) const {
+    team_faster_.store(team_faster, std::memory_order_relaxed);
+  }
+  bool TeamFaster() const { return team_faster_.load(std::memory_order_relaxed); }
+
+ private:
+  mutable std::atomic<bool> team_faster_{false};
+};
+
+// The process's verdict: its problems share one pool of workers, and so the cores' state.
+inline const TeamVerdict& ProcessTeamVerdict() {
+  static const TeamVerdict verdict;
+  return verdict;
+}
 
 class TeamOrAlone {
  public:
@@ -56,6 +80,12 @@ class TeamOrAlone {
   static constexpr std::int64_t kAbandonFactor = 4;
   // The calls after an exploration or a swap of the modes that are not timed.
   static constexpr std::uint32_t kSettleCalls = 6;
+
+  TeamOrAlone() = default;
+  // Recording into and starting from `verdict` (null: neither).
+  explicit TeamOrAlone(const TeamVerdict* verdict)
+      : verdict_(verdict),
+        explore_every_(verdict != nullptr && verdict->TeamFaster() ? kMaxExplore : kMinExplore) {}
 
   struct Choice {
     bool team = true;
@@ -146,6 +176,7 @@ class TeamOrAlone {
         explore_every_.store(kMinExplore, std::memory_order_relaxed);
         settle_until_.store(calls_.load(std::memory_order_relaxed) + kSettleCalls,
                             std::memory_order_relaxed);
+        RecordVerdict();
       }
       return;
     }
@@ -153,6 +184,7 @@ class TeamOrAlone {
     const std::uint32_t every = explore_every_.load(std::memory_order_relaxed);
     explore_every_.store(confirmed ? std::min(every * 2, kMaxExplore) : kMinExplore,
                          std::memory_order_relaxed);
+    RecordVerdict();
   }
 
   // The current estimates (0: not timed yet) and exploration interval, for tests.
@@ -189,6 +221,11 @@ class TeamOrAlone {
     return std::bit_ceil(std::max(every, 2 * length));
   }
 
+  // Both modes timed: the preference is a verdict.
+  void RecordVerdict() const {
+    if (verdict_ != nullptr && team_ns() > 0 && alone_ns() > 0) verdict_->Record(PreferTeam());
+  }
+
   bool PreferTeam() const {
     const std::int64_t team = team_ns();
     const std::int64_t alone = alone_ns();
@@ -201,6 +238,7 @@ class TeamOrAlone {
         .count();
   }
 
+  const TeamVerdict* verdict_ = nullptr;
   mutable std::atomic<std::int64_t> team_ns_{0};
   mutable std::atomic<std::int64_t> alone_ns_{0};
   mutable std::atomic<std::uint32_t> calls_{0};

@@ -213,5 +213,43 @@ TEST(TeamOrAloneTest, OneSlowCallMovesTheEstimateByAnEighthAtMost) {
   EXPECT_LE(choice.team_ns(), 300 + 300 / 8);
 }
 
+// Problems made after another found its team faster start at the long interval: a new M of
+// variable-length inputs runs its first calls on the team, none of them alone. After a verdict
+// against the team, or without a verdict, a new problem explores within its first calls.
+TEST(TeamOrAloneTest, NewProblemsStartFromTheLastVerdict) {
+  const TeamVerdict verdict;
+  EXPECT_FALSE(verdict.TeamFaster());
+  const TeamOrAlone first(&verdict);
+  EXPECT_EQ(first.explore_every(), TeamOrAlone::kMinExplore);
+  EXPECT_LT(MakeCalls(first, 30, 300, 600), 30);  // explored alone, and found the team faster
+  EXPECT_TRUE(verdict.TeamFaster());
+
+  const TeamOrAlone second(&verdict);
+  EXPECT_EQ(second.explore_every(), TeamOrAlone::kMaxExplore);
+  EXPECT_EQ(MakeCalls(second, 200, 300, 600), 200);
+  // A slow team still gives way within a few calls, and the verdict turns against the team.
+  const TeamOrAlone third(&verdict);
+  MakeCalls(third, static_cast<int>(SteadyInterval(300)) + 20, 300, 600);
+  ASSERT_GT(third.alone_ns(), 0);
+  MakeCalls(third, 12, 2'000, 600);
+  EXPECT_LT(third.alone_ns(), third.team_ns());
+  EXPECT_FALSE(verdict.TeamFaster());
+
+  const TeamOrAlone fourth(&verdict);
+  EXPECT_EQ(fourth.explore_every(), TeamOrAlone::kMinExplore);
+  EXPECT_LT(MakeCalls(fourth, 30, 300, 600), 30);
+  const TeamOrAlone unshared;
+  EXPECT_LT(MakeCalls(unshared, 30, 300, 600), 30);
+}
+
+// A verdict needs both modes timed: a team timed before any call alone records nothing.
+TEST(TeamOrAloneTest, AVerdictNeedsBothModesTimed) {
+  const TeamVerdict verdict;
+  const TeamOrAlone choice(&verdict);
+  MakeCalls(choice, 5, 300, 600);  // before the first exploration
+  EXPECT_EQ(choice.alone_ns(), 0);
+  EXPECT_FALSE(verdict.TeamFaster());
+}
+
 }  // namespace
 }  // namespace mmtune
