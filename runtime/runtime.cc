@@ -976,7 +976,7 @@ struct PackedWeights<T>::Impl {
   // The rows of GEMMs that run configs[0] whatever PanelConfigs::For says: the M it was found
   // for, where it RunsAsTuned; else 0.
   std::int64_t tuned_rows = 0;
-  TeamOrAlone team_or_alone{&ProcessTeamVerdict()};
+  TeamOrAloneByRows team_or_alone{&ProcessTeamVerdict()};
   ThreadPool* pool = nullptr;
   // int8 weights: the column sums of op(B) modulo 2^32, for A's zero point (DequantizedWith).
   std::vector<std::uint32_t> column_sums;
@@ -998,7 +998,7 @@ struct PackedWeights<T>::Impl {
   // The panels' GEMM (not for a copy).
   Status Execute(const GemmArgs<X>& args) const {
     const PlanAndSolo<X>& chosen = plans[args.m == tuned_rows ? 0 : configs->For(args.m)];
-    return RunWithPoolOrAlone(chosen.plan, chosen.solo, team_or_alone,
+    return RunWithPoolOrAlone(chosen.plan, chosen.solo, team_or_alone.For(args.m),
                               [&](const GemmPlan<X>& with) {
                                 return with.Run(args, *packed, *pool);
                               });

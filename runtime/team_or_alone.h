@@ -19,26 +19,29 @@
 // and falls back to kMinExplore when it was faster or the smoothed times swapped the modes; a
 // held choice explores kExploreSpacingNs of calls apart where that is more calls, since each
 // exploration costs a few slow calls after it. Calls of kLongCallNs or more explore every
-// kMaxExplore calls from the start, and so does a problem made after the last verdict of the
-// process's problems (TeamVerdict) was for the team. Calls may come from any number of
-// threads: the estimates are relaxed atomics, updated without a lock.
+// kMaxExplore calls from the start, and a problem whose first exploration comes while the last
+// verdict of the process's problems (TeamVerdict) is for the team puts it off as long. Calls
+// may come from any number of threads: the estimates are relaxed atomics, updated without a
+// lock.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 
 namespace mmtune {
 
 // Whether the last exploration or swap of any problem sharing it found the team faster than
-// the calling thread alone. A problem made after a verdict for the team explores alone first
-// after kMaxExplore calls: where teams pay on this machine, every new problem (each new M of
-// variable-length inputs) would otherwise run a few calls of its first ten or thirty alone,
-// for nothing. A slow team still gives way as soon as its own calls show it, and a verdict
-// against the team gives new problems the short intervals.
+// the calling thread alone. A problem whose first exploration comes while the verdict is for
+// the team puts it off by kMaxExplore calls: where teams pay on this machine, every new problem
+// (each new M of variable-length inputs) would otherwise run a few calls of its first ten or
+// thirty alone, for nothing. It explores at the next interval whatever the verdict, so that a
+// team that turns slow can give way, and a verdict against the team leaves the short intervals.
 class TeamVerdict {
  public:
   void Record(bool team_faster) const {
@@ -82,10 +85,8 @@ class TeamOrAlone {
   static constexpr std::uint32_t kSettleCalls = 6;
 
   TeamOrAlone() = default;
-  // Recording into and starting from `verdict` (null: neither).
-  explicit TeamOrAlone(const TeamVerdict* verdict)
-      : verdict_(verdict),
-        explore_every_(verdict != nullptr && verdict->TeamFaster() ? kMaxExplore : kMinExplore) {}
+  // Recording into and putting off its first exploration by `verdict` (null: neither).
+  explicit TeamOrAlone(const TeamVerdict* verdict) : verdict_(verdict) {}
 
   struct Choice {
     bool team = true;
@@ -101,7 +102,7 @@ class TeamOrAlone {
     const std::uint32_t length = ExplorationLength(prefer_team);
     const std::uint32_t every = Interval(prefer_team, length);
     const std::uint32_t until_end = every - call % every;  // 1 on an exploration's last call
-    if (until_end > length) {
+    if (until_end > length || (until_end == length && PutOffFirstExploration(prefer_team))) {
       // The first calls after an exploration, or after the modes swapped, run slow (caches):
       // untimed, or they would swap the modes again.
       const bool settled =
@@ -221,6 +222,17 @@ class TeamOrAlone {
     return std::bit_ceil(std::max(every, 2 * length));
   }
 
+  // At the first call of the first exploration alone, with the verdict for the team: true, and
+  // the next comes kMaxExplore calls on (once only: see TeamVerdict).
+  bool PutOffFirstExploration(bool prefer_team) const {
+    if (!prefer_team || alone_ns() != 0 || verdict_ == nullptr || !verdict_->TeamFaster() ||
+        put_off_.exchange(true, std::memory_order_relaxed)) {
+      return false;
+    }
+    explore_every_.store(kMaxExplore, std::memory_order_relaxed);
+    return true;
+  }
+
   // Both modes timed: the preference is a verdict.
   void RecordVerdict() const {
     if (verdict_ != nullptr && team_ns() > 0 && alone_ns() > 0) verdict_->Record(PreferTeam());
@@ -246,6 +258,34 @@ class TeamOrAlone {
   mutable std::atomic<std::int64_t> explored_ns_{0};    // the exploration's first timed call
   mutable std::atomic<std::uint32_t> settle_until_{0};  // the first call timed again
   mutable std::atomic<bool> abandoned_{false};          // the team's exploration stopped early
+  mutable std::atomic<bool> put_off_{false};            // the first exploration was put off
+};
+
+// Team-or-alone timing per band of M, for calls of one operand that run any M (packed weights):
+// a call's time grows with its rows, and timings of different M in one estimate would compare
+// a team's large calls with the calling thread's small ones. Four bands an octave, so that the
+// rows within one differ by less than a fifth.
+class TeamOrAloneByRows {
+ public:
+  static constexpr int kBandsPerOctave = 4;
+  static constexpr int kBands = 24 * kBandsPerOctave;  // up to 2^24 rows; more share the last
+
+  explicit TeamOrAloneByRows(const TeamVerdict* verdict) {
+    for (std::optional<TeamOrAlone>& band : bands_) band.emplace(verdict);
+  }
+
+  const TeamOrAlone& For(std::int64_t rows) const { return *bands_[Band(rows)]; }
+
+  // The band of `rows` (>= 1; less counts as 1).
+  static int Band(std::int64_t rows) {
+    const auto r = static_cast<std::uint64_t>(std::max<std::int64_t>(rows, 1));
+    const int octave = std::bit_width(r) - 1;
+    const auto quarter = static_cast<int>(((r << 2) >> octave) & 3);  // of r / 2^octave's fraction
+    return std::min(octave * kBandsPerOctave + quarter, kBands - 1);
+  }
+
+ private:
+  std::array<std::optional<TeamOrAlone>, kBands> bands_;
 };
 
 }  // namespace mmtune

@@ -213,33 +213,72 @@ TEST(TeamOrAloneTest, OneSlowCallMovesTheEstimateByAnEighthAtMost) {
   EXPECT_LE(choice.team_ns(), 300 + 300 / 8);
 }
 
-// Problems made after another found its team faster start at the long interval: a new M of
-// variable-length inputs runs its first calls on the team, none of them alone. After a verdict
-// against the team, or without a verdict, a new problem explores within its first calls.
-TEST(TeamOrAloneTest, NewProblemsStartFromTheLastVerdict) {
+// A problem whose first exploration comes after another found its team faster puts it off by
+// kMaxExplore calls: a new M of variable-length inputs runs its first calls on the team, none
+// alone. It explores at the next interval all the same (a team that turns slow must be able to
+// give way), and after a verdict against the team, or without one, a problem explores early.
+TEST(TeamOrAloneTest, AProblemPutsOffItsFirstExplorationWhileTheVerdictIsForTheTeam) {
   const TeamVerdict verdict;
   EXPECT_FALSE(verdict.TeamFaster());
   const TeamOrAlone first(&verdict);
-  EXPECT_EQ(first.explore_every(), TeamOrAlone::kMinExplore);
   EXPECT_LT(MakeCalls(first, 30, 300, 600), 30);  // explored alone, and found the team faster
   EXPECT_TRUE(verdict.TeamFaster());
 
   const TeamOrAlone second(&verdict);
-  EXPECT_EQ(second.explore_every(), TeamOrAlone::kMaxExplore);
+  EXPECT_EQ(second.explore_every(), TeamOrAlone::kMinExplore);
   EXPECT_EQ(MakeCalls(second, 200, 300, 600), 200);
-  // A slow team still gives way within a few calls, and the verdict turns against the team.
+  EXPECT_EQ(second.explore_every(), TeamOrAlone::kMaxExplore);
+  const int later = static_cast<int>(SteadyInterval(300));
+  EXPECT_LT(MakeCalls(second, later, 300, 600), later);
+  EXPECT_EQ(second.alone_ns(), 600);
+
+  // A slow team gives way within a few calls, and the verdict turns against the team.
   const TeamOrAlone third(&verdict);
-  MakeCalls(third, static_cast<int>(SteadyInterval(300)) + 20, 300, 600);
-  ASSERT_GT(third.alone_ns(), 0);
+  MakeCalls(third, 2 * later, 300, 600);
+  ASSERT_EQ(third.alone_ns(), 600);
   MakeCalls(third, 12, 2'000, 600);
   EXPECT_LT(third.alone_ns(), third.team_ns());
   EXPECT_FALSE(verdict.TeamFaster());
 
   const TeamOrAlone fourth(&verdict);
-  EXPECT_EQ(fourth.explore_every(), TeamOrAlone::kMinExplore);
   EXPECT_LT(MakeCalls(fourth, 30, 300, 600), 30);
   const TeamOrAlone unshared;
   EXPECT_LT(MakeCalls(unshared, 30, 300, 600), 30);
+}
+
+// What counts is the verdict when the first exploration comes, not when the problem was made:
+// packed weights make their timings (one per band of M) when the model loads, before any GEMM
+// ran, and the bands of one weights object then start at once.
+TEST(TeamOrAloneTest, BandsMadeBeforeTheVerdictPutOffTheirFirstExplorations) {
+  const TeamVerdict verdict;
+  const TeamOrAloneByRows bands(&verdict);
+  int on_team = 0;
+  for (int call = 0; call < 40; ++call) {  // 128 rows, then 400, by turns
+    on_team += MakeCalls(bands.For(call % 2 == 0 ? 128 : 400), 1, 300, 600);
+  }
+  EXPECT_LT(on_team, 40);  // the first band to explore did
+  ASSERT_TRUE(verdict.TeamFaster());
+  EXPECT_EQ(MakeCalls(bands.For(1000), 200, 700, 1400), 200);
+  EXPECT_EQ(bands.For(128).team_ns(), 300);  // each band its own estimates
+  EXPECT_EQ(bands.For(1000).team_ns(), 700);
+}
+
+// Four bands an octave: rows within one differ by less than a fifth, and every M has one.
+TEST(TeamOrAloneTest, BandsOfRowsAreQuartersOfOctaves) {
+  EXPECT_EQ(TeamOrAloneByRows::Band(0), TeamOrAloneByRows::Band(1));
+  EXPECT_EQ(TeamOrAloneByRows::Band(128), TeamOrAloneByRows::Band(159));
+  EXPECT_NE(TeamOrAloneByRows::Band(159), TeamOrAloneByRows::Band(160));
+  EXPECT_EQ(TeamOrAloneByRows::Band(160), TeamOrAloneByRows::Band(191));
+  EXPECT_EQ(TeamOrAloneByRows::Band(255) + 1, TeamOrAloneByRows::Band(256));
+  // From 4 rows on (below, an octave has fewer rows than bands) each row moves one band at most.
+  int previous = TeamOrAloneByRows::Band(4);
+  for (std::int64_t rows = 5; rows < 100'000; ++rows) {
+    const int band = TeamOrAloneByRows::Band(rows);
+    ASSERT_GE(band, previous) << rows;
+    ASSERT_LE(band, previous + 1) << rows;
+    previous = band;
+  }
+  EXPECT_EQ(TeamOrAloneByRows::Band(std::int64_t{1} << 40), TeamOrAloneByRows::kBands - 1);
 }
 
 // A verdict needs both modes timed: a team timed before any call alone records nothing.
