@@ -15,9 +15,9 @@
 // Options: --shape MxNxK (default 256x256x256), --ms N (time per series, default 300),
 // --rounds N (alternations of the series, default 5). Prints one line per series: the median
 // and the mean call time and GFLOP/s over all its calls (the mean is what a loop of calls
-// costs, slow calls included; with new-shapes, M runs from shape's M / 2 to 2.5 M, the median
-// GFLOP/s is of the calls' rates and the mean of all their work). docs/PERFORMANCE.md ("Threads as applications run
-// them") has the commands and figures.
+// costs, slow calls included; with new-shapes, M runs from the shape's M / 2 to 2.5 M, the
+// median GFLOP/s is of the calls' rates and the mean of all their work). docs/PERFORMANCE.md
+// ("Threads as applications run them") has the commands and figures.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,6 +27,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -186,11 +187,13 @@ void RunFor(const Impl& impl, const mmtune::Shape& s, double ms,
 // every that many calls, from M / 2 to 2.5 M in an order that repeats none for 2 M shapes.
 std::function<std::int64_t()> RowsOf(const mmtune::Shape& s, int calls_per_shape) {
   if (calls_per_shape == 0) return [m = s.m] { return m; };
-  return [s, calls_per_shape, call = std::int64_t{0}]() mutable {
-    const std::int64_t range = 2 * s.m;
-    const std::int64_t step = range % 7 == 0 ? 11 : 7;  // coprime with the range
+  const std::int64_t range = 2 * s.m;
+  std::int64_t step = 7;
+  while (std::gcd(step, range) != 1) step += 2;  // visits every M of the range once
+  return [first = std::max<std::int64_t>(1, s.m / 2), range, step, calls_per_shape,
+          call = std::int64_t{0}]() mutable {
     const std::int64_t shape = call++ / calls_per_shape;
-    return s.m / 2 + shape * step % range;
+    return first + shape * step % range;
   };
 }
 
@@ -303,11 +306,11 @@ int main(int argc, char** argv) {
   }
   if (new_shapes) {
     situation += " every " + std::to_string(options.calls_per_shape) + " calls, M from " +
-                 std::to_string(s.m / 2);
+                 std::to_string(std::max<std::int64_t>(1, s.m / 2));
   }
-  std::printf("%s, f32 %lldx%lldx%lld, %d rounds of %.0f ms per series\n", situation.c_str(), static_cast<long long>(s.m),
-              static_cast<long long>(s.n), static_cast<long long>(s.k), options.rounds,
-              options.ms / options.rounds);
+  std::printf("%s, f32 %lldx%lldx%lld, %d rounds of %.0f ms per series\n", situation.c_str(),
+              static_cast<long long>(s.m), static_cast<long long>(s.n),
+              static_cast<long long>(s.k), options.rounds, options.ms / options.rounds);
   for (const Impl& impl : impls) Print(impl.name, series[impl.name]);
   return 0;
 }
