@@ -358,7 +358,15 @@ KernelConfig PackedWeightsConfig(const Problem& packed_b, const Machine& machine
                                static_cast<double>(original.k) * static_cast<double>(original.n);
   if (config.family == KernelFamily::kDirect &&
       weights_bytes > static_cast<double>(CacheBudgetOf(machine).l2) / 2) {
-    return ColdOperandsConfig(original, machine);
+    config = ColdOperandsConfig(original, machine);
+  }
+  // Panels packed once: f32 and f64 take the tile that pads the fewest rows and columns.
+  if (config.family == KernelFamily::kPacked && original.batch <= 1) {
+    switch (problem.dtype) {
+      case DType::kF32: return model::PackedWeightsModel<float>(problem, machine);
+      case DType::kF64: return model::PackedWeightsModel<double>(problem, machine);
+      default: return config;
+    }
   }
   // Row-major weights are the panels' B side; column-major ones would be A panels of a
   // one-column product.

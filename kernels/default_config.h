@@ -61,7 +61,8 @@ KernelConfig ColdOperandsConfig(const Problem& problem, const Machine& machine);
 // for the larger calls the same weights may serve. Where ModelConfig reads B in place with the
 // direct family and the weights take more than half of L2, ColdOperandsConfig: the direct
 // family's premise, B read from L2 many times, fails there, and the packed family's B packing
-// is paid once. ModelConfig of the plain call elsewhere, whatever `problem.form` says.
+// is paid once. ModelConfig of the plain call elsewhere, whatever `problem.form` says; f32 and
+// f64 packed configs on the tile that pads M and N the least (model::PackedWeightsModel).
 KernelConfig PackedWeightsConfig(const Problem& problem, const Machine& machine);
 
 // `config`, the winner of `tuned_for`, as the runtime lends it to `problem` (same dtype, layout

@@ -197,6 +197,12 @@ KernelConfig PackedConfig(const Problem& problem, const CacheBudget& cache, IsaL
 template <typename T>
 KernelConfig PackedModel(const Problem& problem, const Machine& machine);
 
+// PackedModel's config for B packed once (weights): on the vector tile as fast per element as
+// PackedModel's that computes the fewest padded rows and columns of `problem` (its B panels'
+// packing, slower for narrower panels, is paid once).
+template <typename T>
+KernelConfig PackedWeightsModel(const Problem& problem, const Machine& machine);
+
 // How far `problem` is past what the direct family handles well, as a multiple of its limit
 // (`pressure` <= 1: direct), and the k block it runs with there (`kc`, 0 = the whole K).
 struct DirectFit {

@@ -2,7 +2,9 @@
 // that threads split, and the model config (docs/analytical-model.md, steps 2-5).
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 
+#include "kernels/gemm_internal.h"
 #include "kernels/lowp_microkernel.h"
 #include "kernels/microkernel.h"
 #include "kernels/model_internal.h"
@@ -188,13 +190,31 @@ KernelConfig PackedConfig(const Problem& problem, const CacheBudget& cache, IsaL
   return c;
 }
 
+namespace {
+
+// What a tile other than the model's costs per element it computes where B is packed once, by
+// element size: where none computes padded rows, f32 8x32, 8x48, 10x32, 12x32 and 14x32 ran at
+// 0.98-0.99 of the Xeon's 6x64, f64 8x16, 10x16 and 12x16 at 0.95-0.98 of its 6x32
+// (docs/analytical-model.md, step 2).
+struct OtherWeightsTileCost {
+  std::int64_t elem_bytes;
+  double cost;
+};
+constexpr OtherWeightsTileCost kOtherWeightsTileCosts[] = {{4, 1.02}, {8, 1.05}};
+
+double OtherWeightsTileCostOf(std::int64_t elem_bytes) {
+  for (const OtherWeightsTileCost& row : kOtherWeightsTileCosts) {
+    if (row.elem_bytes == elem_bytes) return row.cost;
+  }
+  return kOtherWeightsTileCosts[std::size(kOtherWeightsTileCosts) - 1].cost;
+}
+
+// The packed model's config on `tile` (row-major view).
 template <typename T>
-KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
+KernelConfig PackedModelOn(const Problem& problem, const Machine& machine, Tile tile) {
   const IsaLevel isa = machine.kernel_isa;
-  const CacheBudget cache = CacheBudgetOf(machine);
-  const Tile best =
-      PackedVectorTile(MicroKernels<T>(isa), machine, isa, VectorLanes(isa, sizeof(T)), false);
-  KernelConfig c = PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr));
+  KernelConfig c = PackedConfig(problem, CacheBudgetOf(machine), isa, tile,
+                                PackedParallelLoop(problem, tile.mr));
   // Unrolled where the k blocks are long and the core's facts say it pays (Intel's two zmm
   // pipes: docs/analytical-model.md, step 2, k unroll); not where the problem has fewer rows
   // than the tile, whose k loop then waits on B's stream rather than its FMAs.
@@ -205,8 +225,75 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   return c;
 }
 
+// The vector tile that computes the fewest elements of a problem of `m` x `n`, padding included,
+// of the registered tiles at least two vectors wide (as every packed tile measured) as fast per
+// element as `model` (TileCyclesPerK) that read no more bytes per cycle of their k loop than it
+// does (a B panel of kc k steps outgrows L1, so both operands stream from L2): tiles other than
+// `model` charged kOtherWeightsTileCosts; of equal cost, the one with fewer accumulators (f32
+// 8x32 ran level with or ahead of 8x48 on 64 and 128 rows). `model` where none is cheaper.
+template <typename KernelTable>
+Tile LeastPaddedTile(const KernelTable& kernels, Tile model, int lanes, double fma_pipes,
+                     std::int64_t elem_bytes, std::int64_t m, std::int64_t n) {
+  auto cycles = [&](const Tile& tile) {
+    return TileCyclesPerK(tile.mr, tile.nr / lanes, fma_pipes);
+  };
+  auto cycles_per_element = [&](const Tile& tile) { return cycles(tile) / (tile.mr * tile.nr); };
+  auto bytes_per_cycle = [&](const Tile& tile) {
+    return static_cast<double>((tile.mr + tile.nr) * elem_bytes) / cycles(tile);
+  };
+  auto computed = [&](const Tile& tile) {
+    return static_cast<double>(detail::RoundUp(m, tile.mr)) *
+           static_cast<double>(detail::RoundUp(n, tile.nr));
+  };
+  constexpr double kTie = 1e-9;
+  Tile best = model;
+  double best_cost = computed(model);
+  for (const auto& entry : kernels) {
+    const Tile tile{entry.mr, entry.nr};
+    if (!IsPackedVectorCandidate(entry) || entry.nr % lanes != 0 || entry.nr < 2 * lanes ||
+        (tile.mr == model.mr && tile.nr == model.nr) ||
+        cycles_per_element(tile) > cycles_per_element(model) * (1 + kTie) ||
+        bytes_per_cycle(tile) > bytes_per_cycle(model) * (1 + kTie)) {
+      continue;
+    }
+    const double cost = computed(tile) * OtherWeightsTileCostOf(elem_bytes);
+    const bool cheaper = cost < best_cost * (1 - kTie);
+    const bool level = !cheaper && cost <= best_cost * (1 + kTie);
+    const bool fewer_accumulators = tile.mr * tile.nr < best.mr * best.nr;
+    const bool best_is_model = best.mr == model.mr && best.nr == model.nr;
+    if (cheaper || (level && !best_is_model && fewer_accumulators)) {
+      best = tile;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+template <typename T>
+KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
+  const IsaLevel isa = machine.kernel_isa;
+  return PackedModelOn<T>(
+      problem, machine,
+      PackedVectorTile(MicroKernels<T>(isa), machine, isa, VectorLanes(isa, sizeof(T)), false));
+}
+
+template <typename T>
+KernelConfig PackedWeightsModel(const Problem& problem, const Machine& machine) {
+  const IsaLevel isa = machine.kernel_isa;
+  const int lanes = VectorLanes(isa, sizeof(T));
+  const Tile model = PackedVectorTile(MicroKernels<T>(isa), machine, isa, lanes, false);
+  return PackedModelOn<T>(
+      problem, machine,
+      LeastPaddedTile(MicroKernels<T>(isa), model, lanes, VectorFmasPerCycle(machine, isa),
+                      static_cast<std::int64_t>(sizeof(T)), problem.m, problem.n));
+}
+
 template KernelConfig PackedModel<float>(const Problem&, const Machine&);
 template KernelConfig PackedModel<double>(const Problem&, const Machine&);
+template KernelConfig PackedWeightsModel<float>(const Problem&, const Machine&);
+template KernelConfig PackedWeightsModel<double>(const Problem&, const Machine&);
 
 }  // namespace model
 }  // namespace mmtune
