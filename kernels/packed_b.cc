@@ -26,15 +26,16 @@ bool PackedB<X>::PackedFor(const KernelConfig& config) const {
 
 namespace {
 
-// What a tile shorter than the packed-for one costs beyond the model's cycles: on the Xeon's
+// What a tile other than the packed-for one costs beyond the model's cycles: on the Xeon's
 // f32 768x768 weights 4x64 tiles ran 0.91-0.98x the packed-for 6x64 where both compute M rows
-// exactly and 1.07-1.19x where 6x64 pads 11-33% of them (docs/runtime.md, Packed weights).
-constexpr double kShorterTileCost = 1.05;
+// exactly and 1.07-1.19x where 6x64 pads 11-33% of them; 10x32, 12x32 and 14x32 on 8x32's
+// panels 1.17-1.45x where 8x32 pads 12 to 28 rows (docs/runtime.md, Packed weights).
+constexpr double kOtherTileCost = 1.05;
 
-// How many times the accumulators the FMA latency needs a shorter tile must hold to run calls
-// of more rows than the packed-for tile has: 2x64 f32 tiles on two zmm pipes, at the latency
-// and the load bounds at once, ran 0.6x the 6x64 tile's speed on 9 to 50 rows where the model
-// ranks them level.
+// How many times the accumulators the FMA latency needs a tile other than the packed-for one
+// must hold to run calls of more rows than the packed-for tile has: 2x64 f32 tiles on two zmm
+// pipes, at the latency and the load bounds at once, ran 0.6x the 6x64 tile's speed on 9 to 50
+// rows where the model ranks them level.
 constexpr double kRoomyLatencyChains = 2.0;
 
 // The fewest tiles of rows each thread takes where threads split the rows.
@@ -79,11 +80,12 @@ PanelConfigs<X>::PanelConfigs(const KernelConfig& config, std::int64_t n, bool a
     tiles_.push_back(tile);
   };
   add(config, 1.0);
-  // One kernel a side shorter than the tile's: the config's own k unroll where that side has it.
-  std::map<int, KernelConfig> shorter;
+  // One kernel a side other than the tile's, the config's own k unroll where that side has it:
+  // shorter ones, and longer ones for the vector tiles the model ranks.
+  std::map<int, KernelConfig> others;
   for (const auto& entry : MicroKernels<X>(config.isa)) {
     const int side = a_side ? entry.nr : entry.mr;
-    if (side >= current) continue;
+    if (side == current || (side > current && !modelled_)) continue;
     KernelConfig candidate = config;
     candidate.mr = entry.mr;
     candidate.nr = entry.nr;
@@ -98,13 +100,13 @@ PanelConfigs<X>::PanelConfigs(const KernelConfig& config, std::int64_t n, bool a
     if constexpr (GemmTypes<X>::kLowPrecision) {
       if (!CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
     }
-    auto [kept, added] = shorter.try_emplace(side, candidate);
+    auto [kept, added] = others.try_emplace(side, candidate);
     if (!added && kept->second.k_unroll != config.k_unroll &&
         candidate.k_unroll == config.k_unroll) {
       kept->second = candidate;
     }
   }
-  for (const auto& [side, candidate] : shorter) add(candidate, kShorterTileCost);
+  for (const auto& [side, candidate] : others) add(candidate, kOtherTileCost);
 }
 
 template <typename X>

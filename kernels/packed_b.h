@@ -70,16 +70,17 @@ class PackedB {
 
 // The configs that run GEMMs on the panels of one PackedB, and which of them runs a GEMM of a
 // given M. Each is the packed-for config with the tile's free side (mr for B panels, nr for A
-// panels) cut to a registered kernel no longer than the tile's that reads the same panels
-// (PackedFor) on this CPU, blocks kept multiples of it; and, where threads split the columns
-// (jc) or the rows (ic) of a GEMM on B panels, with either split.
+// panels) set to that of a registered kernel that reads the same panels (PackedFor) on this
+// CPU, shorter than the tile's or, for vector tiles, longer, blocks kept multiples of it; and,
+// where threads split the columns (jc) or the rows (ic) of a GEMM on B panels, with either
+// split.
 //
 // M shorter than the packed-for tile runs the shortest kernel that covers it: a decode step
 // (M = 1) computes one row of each tile, not mr. Longer M runs the vector tile the model ranks
-// first by its cycles per k step (TileCyclesPerK) times the tiles M takes, a shorter tile's
-// charged kShorterTileCost more and taken only with twice the accumulators the FMA latency
-// needs: 32 rows run four-row tiles instead of computing 36 rows of six-row ones, while M a
-// multiple of the tile keeps it. Threads split the rows where M is at least half of N (each
+// first by its cycles per k step (TileCyclesPerK) times the tiles M takes, other tiles charged
+// kOtherTileCost more and taken only with twice the accumulators the FMA latency needs: 32
+// rows on 6x64 panels run four-row tiles instead of computing 36 rows of six-row ones, 12 rows
+// on 8x32 panels 12x32, while M a multiple of the tile keeps it. Threads split the rows where M is at least half of N (each
 // thread reads all of the panels once, where jc repeats A's packing on every thread) and gives
 // each thread kMinIcTilesPerThread tiles, the columns elsewhere. AMX tile kernels (outside the
 // model) keep the packed-for tile from its rows up, and its split (docs/runtime.md, Packed
@@ -99,7 +100,7 @@ class PanelConfigs {
  private:
   struct Tile {
     int side = 0;         // mr (B panels) or nr (A panels)
-    double cost = 0.0;    // cycles per k step of one tile, kShorterTileCost included
+    double cost = 0.0;    // cycles per k step of one tile, kOtherTileCost included
     bool roomy = false;   // enough accumulators to run calls longer than the packed-for tile
     std::size_t jc = 0;   // its configs() with threads splitting columns (or as packed for)
     std::size_t ic = 0;   // ... rows (== jc where the split stays)

@@ -168,6 +168,7 @@ void CheckPanelConfigs() {
   std::mt19937 rng(5);
   const Machine machine = testing::SyntheticZen5Machine();
   int shortened = 0;
+  int lengthened = 0;
   int split_rows = 0;
   for (KernelConfig config : RunnablePackedConfigs<X>()) {
     for (int threads : {1, 2}) {
@@ -191,7 +192,10 @@ void CheckPanelConfigs() {
                        std::to_string(rows) + " rows, " + ToString(layout));
           EXPECT_TRUE(packed->PackedFor(chosen));
           const int chosen_side = a_side ? chosen.nr : chosen.mr;
-          EXPECT_LE(chosen_side, side);
+          if (chosen_side > side) {  // a longer tile serves only calls of the tile's rows or more
+            EXPECT_GE(rows, side);
+            ++lengthened;
+          }
           if (chosen_side < side) ++shortened;
           if (chosen.parallel_loop == ParallelLoop::kIc) ++split_rows;
           auto runner = GemmPlan<X>::Create(chosen);
@@ -209,6 +213,7 @@ void CheckPanelConfigs() {
   // Every registry has tiles of one width and several heights; a tall call on two threads
   // splits the rows of 37 columns.
   EXPECT_GT(shortened, 0);
+  EXPECT_GT(lengthened, 0);
   EXPECT_GT(split_rows, 0);
 }
 
@@ -257,6 +262,42 @@ TEST(PackedBTest, RowsPickTheTileAndTheSplitOnTwoZmmPipes) {
   EXPECT_EQ(chosen(384).mr, 6);
   EXPECT_EQ(chosen(383).parallel_loop, ParallelLoop::kJc);
   for (std::int64_t rows : {1, 32, 384}) EXPECT_EQ(chosen(rows).nr, 64);
+}
+
+// Panels of 32 f32 columns serve every tile of that width: the model's pick for 128 rows, 8x32,
+// runs its multiples, and the longer tiles run the rows that 8x32 would pad (10x32 for 9, 10
+// and 20 rows, 12x32 for 12, 14x32 for 14 and 28), while rows fewer than 8 run the shortest
+// tile that covers them.
+TEST(PackedBTest, ThirtyTwoColumnPanelsRunLongerTilesWhereTheirTilePads) {
+  KernelConfig config;
+  config.family = KernelFamily::kPacked;
+  config.isa = IsaLevel::kAvx512;
+  config.mr = 8;
+  config.nr = 32;
+  config.kc = 256;
+  config.mc = 128;
+  config.nc = 768;
+  config.threads = 1;
+  config.parallel_loop = ParallelLoop::kJc;
+  auto packer = GemmPlan<float>::Create(config);
+  if (!packer.ok()) GTEST_SKIP() << "this CPU runs no AVX-512 f32 kernels";
+  const std::int64_t k = 256;
+  const std::int64_t n = 768;
+  std::vector<float> b(static_cast<std::size_t>(k * n), 1.0f);
+  auto packed = packer->PackB(Layout::kRowMajor, Trans::kNo, n, k, b.data(), n);
+  ASSERT_TRUE(packed.ok());
+  const PanelConfigs<float> panel_configs(*packed, testing::SyntheticZen5Machine());
+  auto rows_of_tile = [&](std::int64_t rows) {
+    const KernelConfig& chosen = panel_configs.configs()[panel_configs.For(rows)];
+    EXPECT_EQ(chosen.nr, 32) << rows << " rows";
+    EXPECT_TRUE(packed->PackedFor(chosen)) << chosen.ToString();
+    return chosen.mr;
+  };
+  for (std::int64_t rows : {1, 4}) EXPECT_EQ(rows_of_tile(rows), rows);
+  for (std::int64_t rows : {8, 16, 24, 64, 128}) EXPECT_EQ(rows_of_tile(rows), 8) << rows;
+  for (std::int64_t rows : {9, 10, 20}) EXPECT_EQ(rows_of_tile(rows), 10) << rows;
+  EXPECT_EQ(rows_of_tile(12), 12);
+  for (std::int64_t rows : {14, 28}) EXPECT_EQ(rows_of_tile(rows), 14) << rows;
 }
 
 TEST(PackedBTest, F32EveryKernelExact) { CheckEveryKernel<float>(); }
