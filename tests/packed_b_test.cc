@@ -9,9 +9,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/gemm.h"
@@ -222,6 +224,36 @@ TEST(PackedBTest, F64PanelConfigsExact) { CheckPanelConfigs<double>(); }
 TEST(PackedBTest, Bf16PanelConfigsExact) { CheckPanelConfigs<Bf16Gemm>(); }
 TEST(PackedBTest, S8PanelConfigsExact) { CheckPanelConfigs<S8Gemm>(); }
 
+// f32 weights, 256 x 768, packed for an AVX-512 `mr` x `nr` tile in row blocks of `mc` on
+// `threads`, and the configs PanelConfigs offers for them on the synthetic Zen 5 (two zmm FMA
+// pipes); nullopt where this CPU runs no AVX-512 f32 kernels.
+struct F32Panels {
+  PackedB<float> packed;
+  PanelConfigs<float> configs;
+};
+std::optional<F32Panels> PackF32Panels(int mr, int nr, int mc, int threads) {
+  KernelConfig config;
+  config.family = KernelFamily::kPacked;
+  config.isa = IsaLevel::kAvx512;
+  config.mr = mr;
+  config.nr = nr;
+  config.kc = 256;
+  config.mc = mc;
+  config.nc = 768;
+  config.threads = threads;
+  config.parallel_loop = ParallelLoop::kJc;
+  auto packer = GemmPlan<float>::Create(config);
+  if (!packer.ok()) return std::nullopt;
+  const std::int64_t k = 256;
+  const std::int64_t n = 768;
+  std::vector<float> b(static_cast<std::size_t>(k * n), 1.0f);
+  auto packed = packer->PackB(Layout::kRowMajor, Trans::kNo, n, k, b.data(), n);
+  EXPECT_TRUE(packed.ok());
+  if (!packed.ok()) return std::nullopt;
+  PanelConfigs<float> configs(*packed, testing::SyntheticZen5Machine());
+  return F32Panels{std::move(*packed), std::move(configs)};
+}
+
 // The rows of a call pick the tile by the model on a core with two zmm FMA pipes: f32 6x64
 // weights run one row of a decode step, four-row tiles where six-row ones would pad 32 rows to
 // 36 (or 40 to 42: level by the model, and fewer rows computed), and their own tile on
@@ -229,25 +261,11 @@ TEST(PackedBTest, S8PanelConfigsExact) { CheckPanelConfigs<S8Gemm>(); }
 // accumulators, would pad less (9, 10, 50); two threads split the
 // rows where M is at least half of N, the columns of wide weights.
 TEST(PackedBTest, RowsPickTheTileAndTheSplitOnTwoZmmPipes) {
-  KernelConfig config;
-  config.family = KernelFamily::kPacked;
-  config.isa = IsaLevel::kAvx512;
-  config.mr = 6;
-  config.nr = 64;
-  config.kc = 256;
-  config.mc = 96;
-  config.nc = 768;
-  config.threads = 2;
-  config.parallel_loop = ParallelLoop::kJc;
-  auto packer = GemmPlan<float>::Create(config);
-  if (!packer.ok()) GTEST_SKIP() << "this CPU runs no AVX-512 f32 kernels";
-  const std::int64_t k = 256;
-  const std::int64_t n = 768;
-  std::vector<float> b(static_cast<std::size_t>(k * n), 1.0f);
-  auto packed = packer->PackB(Layout::kRowMajor, Trans::kNo, n, k, b.data(), n);
-  ASSERT_TRUE(packed.ok());
-  const PanelConfigs<float> panel_configs(*packed, testing::SyntheticZen5Machine());
-  auto chosen = [&](std::int64_t rows) { return panel_configs.configs()[panel_configs.For(rows)]; };
+  const std::optional<F32Panels> panels = PackF32Panels(6, 64, 96, 2);
+  if (!panels) GTEST_SKIP() << "this CPU runs no AVX-512 f32 kernels";
+  auto chosen = [&](std::int64_t rows) {
+    return panels->configs.configs()[panels->configs.For(rows)];
+  };
   EXPECT_EQ(chosen(1).mr, 1);
   EXPECT_EQ(chosen(4).mr, 4);
   EXPECT_EQ(chosen(5).mr, 6);
@@ -269,28 +287,12 @@ TEST(PackedBTest, RowsPickTheTileAndTheSplitOnTwoZmmPipes) {
 // and 20 rows, 12x32 for 12, 14x32 for 14 and 28), while rows fewer than 8 run the shortest
 // tile that covers them.
 TEST(PackedBTest, ThirtyTwoColumnPanelsRunLongerTilesWhereTheirTilePads) {
-  KernelConfig config;
-  config.family = KernelFamily::kPacked;
-  config.isa = IsaLevel::kAvx512;
-  config.mr = 8;
-  config.nr = 32;
-  config.kc = 256;
-  config.mc = 128;
-  config.nc = 768;
-  config.threads = 1;
-  config.parallel_loop = ParallelLoop::kJc;
-  auto packer = GemmPlan<float>::Create(config);
-  if (!packer.ok()) GTEST_SKIP() << "this CPU runs no AVX-512 f32 kernels";
-  const std::int64_t k = 256;
-  const std::int64_t n = 768;
-  std::vector<float> b(static_cast<std::size_t>(k * n), 1.0f);
-  auto packed = packer->PackB(Layout::kRowMajor, Trans::kNo, n, k, b.data(), n);
-  ASSERT_TRUE(packed.ok());
-  const PanelConfigs<float> panel_configs(*packed, testing::SyntheticZen5Machine());
+  const std::optional<F32Panels> panels = PackF32Panels(8, 32, 128, 1);
+  if (!panels) GTEST_SKIP() << "this CPU runs no AVX-512 f32 kernels";
   auto rows_of_tile = [&](std::int64_t rows) {
-    const KernelConfig& chosen = panel_configs.configs()[panel_configs.For(rows)];
+    const KernelConfig& chosen = panels->configs.configs()[panels->configs.For(rows)];
     EXPECT_EQ(chosen.nr, 32) << rows << " rows";
-    EXPECT_TRUE(packed->PackedFor(chosen)) << chosen.ToString();
+    EXPECT_TRUE(panels->packed.PackedFor(chosen)) << chosen.ToString();
     return chosen.mr;
   };
   for (std::int64_t rows : {1, 4}) EXPECT_EQ(rows_of_tile(rows), rows);
