@@ -166,6 +166,15 @@ Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pip
 // PackedTile's elsewhere. The dot products of bf16 and s8 (`dot_products`) take at most twice
 // the accumulators their latency needs there, 4x64: the 24-accumulator 6x64 ran behind it on
 // small and medium shapes (docs/low-precision.md).
+// The most accumulators a packed vector tile at `isa` holds where the machine's AVX-512 runs on
+// two zmm pipes: twice what the latency needs for the dot products of bf16 and s8, else
+// AmpleAccumulators.
+inline double MostPackedAccumulators(const Machine& machine, IsaLevel isa, bool dot_products) {
+  const double fma_pipes = VectorFmasPerCycle(machine, isa);
+  const bool fewer = dot_products && isa == machine.kernel_isa && TwoZmmPipes(machine);
+  return fewer ? 2 * kFmaLatency * fma_pipes : AmpleAccumulators(fma_pipes);
+}
+
 template <typename KernelTable>
 Tile PackedVectorTile(const KernelTable& kernels, const Machine& machine, IsaLevel isa, int lanes,
                       bool dot_products) {
@@ -173,9 +182,8 @@ Tile PackedVectorTile(const KernelTable& kernels, const Machine& machine, IsaLev
   if (isa != machine.kernel_isa || !TwoZmmPipes(machine)) {
     return PackedTile(kernels, lanes, fma_pipes);
   }
-  return FewestLoadsPackedTile(
-      kernels, lanes, fma_pipes,
-      dot_products ? 2 * kFmaLatency * fma_pipes : AmpleAccumulators(fma_pipes));
+  return FewestLoadsPackedTile(kernels, lanes, fma_pipes,
+                               MostPackedAccumulators(machine, isa, dot_products));
 }
 
 // The packed model's cache blocks for the tile of `c` (its isa, mr and nr) on `problem`

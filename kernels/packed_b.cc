@@ -81,11 +81,16 @@ PanelConfigs<X>::PanelConfigs(const KernelConfig& config, std::int64_t n, bool a
   };
   add(config, 1.0);
   // One kernel a side other than the tile's, the config's own k unroll where that side has it:
-  // shorter ones, and longer ones for the vector tiles the model ranks.
+  // shorter ones, and longer ones for the vector tiles the model ranks, with no more
+  // accumulators than the packed model gives a tile of this type.
+  const double most_accumulators =
+      model::MostPackedAccumulators(machine, config.isa, GemmTypes<X>::kLowPrecision);
   std::map<int, KernelConfig> others;
   for (const auto& entry : MicroKernels<X>(config.isa)) {
     const int side = a_side ? entry.nr : entry.mr;
-    if (side == current || (side > current && !modelled_)) continue;
+    const bool longer_allowed =
+        modelled_ && entry.mr * std::max(1, entry.nr / lanes) <= most_accumulators;
+    if (side == current || (side > current && !longer_allowed)) continue;
     KernelConfig candidate = config;
     candidate.mr = entry.mr;
     candidate.nr = entry.nr;

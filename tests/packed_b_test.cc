@@ -6,6 +6,7 @@
 // so a run that still read B would show. Mismatched packings are refused with an error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -300,6 +301,30 @@ TEST(PackedBTest, ThirtyTwoColumnPanelsRunLongerTilesWhereTheirTilePads) {
   for (std::int64_t rows : {9, 10, 20}) EXPECT_EQ(rows_of_tile(rows), 10) << rows;
   EXPECT_EQ(rows_of_tile(12), 12);
   for (std::int64_t rows : {14, 28}) EXPECT_EQ(rows_of_tile(rows), 14) << rows;
+}
+
+// bf16 and s8 vector tiles run longer tiles of their panels' width only within the packed
+// model's 16 accumulators for dot products on two zmm pipes: 4x64 panels (16) take no 6x64
+// (24), while 2x64 panels take 4x64.
+TEST(PackedBTest, LowPrecisionPanelsRunNoTileTheModelWouldNotPick) {
+  KernelConfig config;
+  config.family = KernelFamily::kPacked;
+  config.isa = IsaLevel::kAvx512;
+  config.nr = 64;
+  config.kc = 256;
+  config.nc = 768;
+  config.threads = 1;
+  config.parallel_loop = ParallelLoop::kJc;
+  for (int mr : {2, 4}) {
+    config.mr = mr;
+    config.mc = 16 * mr;
+    if (!GemmPlan<Bf16Gemm>::Create(config).ok()) GTEST_SKIP() << "no AVX-512 bf16 kernels";
+    const PanelConfigs<Bf16Gemm> panel_configs(config, 768, false,
+                                               testing::SyntheticZen5Machine());
+    int most_rows = 0;
+    for (const KernelConfig& c : panel_configs.configs()) most_rows = std::max(most_rows, c.mr);
+    EXPECT_EQ(most_rows, 4) << config.ToString();
+  }
 }
 
 TEST(PackedBTest, F32EveryKernelExact) { CheckEveryKernel<float>(); }
