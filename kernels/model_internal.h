@@ -161,11 +161,6 @@ Tile FewestLoadsPackedTile(const KernelTable& kernels, int lanes, double fma_pip
   return best;
 }
 
-// The packed vector tile of `kernels` (a registry table at `isa`, accumulators of `lanes`
-// lanes): FewestLoadsPackedTile's where `isa` is the machine's AVX-512 on two zmm FMA pipes,
-// PackedTile's elsewhere. The dot products of bf16 and s8 (`dot_products`) take at most twice
-// the accumulators their latency needs there, 4x64: the 24-accumulator 6x64 ran behind it on
-// small and medium shapes (docs/low-precision.md).
 // The most accumulators a packed vector tile at `isa` holds where the machine's AVX-512 runs on
 // two zmm pipes: twice what the latency needs for the dot products of bf16 and s8, else
 // AmpleAccumulators.
@@ -175,6 +170,11 @@ inline double MostPackedAccumulators(const Machine& machine, IsaLevel isa, bool 
   return fewer ? 2 * kFmaLatency * fma_pipes : AmpleAccumulators(fma_pipes);
 }
 
+// The packed vector tile of `kernels` (a registry table at `isa`, accumulators of `lanes`
+// lanes): FewestLoadsPackedTile's where `isa` is the machine's AVX-512 on two zmm FMA pipes,
+// PackedTile's elsewhere. The dot products of bf16 and s8 (`dot_products`) take at most twice
+// the accumulators their latency needs there, 4x64: the 24-accumulator 6x64 ran behind it on
+// small and medium shapes (docs/low-precision.md).
 template <typename KernelTable>
 Tile PackedVectorTile(const KernelTable& kernels, const Machine& machine, IsaLevel isa, int lanes,
                       bool dot_products) {

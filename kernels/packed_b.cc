@@ -29,7 +29,7 @@ namespace {
 // What a tile other than the packed-for one costs beyond the model's cycles: on the Xeon's
 // f32 768x768 weights 4x64 tiles ran 0.91-0.98x the packed-for 6x64 where both compute M rows
 // exactly and 1.07-1.19x where 6x64 pads 11-33% of them; 10x32, 12x32 and 14x32 on 8x32's
-// panels 1.17-1.45x where 8x32 pads 12 to 28 rows (docs/runtime.md, Packed weights).
+// panels 1.17-1.45x 8x32 where it pads 12 to 28 rows (docs/runtime.md, Packed weights).
 constexpr double kOtherTileCost = 1.05;
 
 // How many times the accumulators the FMA latency needs a tile other than the packed-for one
