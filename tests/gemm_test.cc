@@ -534,7 +534,8 @@ TEST(DefaultConfigTest, PackedWeightsRunTheTileThatPadsTheLeast) {
     EXPECT_EQ(weights_tile(xeon, DType::kF64, 20, 768, threads), "10x16");
     EXPECT_EQ(weights_tile(xeon, DType::kF64, 128, 768, threads), "6x32");
   }
-  for (const Machine& machine : {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine()}) {
+  for (const Machine& machine :
+       {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine()}) {
     for (DType dtype : {DType::kF32, DType::kF64}) {
       for (std::int64_t m = 2; m <= 260; ++m) {
         for (std::int64_t n : {768, 336}) {
