@@ -70,6 +70,15 @@ inline double AmpleAccumulators(double fma_pipes) {
   return kAmpleAccumulatorsPerChain * fma_pipes * kFmaLatency;
 }
 
+// How a model cost compares with another: costs within floating-point rounding of each other
+// are level, so that ties fall to the callers' tie-breaks.
+enum class CostOrder { kBelow, kLevel, kAbove };
+inline CostOrder CompareCosts(double cost, double other) {
+  constexpr double kTie = 1e-9;
+  if (cost < other * (1 - kTie)) return CostOrder::kBelow;
+  return cost <= other * (1 + kTie) ? CostOrder::kLevel : CostOrder::kAbove;
+}
+
 // Cycles per k step of a register tile of `mr` rows and `vectors` vectors of accumulators on
 // `fma_pipes` pipes, bound by the slowest of FMA throughput (mr * vectors FMAs), FMA latency
 // (each accumulator is one chain of FMAs kFmaLatency cycles apart) and loads (mr broadcasts of

@@ -132,11 +132,11 @@ std::size_t PanelConfigs<X>::For(std::int64_t rows) const {
     const double chosen_cost = static_cast<double>(tiles_of(chosen)) * chosen.cost;
     const std::int64_t computed = tiles_of(tile) * tile.side;
     const std::int64_t chosen_computed = tiles_of(chosen) * chosen.side;
-    constexpr double kTie = 1e-9;
-    const bool cheaper = cost < chosen_cost * (1 - kTie);
-    const bool level = !cheaper && cost <= chosen_cost * (1 + kTie);
-    if (cheaper || (level && (computed < chosen_computed ||
-                              (computed == chosen_computed && tile.side > chosen.side)))) {
+    const model::CostOrder order = model::CompareCosts(cost, chosen_cost);
+    if (order == model::CostOrder::kBelow ||
+        (order == model::CostOrder::kLevel &&
+         (computed < chosen_computed ||
+          (computed == chosen_computed && tile.side > chosen.side)))) {
       best = i;
     }
   }

@@ -245,23 +245,22 @@ Tile LeastPaddedTile(const KernelTable& kernels, Tile model, int lanes, double f
     return static_cast<double>(detail::RoundUp(m, tile.mr)) *
            static_cast<double>(detail::RoundUp(n, tile.nr));
   };
-  constexpr double kTie = 1e-9;
   Tile best = model;
   double best_cost = computed(model);
   for (const auto& entry : kernels) {
     const Tile tile{entry.mr, entry.nr};
     if (!IsPackedVectorCandidate(entry) || entry.nr % lanes != 0 || entry.nr < 2 * lanes ||
         (tile.mr == model.mr && tile.nr == model.nr) ||
-        cycles_per_element(tile) > cycles_per_element(model) * (1 + kTie) ||
-        bytes_per_cycle(tile) > bytes_per_cycle(model) * (1 + kTie)) {
+        CompareCosts(cycles_per_element(tile), cycles_per_element(model)) == CostOrder::kAbove ||
+        CompareCosts(bytes_per_cycle(tile), bytes_per_cycle(model)) == CostOrder::kAbove) {
       continue;
     }
     const double cost = computed(tile) * OtherWeightsTileCostOf(elem_bytes);
-    const bool cheaper = cost < best_cost * (1 - kTie);
-    const bool level = !cheaper && cost <= best_cost * (1 + kTie);
+    const CostOrder order = CompareCosts(cost, best_cost);
     const bool fewer_accumulators = tile.mr * tile.nr < best.mr * best.nr;
     const bool best_is_model = best.mr == model.mr && best.nr == model.nr;
-    if (cheaper || (level && !best_is_model && fewer_accumulators)) {
+    if (order == CostOrder::kBelow ||
+        (order == CostOrder::kLevel && !best_is_model && fewer_accumulators)) {
       best = tile;
       best_cost = cost;
     }
@@ -269,24 +268,27 @@ Tile LeastPaddedTile(const KernelTable& kernels, Tile model, int lanes, double f
   return best;
 }
 
+// The packed model's f32 / f64 vector tile on this machine's ISA.
+template <typename T>
+Tile PackedModelTile(const Machine& machine) {
+  const IsaLevel isa = machine.kernel_isa;
+  return PackedVectorTile(MicroKernels<T>(isa), machine, isa, VectorLanes(isa, sizeof(T)), false);
+}
+
 }  // namespace
 
 template <typename T>
 KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
-  const IsaLevel isa = machine.kernel_isa;
-  return PackedModelOn<T>(
-      problem, machine,
-      PackedVectorTile(MicroKernels<T>(isa), machine, isa, VectorLanes(isa, sizeof(T)), false));
+  return PackedModelOn<T>(problem, machine, PackedModelTile<T>(machine));
 }
 
 template <typename T>
 KernelConfig PackedWeightsModel(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
-  const int lanes = VectorLanes(isa, sizeof(T));
-  const Tile model = PackedVectorTile(MicroKernels<T>(isa), machine, isa, lanes, false);
   return PackedModelOn<T>(
       problem, machine,
-      LeastPaddedTile(MicroKernels<T>(isa), model, lanes, VectorFmasPerCycle(machine, isa),
+      LeastPaddedTile(MicroKernels<T>(isa), PackedModelTile<T>(machine),
+                      VectorLanes(isa, sizeof(T)), VectorFmasPerCycle(machine, isa),
                       static_cast<std::int64_t>(sizeof(T)), problem.m, problem.n));
 }
 

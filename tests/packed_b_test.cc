@@ -232,7 +232,9 @@ struct F32Panels {
   PackedB<float> packed;
   PanelConfigs<float> configs;
 };
-std::optional<F32Panels> PackF32Panels(int mr, int nr, int mc, int threads) {
+// The AVX-512 packed config of an `mr` x `nr` tile in row blocks of `mc`, k blocks of 256 and
+// column blocks of 768, jc on `threads`.
+KernelConfig Avx512PackedConfig(int mr, int nr, int mc, int threads) {
   KernelConfig config;
   config.family = KernelFamily::kPacked;
   config.isa = IsaLevel::kAvx512;
@@ -243,7 +245,11 @@ std::optional<F32Panels> PackF32Panels(int mr, int nr, int mc, int threads) {
   config.nc = 768;
   config.threads = threads;
   config.parallel_loop = ParallelLoop::kJc;
-  auto packer = GemmPlan<float>::Create(config);
+  return config;
+}
+
+std::optional<F32Panels> PackF32Panels(int mr, int nr, int mc, int threads) {
+  auto packer = GemmPlan<float>::Create(Avx512PackedConfig(mr, nr, mc, threads));
   if (!packer.ok()) return std::nullopt;
   const std::int64_t k = 256;
   const std::int64_t n = 768;
@@ -307,17 +313,8 @@ TEST(PackedBTest, ThirtyTwoColumnPanelsRunLongerTilesWhereTheirTilePads) {
 // model's 16 accumulators for dot products on two zmm pipes: 4x64 panels (16) take no 6x64
 // (24), while 2x64 panels take 4x64.
 TEST(PackedBTest, LowPrecisionPanelsRunNoTileTheModelWouldNotPick) {
-  KernelConfig config;
-  config.family = KernelFamily::kPacked;
-  config.isa = IsaLevel::kAvx512;
-  config.nr = 64;
-  config.kc = 256;
-  config.nc = 768;
-  config.threads = 1;
-  config.parallel_loop = ParallelLoop::kJc;
   for (int mr : {2, 4}) {
-    config.mr = mr;
-    config.mc = 16 * mr;
+    const KernelConfig config = Avx512PackedConfig(mr, 64, 16 * mr, 1);
     if (!GemmPlan<Bf16Gemm>::Create(config).ok()) GTEST_SKIP() << "no AVX-512 bf16 kernels";
     const PanelConfigs<Bf16Gemm> panel_configs(config, 768, false,
                                                testing::SyntheticZen5Machine());
