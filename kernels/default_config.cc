@@ -245,6 +245,12 @@ KernelConfig LowpPacked(const Problem& original, const Machine& machine, bool co
   const Tile best =
       PackedVectorTile(MicroKernels<Kind>(isa), machine, isa, VectorLanes(isa, 4), true);
   KernelConfig c = PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr));
+  // Unrolled as f32's packed k loops are, where the core's facts say it pays for these types.
+  if (problem.m >= c.mr &&
+      model::UnrollsKLoop(machine, &CoreFacts::unrolls_long_lowp_k,
+                          std::min<std::int64_t>(c.kc, problem.k))) {
+    c.k_unroll = 4;
+  }
   // A k-contiguous A read in place saves its packing where all of it stays in L2 across the B
   // panels; a larger one reads faster as the packed, contiguous block (docs/low-precision.md).
   const double a_bytes = static_cast<double>(original.m) * static_cast<double>(original.k) *

@@ -135,15 +135,19 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
       return;
     }
     // A bf16 or s8 panel holds 2x or 4x the k of an f32 one; kc whole groups of k, and whole
-    // tile rows for the AMX kernels.
+    // tile rows for the AMX kernels. The vector kernels' kc as for a two-vector panel, as f32's:
+    // a group step of a four-vector tile takes as long as an f32 k step of one, so this gives
+    // both the same k loop between C updates (docs/low-precision.md).
     case DType::kBF16:
     case DType::kS8:
       WithGemmOf(problem.dtype, [&]<typename Kind>() {
         if constexpr (GemmTypes<Kind>::kLowPrecision) {
           const auto* kernel = FindMicroKernel<Kind>(c.isa, c.mr, c.nr, c.k_unroll);
           const int run = kernel != nullptr ? kernel->a_group : Kind::kGroup;
+          const bool tiles = kernel != nullptr && kernel->tiles;
+          const int panel_nr = tiles ? c.nr : std::min(c.nr, 2 * VectorLanes(c.isa, 4));
           SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B),
-                         std::max(16, run), run, c.nr, kernel != nullptr && kernel->tiles, c);
+                         std::max(16, run), run, panel_nr, tiles, c);
         }
       });
       return;

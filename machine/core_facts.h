@@ -30,6 +30,9 @@ struct CoreFacts {
   // With two zmm FMA pipes: packed f32 and f64 k loops of a long k block run faster unrolled by
   // 4 (step 2). Not calibrated: the row's value holds.
   bool unrolls_long_packed_k = true;
+  // With two zmm FMA pipes: the bf16 and s8 dot-product k loops of a long packed k block run
+  // faster unrolled by 4 (docs/low-precision.md). Not calibrated.
+  bool unrolls_long_lowp_k = false;
 };
 
 // The row of `cpu`'s core family; unknown cores get the defaults above (two pipes, the rules

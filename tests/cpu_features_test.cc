@@ -151,6 +151,7 @@ TEST(CoreFactsTest, RowsFollowVendorFamilyAndModel) {
   EXPECT_EQ(zen4.zmm_fmas_per_cycle, 1.0);
   EXPECT_TRUE(zen4.direct_reads_cold_items);
   EXPECT_FALSE(zen4.unrolls_long_packed_k);
+  EXPECT_FALSE(zen4.unrolls_long_lowp_k);
   EXPECT_EQ(&facts("AuthenticAMD", 0x19, 0x61), &zen4);  // client Zen 4
   EXPECT_EQ(&facts("AuthenticAMD", 0x19, 0xA0), &zen4);
   const CoreFacts& zen3 = facts("AuthenticAMD", 0x19, 0x01);
@@ -165,6 +166,7 @@ TEST(CoreFactsTest, RowsFollowVendorFamilyAndModel) {
   EXPECT_FALSE(zen5.unrolls_long_direct_k);
   EXPECT_TRUE(zen5.direct_reads_cold_items);
   EXPECT_FALSE(zen5.unrolls_long_packed_k);
+  EXPECT_TRUE(zen5.unrolls_long_lowp_k);
   EXPECT_EQ(&facts("AuthenticAMD", 0x1B), &zen5);  // later AMD families count as Zen 5
   EXPECT_EQ(&facts("AuthenticAMD", 0x1A, 0x44), &zen5);
   const CoreFacts& intel = facts("GenuineIntel", 6);
@@ -174,6 +176,7 @@ TEST(CoreFactsTest, RowsFollowVendorFamilyAndModel) {
   EXPECT_TRUE(intel.unrolls_long_direct_k);
   EXPECT_TRUE(intel.direct_reads_cold_items);
   EXPECT_TRUE(intel.unrolls_long_packed_k);
+  EXPECT_FALSE(intel.unrolls_long_lowp_k);  // its bf16 and s8 run on AMX
   const CoreFacts& unknown = facts("SomeVendor", 1);
   EXPECT_EQ(unknown.name, "unknown");
   EXPECT_EQ(unknown.zmm_fmas_per_cycle, 2.0);

@@ -959,6 +959,49 @@ TEST(DefaultConfigTest, LongPackedKBlocksUnrollOnIntelTwoPipeCores) {
   EXPECT_EQ(avx2.k_unroll, 1) << avx2.ToString();
 }
 
+// The bf16 and s8 vector kernels take f32's k block, that of a panel two vectors of 32-bit lanes
+// wide (so a four-vector tile runs as many group steps between C updates as f32's runs k
+// steps), and on Zen 5 (its core facts) unroll k blocks of 256 or more by 4; not shorter ones,
+// not a problem with fewer rows than the tile, not on Zen 4 (docs/low-precision.md).
+TEST(DefaultConfigTest, LowpVectorKBlocksFollowF32sAndUnrollOnZen5) {
+  auto with_dot_products = [](const Machine& machine) {
+    CpuFeatures cpu = machine.cpu;
+    cpu.avx512_bf16 = cpu.avx512_vnni = true;
+    return DescribeMachine(cpu, machine.topology, std::nullopt);
+  };
+  const Machine zen5 = with_dot_products(testing::SyntheticZen5Machine());
+  const Machine zen4 = with_dot_products(testing::SyntheticZen4Machine());
+  auto config = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
+                   std::int64_t k) {
+    return ModelConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
+                       machine);
+  };
+  for (const Machine* machine : {&zen5, &zen4}) {
+    const KernelConfig f32 = config(*machine, DType::kF32, 2048, 2048, 8192);
+    ASSERT_EQ(f32.family, KernelFamily::kPacked) << f32.ToString();
+    for (const DType dtype : {DType::kBF16, DType::kS8}) {
+      const int elem_bytes = dtype == DType::kBF16 ? 2 : 1;
+      const KernelConfig long_k = config(*machine, dtype, 2048, 2048, 8192);
+      ASSERT_EQ(long_k.family, KernelFamily::kPacked) << long_k.ToString();
+      EXPECT_EQ(long_k.kc * elem_bytes, f32.kc * 4) << long_k.ToString() << " " << f32.ToString();
+      EXPECT_EQ(long_k.k_unroll, machine == &zen5 ? 4 : 1) << long_k.ToString();
+    }
+  }
+  EXPECT_EQ(config(zen5, DType::kBF16, 2048, 2048, 8192).nr, 64);  // a four-vector tile
+  for (const DType dtype : {DType::kBF16, DType::kS8}) {
+    const KernelConfig short_k = config(zen5, dtype, 1024, 1024, 200);
+    ASSERT_EQ(short_k.family, KernelFamily::kPacked) << short_k.ToString();
+    EXPECT_EQ(short_k.k_unroll, 1) << short_k.ToString();
+    const KernelConfig few_rows = config(zen5, dtype, 2, 1024, 1024);
+    ASSERT_EQ(few_rows.family, KernelFamily::kPacked) << few_rows.ToString();
+    ASSERT_GT(few_rows.mr, 2) << few_rows.ToString();
+    EXPECT_EQ(few_rows.k_unroll, 1) << few_rows.ToString();
+  }
+  // The boundary: a k block of 252 stays rolled, 256 unrolls.
+  EXPECT_EQ(config(zen5, DType::kS8, 1024, 1024, 252).k_unroll, 1);
+  EXPECT_EQ(config(zen5, DType::kS8, 1024, 1024, 256).k_unroll, 4);
+}
+
 // Small problems on an AVX-512 machine take an AVX2 tile where it covers N exactly and the
 // AVX-512 tile would need a padded partial panel, if the model finds it 10% faster: on Zen 4
 // two ymm FMAs per cycle are as fast as one zmm. Not where the AVX2 tile needs a partial panel
