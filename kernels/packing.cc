@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "kernels/cache_line.h"
+#include "kernels/packing_wide.h"
+#include "machine/cpu_features.h"
 #include "mmtune/bf16.h"
 
 namespace mmtune {
@@ -364,6 +367,24 @@ void PackAGrouped(const MatrixView<T>& a, std::int64_t row0, std::int64_t rows, 
   }
 }
 
+// The wide interleave of a strip's group of G values of T where this CPU runs it at the
+// dispatched level (MMTUNE_ISA caps it as it caps the kernels); null elsewhere.
+template <typename T, int G>
+wide::StripFn<T> WideStrips() {
+#if MMTUNE_X86_KERNELS
+  static const bool avx512 = [] {
+    const auto cap = IsaCapFromEnvironment();
+    return DispatchIsaLevel(HostCpuFeatures().MaxIsaLevel(),
+                            cap.ok() ? *cap : std::optional<IsaLevel>{}) == IsaLevel::kAvx512;
+  }();
+  if (avx512) {
+    if constexpr (std::is_same_v<T, BFloat16> && G == 2) return wide::Avx512PairStrips();
+    if constexpr (std::is_same_v<T, std::int8_t> && G == 4) return wide::Avx512QuadStrips();
+  }
+#endif
+  return nullptr;
+}
+
 // The whole groups of op(B) rows of a B stored row-major (columns side by side), a few panels
 // at a time (kPackBRowStepBytes of each row, at most kPackBMaxPanelsAtOnce panels; one panel
 // where its strip of a row is that long), each group in turn, so that every line of B is read
@@ -381,6 +402,8 @@ std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std:
   const std::int64_t per_step =
       std::clamp<std::int64_t>(kPackBRowStepBytes / strip_bytes, 1, kPackBMaxPanelsAtOnce);
   constexpr int kColumns = kVectorBytes / sizeof(T);
+  const wide::StripFn<T> wide_strip =
+      strip_bytes % wide::kStripBytes == 0 ? WideStrips<T, G>() : nullptr;
   // Whether panel q is whole and its strips whole vectors: its groups take the vector path.
   auto vectors_only = [&](std::int64_t q) {
     return kWordGroups<T, G> && (q + 1) * nr <= cols && nr % kColumns == 0;
@@ -421,6 +444,13 @@ std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std:
     const std::int64_t bytes = strip_bytes_of(q0, q1);
     for (std::int64_t g = 0; g < groups; ++g) {
       if (const T* next = strips_ahead(q0, g)) PrefetchStrips(next, b.ld, G, bytes);
+      if (kWhole && wide_strip != nullptr) {
+        const T* rows[G];
+        for (int t = 0; t < G; ++t) rows[t] = b.data + (row0 + g * G + t) * b.ld + col0 + q0 * nr;
+        wide_strip(rows, nr, static_cast<int>(q1 - q0), padded_depth * nr,
+                   packed + (q0 * padded_depth + g * G) * nr);
+        continue;
+      }
       for (std::int64_t q = q0; q < q1; ++q) {
         pack_group(q, g, kWhole || vectors_only(q), packed + (q * padded_depth + g * G) * nr);
       }

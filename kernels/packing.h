@@ -5,7 +5,8 @@
 // column j at (g * nr + j) * group. With group 1 that is element (i, p) of A at p * mr + i and
 // (p, j) of B at p * nr + j. Rows, columns and k past the matrix edge are zero-filled, so the
 // micro-kernel always runs a full tile of whole groups and only its store is masked. Written
-// once, ISA-independent.
+// once, ISA-independent, but for the AVX-512 interleaves of a row-major B's k groups
+// (packing_wide.h).
 #pragma once
 
 #include <cstdint>

@@ -147,9 +147,12 @@ template <typename T>
 void CheckGrouped(int group, std::int64_t pad_groups) {
   for (Trans trans : {Trans::kNo, Trans::kYes}) {
     // 24: whole vectors of interleaved columns, then single columns (8 bf16, 16 bytes each);
-    // 14: lines in fours, then two alone.
-    for (int width : {1, 3, 14, 16, 24, 32}) {
-      for (std::int64_t count : {std::int64_t{1}, std::int64_t{width} + 1, std::int64_t{37}}) {
+    // 14: lines in fours, then two alone. Row-major B's strips of whole 64-byte vectors (bf16
+    // 32 and 64, bytes 64) take the wide interleaves where the CPU runs AVX-512
+    // (packing_wide.h), a few whole panels at a time: 5 panels and a partial one.
+    for (int width : {1, 3, 14, 16, 24, 32, 64}) {
+      for (std::int64_t count : {std::int64_t{1}, std::int64_t{width} + 1, std::int64_t{37},
+                                 std::int64_t{5} * width + 3}) {
         // 9 groups and a bit: k-contiguous lines transpose groups in fours, then one by one.
         for (std::int64_t depth : {std::int64_t{1}, std::int64_t{group} - 1, std::int64_t{group},
                                    std::int64_t{3 * group + 1}, std::int64_t{9 * group + 2}}) {
