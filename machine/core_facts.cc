@@ -18,8 +18,9 @@ struct Row {
 // halves on its two 256-bit pipes and its cold batch items direct, Zen 3 (AVX2 only) runs them
 // packed faster. Zen 5 (0x1A; later AMD families count as Zen 5 until shown to differ): two full
 // zmm pipes and an L3 that feeds crowded panels; its packed f32 and f64 k loops keep ku1
-// (unrolled ran level), its bf16 and s8 ones unroll. Intel: two zmm pipes on the server cores measured. A machine whose
-// peaks calibrated the boolean facts runs with its own (tuner/core_calibration.h).
+// (unrolled ran level), its bf16 and s8 ones unroll. Intel: two zmm pipes on the server cores
+// measured. A machine whose peaks calibrated the boolean facts runs with its own
+// (tuner/core_calibration.h).
 constexpr CoreFacts kZen3{"AMD Zen 3", 1.0, false, false, false, false, false};
 constexpr CoreFacts kZen4{"AMD Zen 4", 1.0, false, false, false, true, false};
 constexpr CoreFacts kZen5{"AMD Zen 5", 2.0, true, true, false, true, false, true};
