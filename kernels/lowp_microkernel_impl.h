@@ -236,22 +236,39 @@ template <class Vec, int MR, int NV, int KU, bool kEpilogue = false>
   }
   // A whole tile of a row-major C (every tile but the edges) goes from the registers to C; the
   // scale-free cases of the k blocks (alpha 1, beta 0 or 1) take no multiplication.
+  // Each case is chosen once, from locals: a store to C may alias `args` as far as the
+  // compiler knows, and re-reading and testing beta between the stores cost short k loops a
+  // tenth of their time (docs/low-precision.md).
   if (args.m == MR && args.n == NR && args.col_stride == 1) {
+    C* const c = args.c;
+    const std::int64_t row_stride = args.row_stride;
     const bool scale = args.alpha != 1;
+    const bool read_c = args.beta != 0;  // C is only written when beta is 0 (NaN stays out)
     const Acc alpha = Vec::Broadcast(args.alpha);
     const Acc beta = Vec::Broadcast(args.beta);
-    simd::Unroll<MR>([&](auto i) {
-      C* row = args.c + i * args.row_stride;
-      simd::Unroll<NV>([&](auto v) {
-        Acc out = scale ? Vec::MulAdd(Vec::Zero(), acc[i][v], alpha) : acc[i][v];
-        if (args.beta == 1) {
-          out = Vec::Add(out, Vec::LoadAcc(row + v * L));
-        } else if (args.beta != 0) {  // C is only written when beta is 0 (NaN stays out)
-          out = Vec::MulAdd(out, Vec::LoadAcc(row + v * L), beta);
-        }
-        Vec::Store(row + v * L, out);
+    // kAdd: C += the tile (alpha 1, beta 1); else alpha and beta as `scale` and `read_c` say.
+    auto store = [&]<bool kOverwrite, bool kAdd>() __attribute__((always_inline)) {
+      simd::Unroll<MR>([&](auto i) {
+        C* const row = c + i * row_stride;
+        simd::Unroll<NV>([&](auto v) {
+          Acc out = acc[i][v];
+          if constexpr (kAdd) {
+            out = Vec::Add(out, Vec::LoadAcc(row + v * L));
+          } else if constexpr (!kOverwrite) {
+            if (scale) out = Vec::MulAdd(Vec::Zero(), out, alpha);
+            if (read_c) out = Vec::MulAdd(out, Vec::LoadAcc(row + v * L), beta);
+          }
+          Vec::Store(row + v * L, out);
+        });
       });
-    });
+    };
+    if (!scale && !read_c) {
+      store.template operator()<true, false>();
+    } else if (!scale && args.beta == 1) {
+      store.template operator()<false, true>();
+    } else {
+      store.template operator()<false, false>();
+    }
     return;
   }
   C tile[MR][NR];
