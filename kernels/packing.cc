@@ -408,9 +408,16 @@ std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std:
   auto vectors_only = [&](std::int64_t q) {
     return kWordGroups<T, G> && (q + 1) * nr <= cols && nr % kColumns == 0;
   };
+  // Where group g of panel q starts: its first row's strip in B, and its place in `packed`.
+  auto strip_at = [&](std::int64_t q, std::int64_t g) {
+    return b.data + (row0 + g * G) * b.ld + col0 + q * nr;
+  };
+  auto packed_at = [&](std::int64_t q, std::int64_t g) {
+    return packed + (q * padded_depth + g * G) * nr;
+  };
   // Group g of panel q into `out`: its G rows' strips interleaved, columns past B's edge zero.
   auto pack_group = [&](std::int64_t q, std::int64_t g, bool vectors, T* out) {
-    const T* first = b.data + (row0 + g * G) * b.ld + col0 + q * nr;
+    const T* first = strip_at(q, g);
     if constexpr (kWordGroups<T, G>) {
       if (vectors) {
         const T* rows[G];
@@ -430,9 +437,7 @@ std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std:
   // not cross, and packing a B from L3 would wait on every line.
   const std::int64_t groups_ahead = kPackBRowsAhead / G;
   auto strips_ahead = [&](std::int64_t q0, std::int64_t g) -> const T* {
-    return g + groups_ahead < groups
-               ? b.data + (row0 + (g + groups_ahead) * G) * b.ld + col0 + q0 * nr
-               : nullptr;
+    return g + groups_ahead < groups ? strip_at(q0, g + groups_ahead) : nullptr;
   };
   auto strip_bytes_of = [&](std::int64_t q0, std::int64_t q1) {
     return (std::min(cols, q1 * nr) - q0 * nr) * std::int64_t{sizeof(T)};
@@ -446,13 +451,12 @@ std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std:
       if (const T* next = strips_ahead(q0, g)) PrefetchStrips(next, b.ld, G, bytes);
       if (kWhole && wide_strip != nullptr) {
         const T* rows[G];
-        for (int t = 0; t < G; ++t) rows[t] = b.data + (row0 + g * G + t) * b.ld + col0 + q0 * nr;
-        wide_strip(rows, nr, static_cast<int>(q1 - q0), padded_depth * nr,
-                   packed + (q0 * padded_depth + g * G) * nr);
+        for (int t = 0; t < G; ++t) rows[t] = strip_at(q0, g) + t * b.ld;
+        wide_strip(rows, nr, static_cast<int>(q1 - q0), padded_depth * nr, packed_at(q0, g));
         continue;
       }
       for (std::int64_t q = q0; q < q1; ++q) {
-        pack_group(q, g, kWhole || vectors_only(q), packed + (q * padded_depth + g * G) * nr);
+        pack_group(q, g, kWhole || vectors_only(q), packed_at(q, g));
       }
     }
   };
