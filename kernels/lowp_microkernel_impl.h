@@ -235,10 +235,9 @@ template <class Vec, int MR, int NV, int KU, bool kEpilogue = false>
     return;
   }
   // A whole tile of a row-major C (every tile but the edges) goes from the registers to C; the
-  // scale-free cases of the k blocks (alpha 1, beta 0 or 1) take no multiplication.
-  // Each case is chosen once, from locals: a store to C may alias `args` as far as the
-  // compiler knows, and re-reading and testing beta between the stores slowed short k loops
-  // (docs/low-precision.md).
+  // scale-free cases of the k blocks (alpha 1, beta 0 or 1) take no multiplication. The case is
+  // chosen once, from locals: a store to C may alias `args` as far as the compiler knows, and
+  // re-reading and testing beta between the stores slowed short k loops (docs/low-precision.md).
   if (args.m == MR && args.n == NR && args.col_stride == 1) {
     C* const c = args.c;
     const std::int64_t row_stride = args.row_stride;
