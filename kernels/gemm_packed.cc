@@ -31,7 +31,10 @@ class TileCall {
  public:
   using Types = GemmTypes<X>;
   TileCall(const KernelConfig& config, const MicroKernelEntry<X>& kernel, const RowMajorGemm<X>& g)
-      : fn_(kernel.packed), finish_fn_(kernel.packed_epilogue), epilogue_(g.epilogue) {
+      : kernel_(kernel),
+        fn_(kernel.packed),
+        finish_fn_(kernel.packed_epilogue),
+        epilogue_(g.epilogue) {
     args_.alpha = g.alpha;
     args_.ldc = g.ldc;
     args_.prefetch_a = config.prefetch_a;
@@ -65,10 +68,19 @@ class TileCall {
   }
   // The next tiles prefetch, at each k step, the line `elements` past B's into L2 (0: none).
   void SetNextPanel(std::int64_t elements) { args_.prefetch_next_panel = elements; }
+  // 0: the next tiles read A's packed panels; else whole tiles of A in place, rows `stride`
+  // apart, through the kernel's in-place rows mode reading B's packed panel (rows NR apart).
+  void SetARowStride(std::int64_t stride) {
+    args_.lda = stride;
+    args_.ldb = kernel_.nr;
+    fn_ = stride != 0 ? kernel_.rows : kernel_.packed;
+    finish_fn_ = stride != 0 ? kernel_.rows_epilogue : kernel_.packed_epilogue;
+  }
   void Enter() {}
   void Leave() {}
 
  private:
+  const MicroKernelEntry<X>& kernel_;
   MicroKernelArgs<X> args_;
   MicroKernelFn<X> fn_;
   MicroKernelFn<X> finish_fn_;
@@ -255,19 +267,18 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   const bool packs_a = prepacked.a == nullptr;
   const bool packs_b = prepacked.b == nullptr;
   const std::int64_t prepacked_a_rows = RoundUp(g.m, mr);
-  // A config's low-precision kernel may read a row-major A in place where its rows hold what a
-  // panel's would: whole units of the kernel's A group (`ag`: 4-byte words for the vector
-  // kernels, 64-byte runs of a tile row for the tile kernels), for tile kernels only where A's
-  // rows start on cache lines (a run across two lines loads slower than packing it:
-  // docs/low-precision.md). Edge tiles and a k block ending inside a unit are still packed. Not
-  // where threads share the packed A block (jr).
-  bool a_in_place = false;
+  // A config's kernel may read a row-major A in place: f32 / f64 whole tiles through the in-place
+  // rows mode; a low-precision one where A's rows hold what a panel's would: whole units of the
+  // kernel's A group (`ag`: 4-byte words for the vector kernels, 64-byte runs of a tile row for
+  // the tile kernels), for tile kernels only where A's rows start on cache lines (a run across
+  // two lines loads slower than packing it: docs/low-precision.md). Edge tiles and a k block
+  // ending inside a unit are still packed. Not where threads share the packed A block (jr).
+  bool a_in_place = config.a_in_place && packs_a && !share_a && g.a.trans == Trans::kNo;
   if constexpr (GemmTypes<X>::kLowPrecision) {
     const auto a_address = reinterpret_cast<std::uintptr_t>(g.a.data);
     const bool rows_on_lines = a_address % kCacheLineBytes == 0 &&
                                g.a.ld * std::int64_t{sizeof(A)} % kCacheLineBytes == 0;
-    a_in_place = config.a_in_place && packs_a && !share_a && g.a.trans == Trans::kNo &&
-                 (rows_on_lines || !kernel.tiles);
+    a_in_place = a_in_place && (rows_on_lines || !kernel.tiles);
   }
   const std::int64_t prepacked_b_columns = RoundUp(g.n, nr);
   // A prepacked B comes from L3 or memory, not from L2 as a block packed just before does, and
@@ -439,15 +450,13 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
             const B* b_panel = packed_b + q * nr * depth;
             tile.SetColumns(static_cast<int>(std::min<std::int64_t>(nr, nb - q * nr)), jc + q * nr);
             std::int64_t ir = 0;
-            if constexpr (GemmTypes<X>::kLowPrecision) {
-              if (whole_rows > 0) {
-                tile.SetARowStride(g.a.ld);
-                for (; ir < whole_rows; ir += mr) {
-                  tile.SetNextC(whole_tile_after(q, ir));
-                  run_tile(g.a.data + (ic + ir) * g.a.ld + pc, b_panel, q, ic + ir, mr);
-                }
-                tile.SetARowStride(0);
+            if (whole_rows > 0) {
+              tile.SetARowStride(g.a.ld);
+              for (; ir < whole_rows; ir += mr) {
+                if constexpr (GemmTypes<X>::kLowPrecision) tile.SetNextC(whole_tile_after(q, ir));
+                run_tile(g.a.data + (ic + ir) * g.a.ld + pc, b_panel, q, ic + ir, mr);
               }
+              tile.SetARowStride(0);
             }
             for (std::int64_t t = 0; ir < mb; ir += mr, ++t) {
               if constexpr (GemmTypes<X>::kLowPrecision) {

@@ -107,9 +107,8 @@ Status KernelConfig::ValidateFields(DType dtype) const {
                      " k group)");
     }
   }
-  if (a_in_place && (!IsLowPrecision(dtype) || family != KernelFamily::kPacked)) {
-    return Invalid("reading A in place (ainplace) applies to the packed bf16 and s8 kernels "
-                   "only");
+  if (a_in_place && family != KernelFamily::kPacked) {
+    return Invalid("reading A in place (ainplace) applies to the packed family only");
   }
   if (a_in_place && parallel_loop == ParallelLoop::kJr) {
     return Invalid("threads splitting jr share the packed A block: no ainplace with jr");

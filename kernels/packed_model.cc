@@ -286,14 +286,31 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine) {
   return PackedModelOn<T>(problem, machine, PackedModelTile<T>(machine));
 }
 
+namespace {
+
+// The most B panels a thread's A block may pass and still be read in place rather than packed:
+// packing A costs the same whatever the panels, reading it in place (MR rows a tile, lda apart)
+// costs a little more than the packed panel on each of them (docs/analytical-model.md, step 2).
+constexpr std::int64_t kMostInPlacePanels = 24;
+
+}  // namespace
+
 template <typename T>
 KernelConfig PackedWeightsModel(const Problem& problem, const Machine& machine) {
   const IsaLevel isa = machine.kernel_isa;
-  return PackedModelOn<T>(
+  KernelConfig c = PackedModelOn<T>(
       problem, machine,
       LeastPaddedTile(MicroKernels<T>(isa), PackedModelTile<T>(machine),
                       VectorLanes(isa, sizeof(T)), VectorFmasPerCycle(machine, isa),
                       static_cast<std::int64_t>(sizeof(T)), problem.m, problem.n));
+  // A k-contiguous A (of the row-major view) read in place where few panels pass each block.
+  const std::int64_t columns = c.parallel_loop == ParallelLoop::kJc
+                                    ? detail::CeilDiv(problem.n, std::max(1, problem.threads))
+                                    : problem.n;
+  const std::int64_t panels = detail::CeilDiv(std::min<std::int64_t>(c.nc, columns), c.nr);
+  c.a_in_place = problem.trans_a == Trans::kNo && c.parallel_loop != ParallelLoop::kJr &&
+                 panels <= kMostInPlacePanels;
+  return c;
 }
 
 template KernelConfig PackedModel<float>(const Problem&, const Machine&);

@@ -100,6 +100,18 @@ KernelConfig KernelBase(IsaLevel isa, const Entry& kernel, int threads) {
   return base;
 }
 
+// Each packed config of out[begin..] again reading A in place, but under jr, whose threads share
+// the packed A block.
+void AddAInPlaceVariants(std::size_t begin, std::vector<KernelConfig>& out) {
+  const std::size_t end = out.size();
+  for (std::size_t i = begin; i < end; ++i) {
+    if (out[i].parallel_loop == ParallelLoop::kJr) continue;
+    KernelConfig in_place = out[i];
+    in_place.a_in_place = true;
+    out.push_back(in_place);
+  }
+}
+
 // A gemv kernel has no blocks, unroll or prefetch to choose.
 template <class Entry>
 KernelConfig GemvConfig(IsaLevel isa, const Entry& kernel, int threads) {
@@ -160,8 +172,14 @@ void AddMatrixConfigs(const Problem& problem, const Machine& machine, IsaLevel i
       }
     }
     if (direct_only) continue;
+    const std::size_t packed_begin = out.size();
     AddPackedConfigs(problem, cache, base, elem, elem, 8, false, {128, 256, 384}, loops,
                      PrefetchVariants(options), out);
+    // Weights packed once leave A as the only operand to pack: where it is k-contiguous, also
+    // read in place (as PackedWeightsModel may).
+    if (problem.form == CallForm::kPackedB && problem.trans_a == Trans::kNo) {
+      AddAInPlaceVariants(packed_begin, out);
+    }
   }
 }
 
@@ -208,16 +226,7 @@ void AddLowpConfigs(const Problem& problem, const Machine& machine, IsaLevel isa
         out.push_back(buffered);
       }
     }
-    if (a_k_contiguous) {
-      const std::size_t packed_end = out.size();
-      for (std::size_t i = first; i < packed_end; ++i) {
-        // jr shares the packed A block, so it never reads A in place.
-        if (out[i].parallel_loop == ParallelLoop::kJr) continue;
-        KernelConfig in_place = out[i];
-        in_place.a_in_place = true;
-        out.push_back(in_place);
-      }
-    }
+    if (a_k_contiguous) AddAInPlaceVariants(first, out);
     if (!kernel.tiles) continue;
     // A tile kernel's prefetch_c prefetches the next tile's C: it pays where C comes from
     // beyond L2, which the model knows only of batches (docs/low-precision.md).

@@ -238,8 +238,9 @@ std::vector<KernelConfig> ConfigsFor(const Machine& machine, const Problem& prob
         config.threads = 2;
         config.parallel_loop = variant == 2 ? ParallelLoop::kJc : ParallelLoop::kIc;
       }
-      if constexpr (GemmTypes<X>::kLowPrecision) {
-        if (variant % 2 == 1 && config.family == KernelFamily::kPacked) config.a_in_place = true;
+      if (variant % 2 == 1 && config.family == KernelFamily::kPacked &&
+          config.parallel_loop != ParallelLoop::kJr) {
+        config.a_in_place = true;
       }
       if (config.ValidateFor(GemmTypes<X>::kDType).ok()) configs.push_back(config);
     }

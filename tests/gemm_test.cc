@@ -74,6 +74,7 @@ KernelConfig RandomConfig(KernelFamily family, IsaLevel isa, std::int64_t m, std
     return c;
   }
   c.parallel_loop = static_cast<ParallelLoop>(pick(0, 3));  // jc, ic, jr, icown
+  c.a_in_place = c.parallel_loop != ParallelLoop::kJr && pick(0, 1) == 1;
   c.kc = pick(0, 1) == 0 ? pick(1, 24) : pick(64, 512);
   c.mc = c.mr * (pick(0, 1) == 0 ? pick(1, 3) : pick(8, 64));
   c.nc = c.nr * (pick(0, 1) == 0 ? pick(1, 3) : pick(8, 64));
@@ -577,7 +578,8 @@ TEST(DefaultConfigTest, PackedWeightsBeyondHalfOfL2TakeThePackedFamilyOverDirect
               if (bytes > half_l2) {
                 ++replaced;
                 EXPECT_EQ(config.family, KernelFamily::kPacked) << plain.ToString();
-                const KernelConfig cold = ColdOperandsConfig(plain, machine);
+                KernelConfig cold = ColdOperandsConfig(plain, machine);
+                cold.a_in_place = config.a_in_place;  // PackedWeightsReadAInPlace... tests it
                 auto computed = [&](const KernelConfig& c) {
                   return detail::RoundUp(m, c.mr) * detail::RoundUp(n, c.nr);
                 };
@@ -599,6 +601,57 @@ TEST(DefaultConfigTest, PackedWeightsBeyondHalfOfL2TakeThePackedFamilyOverDirect
       }
     }
   }
+}
+
+// Packed weights: f32 and f64 read a k-contiguous A in place where each thread's A block passes
+// at most 24 B panels (its packing then costs more than reading it in place), else pack it; a
+// transposed A, and jr, always packed.
+TEST(DefaultConfigTest, PackedWeightsReadAInPlaceWhereFewPanelsPassIt) {
+  int in_place = 0;
+  int packed = 0;
+  for (const Machine& machine :
+       {testing::SyntheticZen3Machine(), testing::SyntheticZen5Machine(),
+        testing::SyntheticXeonMachine()}) {
+    for (DType dtype : {DType::kF32, DType::kF64}) {
+      for (int threads : {1, 2}) {
+        for (std::int64_t n : {256, 768, 1024, 3072}) {
+          for (Trans trans_a : {Trans::kNo, Trans::kYes}) {
+            Problem weights{dtype, Layout::kRowMajor, trans_a, Trans::kNo, 128, n, 768, threads};
+            weights.form = CallForm::kPackedB;
+            const KernelConfig c = PackedWeightsConfig(weights, machine);
+            if (c.family != KernelFamily::kPacked) continue;
+            const std::int64_t columns =
+                c.parallel_loop == ParallelLoop::kJc ? detail::CeilDiv(n, threads) : n;
+            const std::int64_t panels =
+                detail::CeilDiv(std::min<std::int64_t>(c.nc, columns), c.nr);
+            const bool expected = trans_a == Trans::kNo && c.parallel_loop != ParallelLoop::kJr &&
+                                  panels <= 24;
+            EXPECT_EQ(c.a_in_place, expected) << weights.ToString() << ": " << c.ToString();
+            ++(c.a_in_place ? in_place : packed);
+            // Column-major weights: the row-major view's A is op(B)^T, the in-place operand.
+            Problem column_major = weights;
+            column_major.layout = Layout::kColMajor;
+            EXPECT_TRUE(PackedWeightsConfig(column_major, machine)
+                            .Validate(column_major, machine))
+                << column_major.ToString();
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(in_place, 0);
+  EXPECT_GT(packed, 0);
+  // The shapes measured (docs/analytical-model.md, step 2), 1 thread on Zen 5.
+  const Machine zen5 = testing::SyntheticZen5Machine();
+  auto reads_in_place = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    Problem weights{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1};
+    weights.form = CallForm::kPackedB;
+    return PackedWeightsConfig(weights, zen5).a_in_place;
+  };
+  EXPECT_TRUE(reads_in_place(196, 256, 2304));
+  EXPECT_TRUE(reads_in_place(512, 512, 512));
+  EXPECT_TRUE(reads_in_place(128, 768, 768));
+  EXPECT_FALSE(reads_in_place(128, 3072, 768));
 }
 
 // The direct tile on Zen 4 (docs/analytical-model.md, step 2). One zmm FMA per cycle needs only

@@ -1192,16 +1192,17 @@ TEST(LowpConfigTest, RejectsWhatTheLowPrecisionKernelsCannotRun) {
   c.a_in_place = false;
   c.parallel_loop = ParallelLoop::kJr;  // the packed driver's jr split serves every dtype
   EXPECT_TRUE(c.ValidateFor(DType::kBF16).ok());
-  // A read in place: by the bf16 and s8 kernels (an AVX2 one here: every host has those; the
-  // tile kernels' own test runs them), not where jr's threads share the packed A block, not by
-  // f32's kernels.
+  // A read in place: by the packed kernels (an AVX2 one here: every host has those; the tile
+  // kernels' own test runs them), not where jr's threads share the packed A block.
   c = PackedConfigOf(IsaLevel::kAvx2, MicroKernels<Bf16Gemm>(IsaLevel::kAvx2)[0]);
   c.kc = good.kc;
   c.mc = c.mr;
   c.nc = c.nr;
   c.a_in_place = true;
   EXPECT_TRUE(c.ValidateFor(DType::kBF16).ok()) << c.ToString();
-  expect_error(c, DType::kF32, "packed bf16 and s8 kernels only");
+  c.family = KernelFamily::kGemv;
+  expect_error(c, DType::kBF16, "packed family only");
+  c.family = KernelFamily::kPacked;
   c.parallel_loop = ParallelLoop::kJr;
   expect_error(c, DType::kBF16, "no ainplace with jr");
   c = good;

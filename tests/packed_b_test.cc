@@ -135,11 +135,13 @@ void CheckEveryKernel() {
       int threads;
       ParallelLoop loop;
     };
+    // A read in place (where k-contiguous) by every split but jr, whose threads share A's panels.
     for (const Split split : {Split{1, ParallelLoop::kJc}, Split{2, ParallelLoop::kJc},
                               Split{2, ParallelLoop::kIc}, Split{2, ParallelLoop::kJr},
                               Split{2, ParallelLoop::kIcOwnB}}) {
       config.threads = split.threads;
       config.parallel_loop = split.loop;
+      config.a_in_place = split.loop != ParallelLoop::kJr;
       auto plan = GemmPlan<X>::Create(config);
       ASSERT_TRUE(plan.ok()) << plan.error().message;
       for (const auto& shape : shapes) {

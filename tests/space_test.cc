@@ -261,6 +261,22 @@ TEST(SpaceTest, LowPrecisionSpacesArePackedAndGroupedOrGemv) {
   }
 }
 
+// The configs of `space` reading A in place, each checked: packed, not jr, and its twin that
+// packs A in the space too.
+std::size_t CheckedInPlaceConfigs(const std::vector<KernelConfig>& space) {
+  std::size_t in_place = 0;
+  for (const KernelConfig& c : space) {
+    if (!c.a_in_place) continue;
+    ++in_place;
+    EXPECT_EQ(c.family, KernelFamily::kPacked) << c.ToString();
+    EXPECT_NE(c.parallel_loop, ParallelLoop::kJr) << c.ToString();
+    KernelConfig packed = c;
+    packed.a_in_place = false;
+    EXPECT_NE(std::find(space.begin(), space.end(), packed), space.end()) << c.ToString();
+  }
+  return in_place;
+}
+
 // The bf16/s8 vector configs come packed and, where A is k-contiguous (row-major, or
 // column-major transposed: these problems keep their operands), also reading A in place; never
 // with jr, whose threads share the packed A.
@@ -270,18 +286,26 @@ TEST(SpaceTest, LowPrecisionReadsAInPlaceWhereAIsKContiguous) {
     for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
       for (Trans ta : {Trans::kNo, Trans::kYes}) {
         const Problem problem{dtype, layout, ta, Trans::kNo, 96, 80, 64, 2};
-        const std::vector<KernelConfig> space = GenerateSpace(problem, machine);
-        std::size_t in_place = 0;
-        for (const KernelConfig& c : space) {
-          if (!c.a_in_place) continue;
-          ++in_place;
-          EXPECT_NE(c.parallel_loop, ParallelLoop::kJr) << c.ToString();
-          KernelConfig packed = c;
-          packed.a_in_place = false;
-          EXPECT_NE(std::find(space.begin(), space.end(), packed), space.end()) << c.ToString();
-        }
+        const std::size_t in_place = CheckedInPlaceConfigs(GenerateSpace(problem, machine));
         const bool k_contiguous = (layout == Layout::kRowMajor) == (ta == Trans::kNo);
         EXPECT_EQ(in_place > 0, k_contiguous) << problem.ToString();
+      }
+    }
+  }
+}
+
+// f32 and f64 read A in place only on weights packed once (B's packing paid before the call),
+// where the row-major view's A is k-contiguous, never with jr; the plain calls' spaces pack it.
+TEST(SpaceTest, PackedWeightsReadAInPlaceWhereAIsKContiguous) {
+  const Machine machine = Host(std::nullopt);
+  for (DType dtype : {DType::kF32, DType::kF64}) {
+    for (Trans ta : {Trans::kNo, Trans::kYes}) {
+      for (CallForm form : {CallForm::kPlain, CallForm::kPackedB}) {
+        Problem problem{dtype, Layout::kRowMajor, ta, Trans::kNo, 96, 80, 64, 2};
+        problem.form = form;
+        const std::size_t in_place = CheckedInPlaceConfigs(GenerateSpace(problem, machine));
+        const bool expected = form == CallForm::kPackedB && ta == Trans::kNo;
+        EXPECT_EQ(in_place > 0, expected) << problem.ToString();
       }
     }
   }
