@@ -100,16 +100,15 @@ std::int64_t BalancedBlock(std::int64_t extent, std::int64_t model, int step) {
 // block (kc x nc) in about half of this core's share of L3. mc and nc split M and N evenly
 // (BalancedBlock). No block larger than the problem (whole tiles, kc whole groups of `k_group`)
 // or than the config limits. kc is sized for a micro-panel `kc_panel_nr` wide, which may be
-// narrower than the tile's (PackedModel). Tile kernels (`tiles`) take the Tile*Model blocks and
-// split K evenly too, as BalancedBlock does M and N: their C tiles pass through memory once per k
-// block.
+// narrower than the tile's (PackedModel). `models` may replace these (tile kernels: the Tile*Model
+// blocks), and `even_k` splits K evenly too, as BalancedBlock does M and N: the tile kernels' C
+// tiles pass through memory once per k block.
 void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64_t a_elem,
-                    std::int64_t b_elem, int kc_step, int k_group, int kc_panel_nr, bool tiles,
-                    KernelConfig& c) {
-  const BlockModels models = BlockModelsFor(tiles, c.parallel_loop);
+                    std::int64_t b_elem, int kc_step, int k_group, int kc_panel_nr,
+                    const BlockModels& models, bool even_k, KernelConfig& c) {
   std::int64_t kc = models.kc(cache, kc_panel_nr, b_elem);
   kc = std::clamp<std::int64_t>(kc / kc_step * kc_step, kc_step, 1 << 14);
-  if (tiles) kc = BalancedBlock(problem.k, kc, kc_step);
+  if (even_k) kc = BalancedBlock(problem.k, kc, kc_step);
   const std::int64_t mc = BalancedBlock(problem.m, models.mc(cache, kc, a_elem), c.mr);
   const std::int64_t nc = BalancedBlock(problem.n, models.nc(cache, kc, b_elem), c.nr);
   kc = std::min<std::int64_t>(
@@ -131,13 +130,17 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
       // the four-vector tiles run faster at that kc (a 128 KiB micro-panel) than at the shorter
       // one PackedKcModel's 64 KiB would give them (docs/analytical-model.md, step 3).
       const int lanes = VectorLanes(c.isa, static_cast<std::size_t>(elem));
-      SetCacheBlocks(cache, problem, elem, elem, 8, 1, std::min(c.nr, 2 * lanes), false, c);
+      SetCacheBlocks(cache, problem, elem, elem, 8, 1, std::min(c.nr, 2 * lanes),
+                     BlockModelsFor(false, c.parallel_loop), false, c);
       return;
     }
     // A bf16 or s8 panel holds 2x or 4x the k of an f32 one; kc whole groups of k, and whole
-    // tile rows for the AMX kernels. The vector kernels' kc as for a two-vector panel, as f32's:
-    // a group step of a four-vector tile takes as long as an f32 k step of one, so this gives
-    // both the same k loop between C updates (docs/low-precision.md).
+    // tile rows for the AMX kernels. The vector kernels' kc on one thread as for a two-vector
+    // panel, as f32's: a group step of a four-vector tile takes as long as an f32 k step of one,
+    // so this gives both the same k loop between C updates. On more threads their B micro-panel
+    // stays in two thirds of L1, as the tile kernels' does: a group step reads 1.5x the B bytes
+    // of an f32 k step, and with every core streaming, its panel from L2 slowed their k loops
+    // (docs/low-precision.md).
     case DType::kBF16:
     case DType::kS8:
       WithGemmOf(problem.dtype, [&]<typename Kind>() {
@@ -145,9 +148,12 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
           const auto* kernel = FindMicroKernel<Kind>(c.isa, c.mr, c.nr, c.k_unroll);
           const int run = kernel != nullptr ? kernel->a_group : Kind::kGroup;
           const bool tiles = kernel != nullptr && kernel->tiles;
-          const int panel_nr = tiles ? c.nr : std::min(c.nr, 2 * VectorLanes(c.isa, 4));
+          const bool panel_in_l1 = tiles || problem.threads > 1;
+          BlockModels models = BlockModelsFor(tiles, c.parallel_loop);
+          if (panel_in_l1) models.kc = &TileKcModel;
+          const int panel_nr = panel_in_l1 ? c.nr : std::min(c.nr, 2 * VectorLanes(c.isa, 4));
           SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B),
-                         std::max(16, run), run, panel_nr, tiles, c);
+                         std::max(16, run), run, panel_nr, models, tiles, c);
         }
       });
       return;

@@ -1053,6 +1053,22 @@ TEST(DefaultConfigTest, LowpVectorKBlocksFollowF32sAndUnrollOnZen5) {
   // The boundary: a k block of 252 stays rolled, 256 unrolls.
   EXPECT_EQ(config(zen5, DType::kS8, 1024, 1024, 252).k_unroll, 1);
   EXPECT_EQ(config(zen5, DType::kS8, 1024, 1024, 256).k_unroll, 4);
+  // On two threads the B micro-panel (kc x nr) stays in two thirds of L1, shorter than on one.
+  for (const Machine* machine : {&zen5, &zen4}) {
+    const std::int64_t l1 = CacheBudgetOf(machine->topology).l1d;
+    for (const DType dtype : {DType::kBF16, DType::kS8}) {
+      const int elem_bytes = dtype == DType::kBF16 ? 2 : 1;
+      const KernelConfig one = config(*machine, dtype, 2048, 2048, 8192);
+      const KernelConfig two = ModelConfig(
+          Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, 2048, 2048, 8192, 2},
+          *machine);
+      ASSERT_EQ(two.family, KernelFamily::kPacked) << two.ToString();
+      const std::int64_t panel_bytes = std::int64_t{two.kc} * two.nr * elem_bytes;
+      EXPECT_LE(panel_bytes, l1 * 2 / 3) << two.ToString();
+      EXPECT_GT(panel_bytes + 16 * two.nr * elem_bytes, l1 * 2 / 3) << two.ToString();
+      EXPECT_LT(two.kc, one.kc) << two.ToString() << " " << one.ToString();
+    }
+  }
 }
 
 // Small problems on an AVX-512 machine take an AVX2 tile where it covers N exactly and the
