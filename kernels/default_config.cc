@@ -256,6 +256,7 @@ KernelConfig LowpPacked(const Problem& original, const Machine& machine, bool co
   const double a_bytes = static_cast<double>(original.m) * static_cast<double>(original.k) *
                          sizeof(typename Kind::A);
   c.a_in_place = LowpAIsKContiguous(original) && a_bytes < static_cast<double>(cache.l2);
+  if (c.a_in_place) model::SetPackedBlocks(cache, problem, c);  // the B block beside A in L2
   return c;
 }
 

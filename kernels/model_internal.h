@@ -195,8 +195,9 @@ Tile PackedVectorTile(const KernelTable& kernels, const Machine& machine, IsaLev
                                MostPackedAccumulators(machine, isa, dot_products));
 }
 
-// The packed model's cache blocks for the tile of `c` (its isa, mr and nr) on `problem`
-// (row-major view), by element type.
+// The packed model's cache blocks for the tile of `c` (its isa, mr and nr, and for the bf16 and
+// s8 vector kernels its loop and whether it reads A in place) on `problem` (row-major view), by
+// element type.
 void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelConfig& c);
 
 // Which loop threads split in the packed family (packed_model.cc has the rule), for every GEMM

@@ -8,6 +8,7 @@
 #include "kernels/lowp_microkernel.h"
 #include "kernels/microkernel.h"
 #include "kernels/model_internal.h"
+#include "kernels/packing.h"
 
 namespace mmtune {
 
@@ -119,6 +120,21 @@ void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64
   c.nc = static_cast<int>(std::min(nc, kMaxBlock / c.nr * c.nr));
 }
 
+// For the vector kernels reading A in place from L2, split jc, and a row-major B, whose packing
+// reads a few lines of each row at a time (kPackBRowStepBytes, packing.h): where a thread's B
+// block takes more than a quarter of L2, nc narrows to those bytes of a row (whole panels, at
+// least one), split evenly over N. Such a block stays in L2 from its packing to its last tile,
+// beside A and the lines of B it was packed from; a wider one, packed whole before its tiles
+// run, pushes them out (docs/low-precision.md).
+void NarrowBBlockBesideInPlaceA(const CacheBudget& cache, const Problem& problem,
+                                std::int64_t b_elem, KernelConfig& c) {
+  const std::int64_t share = detail::CeilDiv(problem.n, std::int64_t{std::max(1, c.threads)});
+  const std::int64_t block_bytes = std::int64_t{c.kc} * std::min<std::int64_t>(c.nc, share) * b_elem;
+  if (block_bytes <= static_cast<std::int64_t>(cache.l2) / 4) return;
+  const std::int64_t row_step = kPackBRowStepBytes / b_elem / c.nr * c.nr;
+  c.nc = static_cast<int>(BalancedBlock(problem.n, std::max<std::int64_t>(c.nr, row_step), c.nr));
+}
+
 }  // namespace
 
 void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelConfig& c) {
@@ -140,7 +156,8 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
     // so this gives both the same k loop between C updates. On more threads their B micro-panel
     // stays in two thirds of L1, as the tile kernels' does: a group step reads 1.5x the B bytes
     // of an f32 k step, and with every core streaming, its panel from L2 slowed their k loops
-    // (docs/low-precision.md).
+    // (docs/low-precision.md). Beside an A read in place, a narrower B block where it would
+    // crowd L2 (NarrowBBlockBesideInPlaceA).
     case DType::kBF16:
     case DType::kS8:
       WithGemmOf(problem.dtype, [&]<typename Kind>() {
@@ -154,6 +171,10 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
           const int panel_nr = panel_in_l1 ? c.nr : std::min(c.nr, 2 * VectorLanes(c.isa, 4));
           SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B),
                          std::max(16, run), run, panel_nr, models, tiles, c);
+          if (!tiles && c.a_in_place && problem.trans_b == Trans::kNo &&
+              c.parallel_loop == ParallelLoop::kJc) {
+            NarrowBBlockBesideInPlaceA(cache, problem, sizeof(typename Kind::B), c);
+          }
         }
       });
       return;

@@ -20,11 +20,6 @@ constexpr std::int64_t kPackBRowGroup = 4;
 // How far below the rows it packs PackRowMajorBGroups prefetches: 8 to 64 rows ran alike
 // (docs/low-precision.md).
 constexpr std::int64_t kPackBRowsAhead = 16;
-// How much of each row of B PackRowMajorBGroups reads per group, and across how many panels at
-// most: a few lines of a row rather than one, and no more panels than their writes leave L1
-// ways for (docs/low-precision.md, Kernels).
-constexpr std::int64_t kPackBRowStepBytes = 4 * kCacheLineBytes;
-constexpr std::int64_t kPackBMaxPanelsAtOnce = 4;
 
 // Element p of `src` to packed[p * mr] for p < depth, prefetching `next` a line at a time.
 template <typename T>

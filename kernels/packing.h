@@ -11,9 +11,16 @@
 
 #include <cstdint>
 
+#include "kernels/cache_line.h"
 #include "mmtune/types.h"
 
 namespace mmtune {
+
+// How much of each row of a row-major B PackB reads at a time where it packs k groups: a few
+// lines of a row rather than one, across at most kPackBMaxPanelsAtOnce panels, no more than
+// their writes leave L1 ways for (docs/low-precision.md, Kernels).
+inline constexpr std::int64_t kPackBRowStepBytes = 4 * kCacheLineBytes;
+inline constexpr std::int64_t kPackBMaxPanelsAtOnce = 4;
 
 // Matrix views in row-major terms: element (i, p) of op(X) is x[i * ld + p], or x[p * ld + i]
 // when `trans` is set.

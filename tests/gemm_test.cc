@@ -21,6 +21,7 @@
 #include "kernels/gemm_internal.h"
 #include "kernels/microkernel.h"
 #include "kernels/model_internal.h"
+#include "kernels/packing.h"
 #include "synthetic_machine.h"
 
 namespace mmtune {
@@ -1068,6 +1069,47 @@ TEST(DefaultConfigTest, LowpVectorKBlocksFollowF32sAndUnrollOnZen5) {
       EXPECT_GT(panel_bytes + 16 * two.nr * elem_bytes, l1 * 2 / 3) << two.ToString();
       EXPECT_LT(two.kc, one.kc) << two.ToString() << " " << one.ToString();
     }
+  }
+}
+
+// Beside an A read in place from L2, a row-major B's block narrows to the bytes of each row its
+// packing reads at a time (kPackBRowStepBytes) where a thread's block would take more than a
+// quarter of L2: it then stays in L2 from its packing to its last tile (docs/low-precision.md).
+// Not where A is packed, B is k-contiguous, or the block already fits.
+TEST(DefaultConfigTest, LowpBBlockNarrowsBesideAnAReadInPlace) {
+  CpuFeatures cpu = testing::SyntheticZen5Machine().cpu;
+  cpu.avx512_bf16 = cpu.avx512_vnni = true;
+  const Machine zen5 = DescribeMachine(cpu, testing::SyntheticZen5Machine().topology, std::nullopt);
+  const std::int64_t l2 = CacheBudgetOf(zen5.topology).l2;
+  auto config = [&](DType dtype, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
+                    std::int64_t k, int threads) {
+    return ModelConfig(Problem{dtype, Layout::kRowMajor, trans_a, trans_b, m, n, k, threads},
+                       zen5);
+  };
+  for (const DType dtype : {DType::kBF16, DType::kS8}) {
+    const std::int64_t elem = dtype == DType::kBF16 ? 2 : 1;
+    const std::int64_t row_step_columns = kPackBRowStepBytes / elem;
+    for (const std::int64_t n : {std::int64_t{768}, std::int64_t{3072}}) {
+      const KernelConfig narrowed = config(dtype, Trans::kNo, Trans::kNo, 128, n, 768, 1);
+      ASSERT_EQ(narrowed.family, KernelFamily::kPacked) << narrowed.ToString();
+      ASSERT_TRUE(narrowed.a_in_place) << narrowed.ToString();
+      EXPECT_EQ(narrowed.nc, row_step_columns) << narrowed.ToString();
+      const KernelConfig a_packed = config(dtype, Trans::kYes, Trans::kNo, 128, n, 768, 1);
+      ASSERT_FALSE(a_packed.a_in_place) << a_packed.ToString();
+      EXPECT_GT(std::int64_t{a_packed.kc} * a_packed.nc * elem, l2 / 4) << a_packed.ToString();
+      const KernelConfig b_k_contiguous = config(dtype, Trans::kNo, Trans::kYes, 128, n, 768, 1);
+      ASSERT_TRUE(b_k_contiguous.a_in_place) << b_k_contiguous.ToString();
+      EXPECT_EQ(b_k_contiguous.nc, a_packed.nc) << b_k_contiguous.ToString();
+    }
+    // Two threads' shorter k blocks: each thread's share of a block of N = 768 fits.
+    const KernelConfig fits = config(dtype, Trans::kNo, Trans::kNo, 128, 768, 3072, 2);
+    ASSERT_TRUE(fits.a_in_place) << fits.ToString();
+    ASSERT_EQ(fits.parallel_loop, ParallelLoop::kJc) << fits.ToString();
+    EXPECT_LE(std::int64_t{fits.kc} * std::min<std::int64_t>(fits.nc, 384) * elem, l2 / 4)
+        << fits.ToString();
+    EXPECT_GT(fits.nc, row_step_columns) << fits.ToString();
+    const KernelConfig wide = config(dtype, Trans::kNo, Trans::kNo, 128, 3072, 768, 2);
+    EXPECT_EQ(wide.nc, row_step_columns) << wide.ToString();
   }
 }
 
