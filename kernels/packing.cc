@@ -127,19 +127,6 @@ void InterleaveColumns(const T* const* rows, std::int64_t l, T* out) {
   }
 }
 
-// Prefetches `bytes` bytes of each of `rows` rows `ld` elements apart, from `first` on. Always
-// inlined and called in the loops themselves: GCC deems a function (or lambda) that only
-// prefetches free of effects and drops the calls to it.
-template <typename T>
-[[gnu::always_inline]] inline void PrefetchStrips(const T* first, std::int64_t ld, int rows,
-                                                  std::int64_t bytes) {
-  for (int t = 0; t < rows; ++t) {
-    const char* row = reinterpret_cast<const char*>(first + t * ld);
-    for (std::int64_t at = 0; at < bytes; at += kCacheLineBytes) __builtin_prefetch(row + at);
-    __builtin_prefetch(row + bytes - 1);
-  }
-}
-
 using Words4 = std::uint32_t __attribute__((vector_size(kVectorBytes)));
 
 // Groups [0, groups) of a panel's `width` lines whose k is contiguous and whose group is 4 bytes
@@ -442,14 +429,13 @@ std::int64_t PackRowMajorBGroups(const MatrixView<T>& b, std::int64_t row0, std:
   auto pack_step = [&](std::int64_t q0, std::int64_t q1, auto whole) {
     constexpr bool kWhole = decltype(whole)::value;
     const std::int64_t bytes = strip_bytes_of(q0, q1);
+    if (kWhole && wide_strip != nullptr) {
+      wide_strip(strip_at(q0, 0), b.ld, groups, nr, static_cast<int>(q1 - q0), padded_depth * nr,
+                 packed_at(q0, 0), groups_ahead, bytes);
+      return;
+    }
     for (std::int64_t g = 0; g < groups; ++g) {
-      if (const T* next = strips_ahead(q0, g)) PrefetchStrips(next, b.ld, G, bytes);
-      if (kWhole && wide_strip != nullptr) {
-        const T* rows[G];
-        for (int t = 0; t < G; ++t) rows[t] = strip_at(q0, g) + t * b.ld;
-        wide_strip(rows, nr, static_cast<int>(q1 - q0), padded_depth * nr, packed_at(q0, g));
-        continue;
-      }
+      if (const T* next = strips_ahead(q0, g)) wide::PrefetchStrips(next, b.ld, G, bytes);
       for (std::int64_t q = q0; q < q1; ++q) {
         pack_group(q, g, kWhole || vectors_only(q), packed_at(q, g));
       }

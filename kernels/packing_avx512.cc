@@ -13,32 +13,40 @@ namespace mmtune::wide {
 namespace {
 
 // bf16 pairs: 32 columns of two rows make two vectors of 16 (k, k + 1) pairs, one permute each.
-void InterleavePairs(const BFloat16* const* rows, int columns, int strips,
-                     std::int64_t out_stride, BFloat16* out) {
+void InterleavePairs(const BFloat16* first, std::int64_t ld, std::int64_t groups, int columns,
+                     int strips, std::int64_t out_stride, BFloat16* out, std::int64_t ahead,
+                     std::int64_t prefetch_bytes) {
   const __m512i low = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40,
                                        8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
   const __m512i high = _mm512_add_epi16(low, _mm512_set1_epi16(16));
-  for (int s = 0; s < strips; ++s) {
-    BFloat16* strip_out = out + s * out_stride;
-    for (int l = s * columns; l < (s + 1) * columns; l += 32, strip_out += 64) {
-      const __m512i x = _mm512_loadu_si512(rows[0] + l);
-      const __m512i y = _mm512_loadu_si512(rows[1] + l);
-      _mm512_storeu_si512(strip_out, _mm512_permutex2var_epi16(x, low, y));
-      _mm512_storeu_si512(strip_out + 32, _mm512_permutex2var_epi16(x, high, y));
+  for (std::int64_t g = 0; g < groups; ++g) {
+    const BFloat16* row0 = first + 2 * g * ld;
+    const BFloat16* row1 = row0 + ld;
+    if (g + ahead < groups) PrefetchStrips(row0 + 2 * ahead * ld, ld, 2, prefetch_bytes);
+    for (int s = 0; s < strips; ++s) {
+      BFloat16* strip_out = out + s * out_stride + 2 * g * columns;
+      for (int l = s * columns; l < (s + 1) * columns; l += 32, strip_out += 64) {
+        const __m512i x = _mm512_loadu_si512(row0 + l);
+        const __m512i y = _mm512_loadu_si512(row1 + l);
+        _mm512_storeu_si512(strip_out, _mm512_permutex2var_epi16(x, low, y));
+        _mm512_storeu_si512(strip_out + 32, _mm512_permutex2var_epi16(x, high, y));
+      }
     }
   }
 }
 
 // Byte quads: 64 columns of four rows. Byte then 16-bit unpacks leave each 128-bit lane with
 // four columns' quads of its own 16 columns; a 4 x 4 transpose of the lanes puts 16
-// consecutive columns in each vector. Columns [first, first + columns) of the rows.
-void InterleaveQuadStrip(const std::int8_t* const* rows, int first, int columns,
-                         std::int8_t* out) {
-  for (int l = first; l < first + columns; l += 64, out += 256) {
-    const __m512i r0 = _mm512_loadu_si512(rows[0] + l);
-    const __m512i r1 = _mm512_loadu_si512(rows[1] + l);
-    const __m512i r2 = _mm512_loadu_si512(rows[2] + l);
-    const __m512i r3 = _mm512_loadu_si512(rows[3] + l);
+// consecutive columns in each vector. Columns [first_column, first_column + columns) of the
+// rows from `row0`, `ld` apart.
+[[gnu::always_inline]] inline void InterleaveQuadStrip(const std::int8_t* row0, std::int64_t ld,
+                                                       int first_column, int columns,
+                                                       std::int8_t* out) {
+  for (int l = first_column; l < first_column + columns; l += 64, out += 256) {
+    const __m512i r0 = _mm512_loadu_si512(row0 + l);
+    const __m512i r1 = _mm512_loadu_si512(row0 + ld + l);
+    const __m512i r2 = _mm512_loadu_si512(row0 + 2 * ld + l);
+    const __m512i r3 = _mm512_loadu_si512(row0 + 3 * ld + l);
     const __m512i a = _mm512_unpacklo_epi8(r0, r1);
     const __m512i b = _mm512_unpackhi_epi8(r0, r1);
     const __m512i c = _mm512_unpacklo_epi8(r2, r3);
@@ -58,11 +66,16 @@ void InterleaveQuadStrip(const std::int8_t* const* rows, int first, int columns,
   }
 }
 
-// Byte quads, strip after strip.
-void InterleaveQuads(const std::int8_t* const* rows, int columns, int strips,
-                     std::int64_t out_stride, std::int8_t* out) {
-  for (int s = 0; s < strips; ++s) {
-    InterleaveQuadStrip(rows, s * columns, columns, out + s * out_stride);
+// Byte quads, group after group, strip after strip.
+void InterleaveQuads(const std::int8_t* first, std::int64_t ld, std::int64_t groups, int columns,
+                     int strips, std::int64_t out_stride, std::int8_t* out, std::int64_t ahead,
+                     std::int64_t prefetch_bytes) {
+  for (std::int64_t g = 0; g < groups; ++g) {
+    const std::int8_t* row0 = first + 4 * g * ld;
+    if (g + ahead < groups) PrefetchStrips(row0 + 4 * ahead * ld, ld, 4, prefetch_bytes);
+    for (int s = 0; s < strips; ++s) {
+      InterleaveQuadStrip(row0, ld, s * columns, columns, out + s * out_stride + 4 * g * columns);
+    }
   }
 }
 
