@@ -12,6 +12,7 @@
 #include "search/strategy.h"
 #include "tuner/bucket_tile_use.h"
 #include "tuner/candidate_cost.h"
+#include "tuner/confirmed_winner.h"
 
 namespace mmtune {
 namespace {
@@ -338,19 +339,18 @@ Status ProblemTuner::Tune(const Problem& problem, TuneEvent event, double& eta_p
                        *problem_id, std::vector<int>(finalists.size(), 0));
   if (!confirmed) return confirmed.error();
   // A bucket shape's winner runs every size its bucket serves: finalists rank by their speed
-  // here times their tiles' fit over those sizes; any other shape's by their speed alone.
+  // here times their tiles' fit over those sizes; any other shape's by their speed alone. The
+  // default stays unless beaten by more than the round's noise (ConfirmedWinner).
   const std::optional<ServedSizes> served = SizesServedByProblem(problem, request_.ranges);
-  const CandidateMeasurement* winner = nullptr;
-  double winner_score = 0.0;
   for (const CandidateMeasurement& m : *confirmed) {
-    if (m.status != MeasurementStatus::kOk) continue;
-    if (m.config == outcome.default_config) outcome.default_gflops = m.gflops;
-    const double score = m.gflops * (served ? ServedTileUse(m.config, problem, *served) : 1.0);
-    if (winner == nullptr || score > winner_score) {
-      winner = &m;
-      winner_score = score;
+    if (m.status == MeasurementStatus::kOk && m.config == outcome.default_config) {
+      outcome.default_gflops = m.gflops;
     }
   }
+  const CandidateMeasurement* winner = ConfirmedWinner(
+      *confirmed, outcome.default_config, [&](const CandidateMeasurement& m) {
+        return m.gflops * (served ? ServedTileUse(m.config, problem, *served) : 1.0);
+      });
   if (winner != nullptr) {
     outcome.winner = winner->config;
     outcome.winner_gflops = winner->gflops;
