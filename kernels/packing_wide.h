@@ -16,7 +16,8 @@ namespace mmtune::wide {
 // values together column after column, goes to out + s * out_stride + g * G * columns. While
 // there are groups `ahead` below a group, their rows' `prefetch_bytes` are prefetched first.
 // columns * sizeof(T) is a multiple of kStripBytes. One call a run of groups rather than a
-// group: a call per group cost as much as a third of the interleaves on B's short strips.
+// group: on B's short strips a call per group costs more than the interleave itself
+// (docs/low-precision.md, Kernels).
 template <typename T>
 using StripFn = void (*)(const T* first, std::int64_t ld, std::int64_t groups, int columns,
                          int strips, std::int64_t out_stride, T* out, std::int64_t ahead,
