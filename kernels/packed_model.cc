@@ -129,7 +129,8 @@ void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64
 void NarrowBBlockBesideInPlaceA(const CacheBudget& cache, const Problem& problem,
                                 std::int64_t b_elem, KernelConfig& c) {
   const std::int64_t share = detail::CeilDiv(problem.n, std::int64_t{std::max(1, c.threads)});
-  const std::int64_t block_bytes = std::int64_t{c.kc} * std::min<std::int64_t>(c.nc, share) * b_elem;
+  const std::int64_t block_bytes =
+      std::int64_t{c.kc} * std::min<std::int64_t>(c.nc, share) * b_elem;
   if (block_bytes <= static_cast<std::int64_t>(cache.l2) / 4) return;
   const std::int64_t row_step = kPackBRowStepBytes / b_elem / c.nr * c.nr;
   c.nc = static_cast<int>(BalancedBlock(problem.n, std::max<std::int64_t>(c.nr, row_step), c.nr));
