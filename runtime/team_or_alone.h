@@ -15,8 +15,8 @@
 // kept either, and a single slow call (a preemption) moves the smoothed time of the running mode
 // by at most an eighth of it.
 //
-// The interval doubles, up to kMaxExplore calls, each time the other mode is confirmed slower,
-// and falls back to kMinExplore when it was faster or the smoothed times swapped the modes; a
+// The interval doubles, up to kMaxExplore calls (kMaxExploreAlone while the team holds), each
+// time the other mode is confirmed slower, and falls back to kMinExplore when it was faster or the smoothed times swapped the modes; a
 // held choice explores kExploreSpacingNs of calls apart where that is more calls, since each
 // exploration costs a few slow calls after it. Calls of kLongCallNs or more explore every
 // kMaxExplore calls from the start, and a problem whose first exploration comes while the last
@@ -63,7 +63,11 @@ class TeamOrAlone {
  public:
   static constexpr std::uint32_t kMinExplore = 8;
   static constexpr std::uint32_t kMaxExplore = 256;
-  // A team call at least this long explores every kMaxExplore calls only: what running alone
+  // The most calls between explorations alone while the team holds. Each costs about three calls
+  // at one thread's speed, a third of a percent of 1024 calls of a team of two, and only
+  // refreshes the time alone: a team that turns slow gives way through its own calls' times.
+  static constexpr std::uint32_t kMaxExploreAlone = 1024;
+  // A team call at least this long explores kMaxExplore calls apart at least: what running alone
   // dodges (a member's core taken for a scheduler time slice, or for the milliseconds another
   // library's OpenMP threads spin) costs such a call a small share of the team's lead, while
   // each exploration costs it whole calls at one thread's speed.
@@ -183,7 +187,8 @@ class TeamOrAlone {
     }
     const bool confirmed = PreferTeam() != choice.team;  // the explored mode stayed slower
     const std::uint32_t every = explore_every_.load(std::memory_order_relaxed);
-    explore_every_.store(confirmed ? std::min(every * 2, kMaxExplore) : kMinExplore,
+    const std::uint32_t most = choice.team ? kMaxExplore : kMaxExploreAlone;
+    explore_every_.store(confirmed ? std::min(every * 2, most) : kMinExplore,
                          std::memory_order_relaxed);
     RecordVerdict();
   }
@@ -213,8 +218,8 @@ class TeamOrAlone {
     std::uint32_t every = explore_every_.load(std::memory_order_relaxed);
     const std::int64_t running = prefer_team ? team_ns() : alone_ns();
     if (team_ns() >= kLongCallNs) {
-      every = kMaxExplore;
-    } else if (every == kMaxExplore && running > 0) {
+      every = std::max(every, kMaxExplore);
+    } else if (every >= kMaxExplore && running > 0) {
       every = static_cast<std::uint32_t>(std::max<std::int64_t>(
           every, std::min<std::int64_t>(kExploreSpacingNs / running, std::int64_t{1} << 20)));
     }

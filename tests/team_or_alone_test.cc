@@ -78,12 +78,25 @@ TEST(TeamOrAloneTest, ShortCallsExploreAFewMillisecondsApart) {
   ASSERT_EQ(choice.explore_every(), TeamOrAlone::kMaxExplore);
   const int calls = static_cast<int>(3 * SteadyInterval(300));
   EXPECT_GE(MakeCalls(choice, calls, 300, 500), calls - 3 * 4);
-  // Calls of a millisecond explore every kMaxExplore calls, as they always did.
+  // Calls of a millisecond explore every kMaxExploreAlone calls once the team has held.
   const TeamOrAlone long_calls;
   MakeCalls(long_calls, 4000, 1'000'000, 2'000'000);
-  ASSERT_EQ(long_calls.explore_every(), TeamOrAlone::kMaxExplore);
-  EXPECT_EQ(MakeCalls(long_calls, 4 * TeamOrAlone::kMaxExplore, 1'000'000, 2'000'000),
-            4 * static_cast<int>(TeamOrAlone::kMaxExplore) - 4 * 3);
+  ASSERT_EQ(long_calls.explore_every(), TeamOrAlone::kMaxExploreAlone);
+  EXPECT_EQ(MakeCalls(long_calls, 4 * TeamOrAlone::kMaxExploreAlone, 1'000'000, 2'000'000),
+            4 * static_cast<int>(TeamOrAlone::kMaxExploreAlone) - 4 * 3);
+}
+
+// An exploration alone costs the held team three calls at one thread's speed, and its interval
+// grows to kMaxExploreAlone; a team explored from a streak alone is what brings a freed core
+// back, and its interval stops at kMaxExplore.
+TEST(TeamOrAloneTest, AHeldTeamExploresAloneLessOftenThanAHeldThreadExploresTheTeam) {
+  const TeamOrAlone team_holds;
+  MakeCalls(team_holds, 8000, 1'000'000, 2'000'000);
+  EXPECT_EQ(team_holds.explore_every(), TeamOrAlone::kMaxExploreAlone);
+  const TeamOrAlone alone_holds;
+  MakeCalls(alone_holds, 8000, 2'000'000, 1'000'000);
+  EXPECT_EQ(alone_holds.explore_every(), TeamOrAlone::kMaxExplore);
+  static_assert(TeamOrAlone::kMaxExploreAlone > TeamOrAlone::kMaxExplore);
 }
 
 // A team explored from a streak alone first wakes its workers (calls alone that keep them
