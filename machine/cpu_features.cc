@@ -1,5 +1,7 @@
 #include "machine/cpu_features.h"
 
+#include "machine/arm_features.h"
+
 #include <cstdlib>
 #include <cstring>
 
@@ -132,6 +134,12 @@ IsaLevel CpuFeatures::MaxIsaLevel() const {
 }
 
 std::vector<std::pair<std::string, bool>> CpuFeatures::FeatureList() const {
+  if (arch == CpuArch::kArm64) {
+    return {
+        {"asimd", asimd}, {"asimddp", asimd_dot}, {"bf16", arm_bf16}, {"i8mm", i8mm},
+        {"sve", sve},     {"sve2", sve2},         {"sme", sme},
+    };
+  }
   return {
       {"sse4.2", sse42},           {"avx", avx},
       {"avx2", avx2},              {"fma", fma},
@@ -145,7 +153,17 @@ std::vector<std::pair<std::string, bool>> CpuFeatures::FeatureList() const {
 }
 
 const CpuFeatures& HostCpuFeatures() {
-  static const CpuFeatures features = DecodeCpuid(ReadCpuid());
+  static const CpuFeatures features = [] {
+#if defined(__aarch64__)
+    return DecodeArmIds(ReadArmIds());
+#else
+    CpuFeatures decoded = DecodeCpuid(ReadCpuid());
+#if !defined(MMTUNE_X86)
+    decoded.arch = CpuArch::kOther;
+#endif
+    return decoded;
+#endif
+  }();
   return features;
 }
 

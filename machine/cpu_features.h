@@ -37,11 +37,18 @@ struct CpuidSnapshot {
 // Reads the snapshot of the CPU this thread runs on (zeros on non-x86 builds).
 CpuidSnapshot ReadCpuid();
 
+// The instruction-set family a CPU's features were read from.
+enum class CpuArch : std::uint8_t { kX86, kArm64, kOther };
+
 struct CpuFeatures {
-  std::string vendor;  // "GenuineIntel", "AuthenticAMD", ...
+  CpuArch arch = CpuArch::kX86;
+  // x86: the CPUID vendor string, display family and model. ARM: the MIDR's implementer by name
+  // ("ARM", "Ampere", ...), the implementer code as the family, the part number as the model
+  // and the variant and revision as the stepping (variant * 16 + revision).
+  std::string vendor;  // "GenuineIntel", "AuthenticAMD", "ARM", ...
   std::string brand;   // marketing name, trimmed; may be generic under a hypervisor
-  int family = 0;      // display family (base + extended)
-  int model = 0;       // display model (base + extended)
+  int family = 0;
+  int model = 0;
   int stepping = 0;
 
   // Instruction-set extensions, already masked by what the OS saves (XCR0): an AVX-512 CPU under
@@ -63,9 +70,19 @@ struct CpuFeatures {
   bool amx_bf16 = false;
   bool amx_int8 = false;
 
+  // AArch64 extensions (the kernel's HWCAP and HWCAP2 bits).
+  bool asimd = false;     // Advanced SIMD (NEON)
+  bool asimd_dot = false; // SDOT / UDOT
+  bool arm_bf16 = false;  // BFDOT / BFMMLA
+  bool i8mm = false;      // SMMLA / UMMLA / USMMLA
+  bool sve = false;
+  bool sve2 = false;
+  bool sme = false;
+
   // The highest kernel level this CPU (and OS) supports.
   IsaLevel MaxIsaLevel() const;
-  // (name, present) for every extension above, in a stable order for printing and JSON.
+  // (name, present) for every extension of the CPU's architecture, in a stable order for
+  // printing and JSON.
   std::vector<std::pair<std::string, bool>> FeatureList() const;
 };
 

@@ -12,9 +12,18 @@ namespace mmtune {
 std::string FingerprintBasis(const CpuFeatures& cpu, const Topology& topology) {
   std::string basis = "vendor=" + cpu.vendor + ";family=" + std::to_string(cpu.family) +
                       ";model=" + std::to_string(cpu.model) +
-                      ";isa=" + ToString(cpu.MaxIsaLevel()) +
-                      ";packages=" + std::to_string(topology.packages) +
-                      ";cores=" + std::to_string(topology.cores);
+                      ";isa=" + ToString(cpu.MaxIsaLevel());
+  // ARM cores of one part differ in their optional extensions (SVE, bf16, i8mm) more than x86
+  // models do; x86 bases stay as they were, so that their DBs keep their winners.
+  if (cpu.arch == CpuArch::kArm64) {
+    std::string features;
+    for (const auto& [name, present] : cpu.FeatureList()) {
+      if (present) features += (features.empty() ? "" : ",") + name;
+    }
+    basis += ";features=" + features;
+  }
+  basis += ";packages=" + std::to_string(topology.packages) +
+           ";cores=" + std::to_string(topology.cores);
   for (const CacheLevel& cache : topology.caches) {
     if (cache.kind == CacheKind::kInstruction) continue;
     basis += ";" + cache.Name() + "=" + std::to_string(cache.size_bytes) + "/" +

@@ -54,12 +54,15 @@ PeakKernels PeakKernelsGeneric() {
   return kernels;
 }
 
-PeakKernels PeakKernelsFor(IsaLevel level, const CpuFeatures& cpu) {
+PeakKernels PeakKernelsFor([[maybe_unused]] IsaLevel level,
+                           [[maybe_unused]] const CpuFeatures& cpu) {
+#if MMTUNE_X86_KERNELS
   switch (level) {
     case IsaLevel::kAvx512: return PeakKernelsAvx512(cpu);
     case IsaLevel::kAvx2: return PeakKernelsAvx2(cpu);
     case IsaLevel::kGeneric: return PeakKernelsGeneric();
   }
+#endif
   return PeakKernelsGeneric();
 }
 

@@ -1,0 +1,109 @@
+// AArch64 CPUs from their HWCAP / HWCAP2 bits and MIDR, decoded on any machine, and what their
+// fingerprints tell apart.
+#include "machine/arm_features.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "machine/machine.h"
+
+namespace mmtune {
+namespace {
+
+// Neoverse-N1 r4p1 (an AWS Graviton2 core): NEON with the dot product, no SVE, bf16 or i8mm.
+ArmIdSnapshot NeoverseN1() {
+  ArmIdSnapshot s;
+  s.midr = 0x414fd0c1;
+  s.hwcap = (1ull << 1) | (1ull << 11) | (1ull << 20);  // asimd, cpuid, asimddp
+  return s;
+}
+
+// Neoverse-V1 r1p1 (Graviton3): also SVE, bf16 and i8mm.
+ArmIdSnapshot NeoverseV1() {
+  ArmIdSnapshot s;
+  s.midr = 0x411fd401;
+  s.hwcap = (1ull << 1) | (1ull << 11) | (1ull << 20) | (1ull << 22);  // ... and sve
+  s.hwcap2 = (1ull << 13) | (1ull << 14);                              // i8mm, bf16
+  return s;
+}
+
+TEST(DecodeArmIdsTest, NamesTheImplementerAndPartAndReadsTheExtensions) {
+  const CpuFeatures n1 = DecodeArmIds(NeoverseN1());
+  EXPECT_EQ(n1.arch, CpuArch::kArm64);
+  EXPECT_EQ(n1.vendor, "ARM");
+  EXPECT_EQ(n1.brand, "Neoverse-N1");
+  EXPECT_EQ(n1.family, 0x41);
+  EXPECT_EQ(n1.model, 0xd0c);
+  EXPECT_EQ(n1.stepping, 4 * 16 + 1);
+  EXPECT_TRUE(n1.asimd);
+  EXPECT_TRUE(n1.asimd_dot);
+  EXPECT_FALSE(n1.sve);
+  EXPECT_FALSE(n1.arm_bf16);
+  EXPECT_FALSE(n1.i8mm);
+  EXPECT_FALSE(n1.avx2);
+
+  const CpuFeatures v1 = DecodeArmIds(NeoverseV1());
+  EXPECT_EQ(v1.brand, "Neoverse-V1");
+  EXPECT_TRUE(v1.sve);
+  EXPECT_TRUE(v1.arm_bf16);
+  EXPECT_TRUE(v1.i8mm);
+  EXPECT_FALSE(v1.sve2);
+  EXPECT_FALSE(v1.sme);
+}
+
+TEST(DecodeArmIdsTest, ListsTheArmExtensionsOnly) {
+  const CpuFeatures v1 = DecodeArmIds(NeoverseV1());
+  std::string present;
+  for (const auto& [name, has] : v1.FeatureList()) {
+    EXPECT_EQ(name.find("avx"), std::string::npos) << name;
+    if (has) present += name + " ";
+  }
+  EXPECT_EQ(present, "asimd asimddp bf16 i8mm sve ");
+}
+
+TEST(DecodeArmIdsTest, AnUnknownImplementerOrPartIsNamedByItsCodes) {
+  ArmIdSnapshot s;
+  s.midr = 0x990f1230;
+  const CpuFeatures cpu = DecodeArmIds(s);
+  EXPECT_EQ(cpu.vendor, "arm-implementer-0x99");
+  EXPECT_EQ(cpu.brand, "arm-implementer-0x99 part 0x123");
+  EXPECT_FALSE(cpu.asimd);
+}
+
+Topology RecordedTopology() {
+  std::ifstream in(MMTUNE_TEST_DATA_DIR "/zen3_2core.xml");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto topology = LoadTopologyFromXml(text.str());
+  EXPECT_TRUE(topology.ok());
+  return topology.ok() ? *topology : Topology{};
+}
+
+TEST(DecodeArmIdsTest, FingerprintsTellCoresAndTheirExtensionsApart) {
+  const Topology topology = RecordedTopology();
+  const std::string n1 = FingerprintBasis(DecodeArmIds(NeoverseN1()), topology);
+  EXPECT_EQ(n1.substr(0, n1.find(";packages=")),
+            "vendor=ARM;family=65;model=3340;isa=generic;features=asimd,asimddp");
+  EXPECT_NE(DescribeMachine(DecodeArmIds(NeoverseN1()), topology, std::nullopt).fingerprint,
+            DescribeMachine(DecodeArmIds(NeoverseV1()), topology, std::nullopt).fingerprint);
+  // One part with and without SVE (a hypervisor may hide it): two machines.
+  ArmIdSnapshot hidden = NeoverseV1();
+  hidden.hwcap &= ~(1ull << 22);
+  EXPECT_NE(DescribeMachine(DecodeArmIds(hidden), topology, std::nullopt).fingerprint,
+            DescribeMachine(DecodeArmIds(NeoverseV1()), topology, std::nullopt).fingerprint);
+}
+
+#if defined(__aarch64__) && defined(__linux__)
+// On an ARM machine (or under qemu-user), the host's own values: NEON is in every AArch64 Linux
+// CPU, and mmtune reads the features the kernel reports.
+TEST(HostArmFeaturesTest, ReportsNeon) {
+  const CpuFeatures& host = HostCpuFeatures();
+  EXPECT_EQ(host.arch, CpuArch::kArm64);
+  EXPECT_TRUE(host.asimd);
+}
+#endif
+
+}  // namespace
+}  // namespace mmtune
