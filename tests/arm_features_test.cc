@@ -1,13 +1,8 @@
-// AArch64 CPUs from their HWCAP / HWCAP2 bits and MIDR, decoded on any machine, and what their
-// fingerprints tell apart.
+// AArch64 CPUs from their HWCAP / HWCAP2 bits and MIDR, decoded on any machine (their
+// fingerprints: fingerprint_test.cc).
 #include "machine/arm_features.h"
 
 #include <gtest/gtest.h>
-
-#include <fstream>
-#include <sstream>
-
-#include "machine/machine.h"
 
 namespace mmtune {
 namespace {
@@ -70,29 +65,6 @@ TEST(DecodeArmIdsTest, AnUnknownImplementerOrPartIsNamedByItsCodes) {
   EXPECT_EQ(cpu.vendor, "arm-implementer-0x99");
   EXPECT_EQ(cpu.brand, "arm-implementer-0x99 part 0x123");
   EXPECT_FALSE(cpu.asimd);
-}
-
-Topology RecordedTopology() {
-  std::ifstream in(MMTUNE_TEST_DATA_DIR "/zen3_2core.xml");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto topology = LoadTopologyFromXml(text.str());
-  EXPECT_TRUE(topology.ok());
-  return topology.ok() ? *topology : Topology{};
-}
-
-TEST(DecodeArmIdsTest, FingerprintsTellCoresAndTheirExtensionsApart) {
-  const Topology topology = RecordedTopology();
-  const std::string n1 = FingerprintBasis(DecodeArmIds(NeoverseN1()), topology);
-  EXPECT_EQ(n1.substr(0, n1.find(";packages=")),
-            "vendor=ARM;family=65;model=3340;isa=generic;features=asimd,asimddp");
-  EXPECT_NE(DescribeMachine(DecodeArmIds(NeoverseN1()), topology, std::nullopt).fingerprint,
-            DescribeMachine(DecodeArmIds(NeoverseV1()), topology, std::nullopt).fingerprint);
-  // One part with and without SVE (a hypervisor may hide it): two machines.
-  ArmIdSnapshot hidden = NeoverseV1();
-  hidden.hwcap &= ~(1ull << 22);
-  EXPECT_NE(DescribeMachine(DecodeArmIds(hidden), topology, std::nullopt).fingerprint,
-            DescribeMachine(DecodeArmIds(NeoverseV1()), topology, std::nullopt).fingerprint);
 }
 
 #if defined(__aarch64__) && defined(__linux__)

@@ -43,6 +43,30 @@ TEST(FingerprintTest, BasisNamesWhatDecidesKernelSpeed) {
             "L1d=32768/1;L2=524288/1;L3=33554432/2");
 }
 
+// A Neoverse-N1 (NEON with the dot product) as DecodeArmIds describes it, and the same part with
+// SVE, bf16 and i8mm as well.
+CpuFeatures ArmCore(bool sve_bf16_i8mm) {
+  CpuFeatures cpu;
+  cpu.arch = CpuArch::kArm64;
+  cpu.vendor = "ARM";
+  cpu.brand = "Neoverse-N1";
+  cpu.family = 0x41;
+  cpu.model = 0xd0c;
+  cpu.asimd = cpu.asimd_dot = true;
+  cpu.sve = cpu.arm_bf16 = cpu.i8mm = sve_bf16_i8mm;
+  return cpu;
+}
+
+// ARM cores of one part differ in their optional extensions (a hypervisor may hide SVE): the
+// basis lists them, where x86 bases (above) do not.
+TEST(FingerprintTest, ArmBasesListTheExtensions) {
+  const std::string basis = FingerprintBasis(ArmCore(false), RecordedTopology());
+  EXPECT_EQ(basis.substr(0, basis.find(";packages=")),
+            "vendor=ARM;family=65;model=3340;isa=generic;features=asimd,asimddp");
+  EXPECT_NE(DescribeMachine(ArmCore(false), RecordedTopology(), std::nullopt).fingerprint,
+            DescribeMachine(ArmCore(true), RecordedTopology(), std::nullopt).fingerprint);
+}
+
 TEST(FingerprintTest, StableForTheSameMachine) {
   const Machine first = DescribeMachine(Zen3(), RecordedTopology(), std::nullopt);
   const Machine second = DescribeMachine(Zen3(), RecordedTopology(), std::nullopt);
