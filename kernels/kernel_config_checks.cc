@@ -88,6 +88,10 @@ Status KernelConfig::Validate(const Problem& problem, const Machine& machine) co
 
 // The kernel first: a tile no table has explains the rest (mc not a multiple of its mr...).
 Status KernelConfig::ValidateFor(DType dtype) const {
+  if (!BuildHasKernels(isa)) {  // a well-formed config this build cannot run (another DB's)
+    return MakeError(ErrorCode::kUnsupported, std::string("this build has no ") +
+                                                  mmtune::ToString(isa) + " kernels");
+  }
   const std::string tile = std::to_string(mr) + "x" + std::to_string(nr);
   if (family == KernelFamily::kGemv) {
     if (!GemvExists(dtype, isa, mr, nr)) {

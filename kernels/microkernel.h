@@ -124,6 +124,9 @@ std::span<const typename KernelEntries<X>::Micro> MicroKernels(IsaLevel isa);
 template <typename X>
 std::span<const typename KernelEntries<X>::Gemv> GemvKernels(IsaLevel isa);
 
+// Whether this build has kernels of `isa` (the x86 levels exist in x86-64 builds only).
+bool BuildHasKernels(IsaLevel isa);
+
 template <typename X>
 const typename KernelEntries<X>::Micro* FindMicroKernel(IsaLevel isa, int mr, int nr,
                                                         int k_unroll);

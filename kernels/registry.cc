@@ -81,6 +81,8 @@ MMTUNE_REGISTRY(S8Gemm, S8, HostAvx2)
 #undef MMTUNE_REGISTRY
 #undef MMTUNE_ISA_TABLES
 
+bool BuildHasKernels(IsaLevel isa) { return !MicroKernels<float>(isa).empty(); }
+
 template <>
 bool CpuRunsLowp<Bf16Gemm>(const CpuFeatures& cpu, IsaLevel isa) {
   return isa != IsaLevel::kAvx512 || cpu.avx512_bf16;

@@ -23,6 +23,7 @@
 #include "kernels/model_internal.h"
 #include "kernels/packing.h"
 #include "synthetic_machine.h"
+#include "tests/build_kernels.h"
 
 namespace mmtune {
 namespace {
@@ -353,6 +354,7 @@ TYPED_TEST(GemmTest, DefaultConfigIsValidAndCorrectForEveryIsaCap) {
 // compute 16 columns and run far slower than 4x24. Where nothing fits, no tile is taller or
 // wider than the problem needs.
 TEST(DefaultConfigTest, DirectTilesFitSmallShapes) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine machine = testing::SyntheticZen3Machine();
   for (std::int64_t size : {8, 24, 48}) {
     const Problem problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, size, size,
@@ -372,6 +374,7 @@ TEST(DefaultConfigTest, DirectTilesFitSmallShapes) {
 // runs what the direct family would read in place (docs/analytical-model.md, Batches); gemv and
 // packed defaults stay, and so does everything of a batch that fits L2.
 TEST(DefaultConfigTest, ColdOperandsTakeThePackedFamilyWhereTheDirectOneWouldRun) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine machine = testing::SyntheticZen3Machine();
   const CacheBudget cache = CacheBudgetOf(machine.topology);
   for (DType dtype : {DType::kF32, DType::kF64}) {
@@ -436,6 +439,7 @@ TEST(DefaultConfigTest, SpilledBatchesRunColdItemsPackedWhereTheCoreSaysSo) {
 // own: on Zen 4's one zmm FMA pipe 4x64 where a warm call takes 16x16 for N = 64; otherwise,
 // and where their own tile spans N, their own (docs/analytical-model.md, Batches).
 TEST(DefaultConfigTest, ColdItemsReadInPlaceTakeATileAsWideAsN) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine zen4 = testing::SyntheticZen4Machine();
   const Problem narrow{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 128, 64, 128, 1};
   const KernelConfig own = ModelConfig(narrow, zen4);
@@ -481,6 +485,7 @@ TEST(DefaultConfigTest, ColdItemsReadInPlaceTakeATileAsWideAsN) {
 // reuse the weights); column-major weights (A panels of a one-column product), a one-column B
 // and larger M keep ModelConfig. On every synthetic CPU and dtype, each config valid.
 TEST(DefaultConfigTest, PackedWeightsOfOneRowGemmsTakeThePackedFamily) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   for (const Machine& machine :
        {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine(),
         testing::SyntheticZen5Machine(), testing::SyntheticXeonMachine()}) {
@@ -517,6 +522,7 @@ TEST(DefaultConfigTest, PackedWeightsOfOneRowGemmsTakeThePackedFamily) {
 // other tiles of the same speed read more bytes per cycle or are one vector wide (Zen 4's
 // 16x16, which would pad no column of N = 336).
 TEST(DefaultConfigTest, PackedWeightsRunTheTileThatPadsTheLeast) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine xeon = testing::SyntheticXeonMachine();
   auto weights_tile = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
                          int threads) {
@@ -558,6 +564,7 @@ TEST(DefaultConfigTest, PackedWeightsRunTheTileThatPadsTheLeast) {
 // elements; smaller weights keep the direct default. Both cases occur on every synthetic CPU,
 // f32 and f64, 1 and 2 threads.
 TEST(DefaultConfigTest, PackedWeightsBeyondHalfOfL2TakeThePackedFamilyOverDirect) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   for (const Machine& machine :
        {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine(),
         testing::SyntheticZen5Machine(), testing::SyntheticXeonMachine()}) {
@@ -608,6 +615,7 @@ TEST(DefaultConfigTest, PackedWeightsBeyondHalfOfL2TakeThePackedFamilyOverDirect
 // at most 24 B panels (its packing then costs more than reading it in place), else pack it; a
 // transposed A, and jr, always packed.
 TEST(DefaultConfigTest, PackedWeightsReadAInPlaceWhereFewPanelsPassIt) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   int in_place = 0;
   int packed = 0;
   for (const Machine& machine :
@@ -664,6 +672,7 @@ TEST(DefaultConfigTest, PackedWeightsReadAInPlaceWhereFewPanelsPassIt) {
 // share an L1 set (K = 1024 f32: 4 KiB apart), while a transposed A (one address per k step)
 // may take one. AVX-512 and AVX2 direct kernels are not unrolled.
 TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   auto config = [](const Machine& machine, Trans trans_a, std::int64_t size) {
     return ModelConfig(
         Problem{DType::kF32, Layout::kRowMajor, trans_a, Trans::kNo, size, size, size, 1},
@@ -745,6 +754,7 @@ TEST(DefaultConfigTest, DirectTileFollowsTheFmaRateAndTheRowsOfA) {
 // 16 accumulators), f32 and f64 with the k block of a two-vector panel (512). The A
 // block follows the tile (mc a multiple of mr). Measurements: docs/analytical-model.md, step 2.
 TEST(DefaultConfigTest, PackedTileFillsTheFmaPipesWithoutCrowdingThem) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   CpuFeatures zen4_cpu = testing::SyntheticZen4Machine().cpu;
   zen4_cpu.avx512_bf16 = zen4_cpu.avx512_vnni = true;
   const Machine zen4 =
@@ -789,6 +799,7 @@ TEST(DefaultConfigTest, PackedTileFillsTheFmaPipesWithoutCrowdingThem) {
 // (f64 M = 128 in A blocks of 126: the last 2 rows streamed the whole packed B block; f32 1024^3
 // in blocks of 252: 16 rows).
 TEST(DefaultConfigTest, PackedBlocksSplitTheMatrixEvenly) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   CpuFeatures intel_cpu = testing::SyntheticZen4Machine().cpu;
   intel_cpu.vendor = "GenuineIntel";
   intel_cpu.family = 6;
@@ -833,6 +844,7 @@ TEST(DefaultConfigTest, PackedBlocksSplitTheMatrixEvenly) {
 // two vCPUs on Zen 4) is shared with other tenants, and nc = N runs slower than 4 MiB blocks
 // (docs/analytical-model.md, step 5).
 TEST(DefaultConfigTest, PackedBBlockStaysWithinAFewMiBOfL3) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   constexpr std::int64_t kCap = std::int64_t{4} << 20;
   for (const Machine& machine : {testing::SyntheticZen5Machine(), testing::SyntheticXeonMachine(),
                                  testing::SyntheticZen4Machine()}) {
@@ -883,6 +895,7 @@ TEST(DefaultConfigTest, ThreadsSplitTheLongerSideOfAPackedProblem) {
 // synthetic Xeon) or not (the synthetic Zen 5: a private L3 each), for every GEMM type;
 // docs/analytical-model.md, step 7.
 TEST(DefaultConfigTest, SquareProblemsSplitColumnsUnlessEachThreadHasManyRows) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kS8}) {
     SCOPED_TRACE(ToString(dtype));
     for (const Machine& machine :
@@ -933,6 +946,7 @@ TEST(DefaultConfigTest, LowPrecisionReadsAInPlaceWhereAIsKContiguousAndFitsL2) {
 // of a 2 MiB L2, unless that tile would compute many columns past N (127x257x509 f64: 288 for
 // 257). Zen 4 keeps A up to all of L2. See docs/analytical-model.md, step 1.
 TEST(DefaultConfigTest, DirectAStaysInAFifthOfL2OnTwoPipeCores) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine xeon = testing::SyntheticXeonMachine();
   const Machine zen4 = testing::SyntheticZen4Machine();
   auto family = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
@@ -979,6 +993,7 @@ TEST(DefaultConfigTest, LongDirectKLoopsUnrollOnTwoPipeCores) {
 // not shorter ones, not a one-row problem's, and not on Zen 3, Zen 4 or Zen 5
 // (docs/analytical-model.md, step 2).
 TEST(DefaultConfigTest, LongPackedKBlocksUnrollOnIntelTwoPipeCores) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   auto config = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
                    std::int64_t k) {
     return ModelConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
@@ -1018,6 +1033,7 @@ TEST(DefaultConfigTest, LongPackedKBlocksUnrollOnIntelTwoPipeCores) {
 // steps), and on Zen 5 (its core facts) unroll k blocks of 256 or more by 4; not shorter ones,
 // not a problem with fewer rows than the tile, not on Zen 4 (docs/low-precision.md).
 TEST(DefaultConfigTest, LowpVectorKBlocksFollowF32sAndUnrollOnZen5) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   auto with_dot_products = [](const Machine& machine) {
     CpuFeatures cpu = machine.cpu;
     cpu.avx512_bf16 = cpu.avx512_vnni = true;
@@ -1077,6 +1093,7 @@ TEST(DefaultConfigTest, LowpVectorKBlocksFollowF32sAndUnrollOnZen5) {
 // quarter of L2: it then stays in L2 from its packing to its last tile (docs/low-precision.md).
 // Not where A is packed, B is k-contiguous, or the block already fits.
 TEST(DefaultConfigTest, LowpBBlockNarrowsBesideAnAReadInPlace) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   CpuFeatures cpu = testing::SyntheticZen5Machine().cpu;
   cpu.avx512_bf16 = cpu.avx512_vnni = true;
   const Machine zen5 = DescribeMachine(cpu, testing::SyntheticZen5Machine().topology, std::nullopt);
@@ -1120,6 +1137,7 @@ TEST(DefaultConfigTest, LowpBBlockNarrowsBesideAnAReadInPlace) {
 // fast, unless N is one AVX2 vector: then both tiles issue one FMA a row and the AVX2 one needs
 // no masks. See docs/analytical-model.md, step 2.
 TEST(DefaultConfigTest, SmallProblemsTakeAnAvx2TileThatCoversN) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   auto config = [](const Machine& machine, std::int64_t m, std::int64_t n, std::int64_t k) {
     return ModelConfig(
         Problem{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1}, machine);
@@ -1166,6 +1184,7 @@ TEST(DefaultConfigTest, SmallProblemsTakeAnAvx2TileThatCoversN) {
 // A column-major problem runs as its row-major transpose (C^T = op(B)^T op(A)^T): M and N
 // trade places and so do the operands, and the default is that of the transpose.
 TEST(DefaultConfigTest, ColumnMajorProblemsGetTheirTransposesDefault) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   for (const Machine& machine :
        {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine()}) {
     for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
@@ -1197,6 +1216,7 @@ TEST(DefaultConfigTest, ColumnMajorProblemsGetTheirTransposesDefault) {
 // only problems that fit in half of L2 are direct. The other family is offered as the
 // alternative near the boundary.
 TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   auto config = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
                    std::int64_t k) {
     return ModelConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
@@ -1289,6 +1309,7 @@ TEST(DefaultConfigTest, FamilyBoundaryFollowsTheDirectBPanel) {
 // (FamilyBoundaryFollowsTheDirectBPanel). The packed blocks stay at their caps on the larger
 // L2: k blocks of 512 and an A block of 512 KiB (plus less than a tile of rows, BalancedBlock).
 TEST(DefaultConfigTest, DirectBPanelKeepsItsL2SetsOnTwoPipeCores) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine xeon = testing::SyntheticXeonMachine();
   ASSERT_EQ(xeon.kernel_isa, IsaLevel::kAvx512);
   auto config = [&](DType dtype, std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -1337,6 +1358,7 @@ TEST(DefaultConfigTest, DirectBPanelKeepsItsL2SetsOnTwoPipeCores) {
 // in k blocks (A block 256 KiB). Past the bound packed stays: 512^3 (A 1 MiB), 384^3 (576 KiB),
 // 1024^3. See docs/analytical-model.md, step 1.
 TEST(DefaultConfigTest, DirectABoundIsInBytesOnTwoPipeCores) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine zen5 = testing::SyntheticZen5Machine();
   ASSERT_EQ(zen5.kernel_isa, IsaLevel::kAvx512);
   auto config = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -1365,6 +1387,7 @@ TEST(DefaultConfigTest, DirectABoundIsInBytesOnTwoPipeCores) {
 // pays, and the Xeon, whose L3 does not keep up, still shortens the blocks. See
 // docs/analytical-model.md, step 1.
 TEST(DefaultConfigTest, SmallMKeepsCrowdedBPanelsDirectOnZen5) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine zen5 = testing::SyntheticZen5Machine();
   ASSERT_EQ(zen5.kernel_isa, IsaLevel::kAvx512);
   auto config = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
@@ -1442,6 +1465,7 @@ TEST(DefaultConfigTest, ShortKOverCrowdedL1SetsVisitsRowPanelsFirst) {
 // the core's L3 share (16 MiB on the synthetic machines), four otherwise; the dot form keeps
 // four. Whatever the rows, the kernel exists and the config validates.
 TEST(DefaultConfigTest, GemvRowsFollowRowLengthAndMatrixSize) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   for (const Machine& machine :
        {testing::SyntheticZen3Machine(), testing::SyntheticZen4Machine()}) {
     auto config = [&](DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
@@ -1527,6 +1551,7 @@ TEST(DefaultConfigTest, MeasuredZmmPipesReplaceTheFactsTable) {
 // and the model's picks follow them: a Zen 5 measured without the tall tile over one row panel
 // splits 10x20x20 as Zen 4 does, and one measured with it keeps the row's 10x32.
 TEST(DefaultConfigTest, MeasuredCoreFactsReplaceTheFactsTable) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Problem ten_rows{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kNo, 10, 20, 20, 1};
   Machine zen5 = testing::SyntheticZen5Machine();
   EXPECT_EQ(ModelConfig(ten_rows, zen5).mr, 10);

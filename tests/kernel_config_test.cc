@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/default_config.h"
+#include "tests/build_kernels.h"
 
 namespace mmtune {
 namespace {
@@ -73,6 +74,7 @@ TEST(KernelConfigTest, ValidationNamesTheProblem) {
 // An AMX tile kernel (bf16 32x32 in the avx512 table) takes kc in whole tile rows (32 bf16 or
 // 64 bytes), and a machine without AMX refuses it by name; the same config with AMX passes.
 TEST(KernelConfigTest, TileKernelsTakeWholeTileRowsAndNeedAmx) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   KernelConfig c;
   c.family = KernelFamily::kPacked;
   c.isa = IsaLevel::kAvx512;
@@ -303,6 +305,7 @@ TEST(KernelConfigTest, AInPlaceIsWrittenOnlyWhereSet) {
 // A buffer of C sums: written only where set, read back from text and JSON (absent: C written
 // each k block), and valid for the packed tile kernels only.
 TEST(KernelConfigTest, SumsBufferIsForTileKernelsOnly) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   KernelConfig tiles;
   tiles.family = KernelFamily::kPacked;
   tiles.isa = IsaLevel::kAvx512;

@@ -26,6 +26,7 @@
 #include "kernels/lowp_reference.h"
 #include "kernels/reference_gemm.h"
 #include "machine/machine.h"
+#include "tests/build_kernels.h"
 
 namespace mmtune {
 namespace {
@@ -1172,6 +1173,7 @@ TEST(LowpS8Test, ExtremeValuesAreExactAndWrapModulo2To32) {
 }
 
 TEST(LowpConfigTest, RejectsWhatTheLowPrecisionKernelsCannotRun) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   auto host = DetectHostMachine();
   ASSERT_TRUE(host.ok());
   const Problem problem{DType::kBF16, Layout::kRowMajor, Trans::kNo, Trans::kNo, 64, 64, 64, 1};

@@ -374,7 +374,12 @@ TYPED_TEST(MicroKernelTest, GemvKernelsReadMatricesFromAnyOffsetWithinALine) {
 }
 
 TEST(RegistryTest, FindsWhatItLists) {
+  ASSERT_TRUE(BuildHasKernels(IsaLevel::kGeneric));  // every build, every target
   for (IsaLevel isa : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+#if defined(__x86_64__)
+    ASSERT_TRUE(BuildHasKernels(isa));
+#endif
+    if (!BuildHasKernels(isa)) continue;
     const int lanes = VectorLanes(isa, sizeof(float));
     ASSERT_FALSE(MicroKernels<float>(isa).empty());
     for (const auto& entry : MicroKernels<float>(isa)) {

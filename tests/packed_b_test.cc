@@ -25,6 +25,7 @@
 #include "mmtune/bf16.h"
 #include "small_integers.h"
 #include "synthetic_machine.h"
+#include "tests/build_kernels.h"
 
 namespace mmtune {
 namespace {
@@ -222,10 +223,22 @@ void CheckPanelConfigs() {
   EXPECT_GT(split_rows, 0);
 }
 
-TEST(PackedBTest, F32PanelConfigsExact) { CheckPanelConfigs<float>(); }
-TEST(PackedBTest, F64PanelConfigsExact) { CheckPanelConfigs<double>(); }
-TEST(PackedBTest, Bf16PanelConfigsExact) { CheckPanelConfigs<Bf16Gemm>(); }
-TEST(PackedBTest, S8PanelConfigsExact) { CheckPanelConfigs<S8Gemm>(); }
+TEST(PackedBTest, F32PanelConfigsExact) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
+  CheckPanelConfigs<float>();
+}
+TEST(PackedBTest, F64PanelConfigsExact) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
+  CheckPanelConfigs<double>();
+}
+TEST(PackedBTest, Bf16PanelConfigsExact) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
+  CheckPanelConfigs<Bf16Gemm>();
+}
+TEST(PackedBTest, S8PanelConfigsExact) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
+  CheckPanelConfigs<S8Gemm>();
+}
 
 // f32 weights, 256 x 768, packed for an AVX-512 `mr` x `nr` tile in row blocks of `mc` on
 // `threads`, and the configs PanelConfigs offers for them on the synthetic Zen 5 (two zmm FMA

@@ -34,6 +34,7 @@
 #include "runtime/winner_index.h"
 #include "small_integers.h"
 #include "synthetic_machine.h"
+#include "tests/build_kernels.h"
 
 namespace mmtune {
 namespace {
@@ -71,6 +72,7 @@ WinnerIndex OneWinnerIndex(const Machine& machine, const Problem& problem,
 }
 
 TEST(WinnerIndexTest, ExactThenNearestThenDefault) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine machine = testing::SyntheticZen3Machine();
   const Problem tuned = MakeProblem(128, 768, 768);
   const KernelConfig config = MarkedConfig(tuned, machine);
@@ -110,6 +112,7 @@ TEST(WinnerIndexTest, ExactThenNearestThenDefault) {
 }
 
 TEST(WinnerIndexTest, NearestPicksTheClosestShapeInLogSpace) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine machine = testing::SyntheticZen3Machine();
   const Problem small = MakeProblem(64, 64, 64);
   const Problem large = MakeProblem(1024, 1024, 1024);
@@ -122,6 +125,7 @@ TEST(WinnerIndexTest, NearestPicksTheClosestShapeInLogSpace) {
 }
 
 TEST(WinnerIndexTest, NearestBorrowsOnlyFromTheDefaultsFamily) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine machine = testing::SyntheticZen3Machine();
   const Problem tiny = MakeProblem(8, 8, 8);
   const KernelConfig direct = MarkedConfig(tiny, machine);
@@ -170,6 +174,7 @@ TEST(WinnerIndexTest, NearestBorrowsOnlyFromTheDefaultsFamily) {
 // K) are the model's for the borrowing problem: a bf16 2x2x2 winner (mc14 kc2 nc32) ran
 // 256x1024x1024 at 0.07x of the default on Zen 5. Blocks it chose below its problem stay.
 TEST(WinnerIndexTest, NearestPackedWinnerTakesTheModelsBlocksWhereItsProblemCutThem) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   for (const Machine& machine : {testing::SyntheticZen5Machine(), testing::SyntheticZen3Machine()}) {
     for (DType dtype : {DType::kBF16, DType::kS8, DType::kF32, DType::kF64}) {
       const Problem tiny = MakeProblem(2, 2, 2, 1, dtype);
@@ -217,6 +222,7 @@ TEST(WinnerIndexTest, NearestPackedWinnerTakesTheModelsBlocksWhereItsProblemCutT
 // Zen 5 a whole-K tile ran 128x4096x4096 and 128x3072x768, which the default reads in k blocks,
 // at 0.28-0.55x. A blocked winner is lent there, a whole-K one to whole-K problems.
 TEST(WinnerIndexTest, NearestDirectWinnerSplitsKAsTheDefaultDoes) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine zen5 = testing::SyntheticZen5Machine();
   const Problem wide = MakeProblem(128, 3072, 768);
   const KernelConfig blocked = MarkedConfig(wide, zen5);
@@ -254,6 +260,7 @@ TEST(WinnerIndexTest, NearestDirectWinnerSplitsKAsTheDefaultDoes) {
 // nearest. Outside the range, for another kind, or where the bucket has no winner that runs the
 // problem, the nearest tier answers as before.
 TEST(WinnerIndexTest, BucketTierSitsBetweenExactAndNearest) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine machine = testing::SyntheticZen3Machine();
   auto range = ParseShapeRange("1..64x256x256");
   ASSERT_TRUE(range.ok());
@@ -314,6 +321,7 @@ TEST(WinnerIndexTest, BucketTierSitsBetweenExactAndNearest) {
 // chosen for a small shape ran larger ones far below their default (Zen 5, f32: a 2x2x2
 // winner's 2x16 at 0.22-0.37x on 32^3..256^3, 8^3's 8x8 at 0.37-0.40x).
 TEST(WinnerIndexTest, NearestDirectWinnerComesFromWithinTwiceTheShape) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine zen5 = testing::SyntheticZen5Machine();
   const Problem tiny = MakeProblem(8, 8, 8);
   const KernelConfig tiny_winner = MarkedConfig(tiny, zen5);
@@ -334,6 +342,7 @@ TEST(WinnerIndexTest, NearestDirectWinnerComesFromWithinTwiceTheShape) {
 // Within the thread budget; the 1-thread tune's higher number does not count for a 2-thread
 // runtime, which the default would run on both cores (next test).
 TEST(WinnerIndexTest, ExactPrefersTheFastestWinnerWithinTheThreadBudget) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine machine = testing::SyntheticZen3Machine();
   const Problem one = MakeProblem(512, 512, 512, 1);
   const Problem two = MakeProblem(512, 512, 512, 2);
@@ -355,6 +364,7 @@ TEST(WinnerIndexTest, ExactPrefersTheFastestWinnerWithinTheThreadBudget) {
 // ran 256^3 at half the default's speed on a 2-thread runtime). A winner tuned with the
 // runtime's budget may run on fewer threads: the tune measured it against that default.
 TEST(WinnerIndexTest, ExactNeverRunsOnFewerThreadsThanTheDefaultUnlessTunedWithTheBudget) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine machine = testing::SyntheticZen3Machine();
   const Problem large_one = MakeProblem(256, 256, 256, 1);
   const Problem large_two = MakeProblem(256, 256, 256, 2);
@@ -390,6 +400,7 @@ TEST(WinnerIndexTest, ExactNeverRunsOnFewerThreadsThanTheDefaultUnlessTunedWithT
 }
 
 TEST(WinnerIndexTest, NearestSkipsConfigsThatDoNotFitTheNewShape) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine machine = testing::SyntheticZen3Machine();
   const Problem decode = MakeProblem(1, 4096, 4096);
   const KernelConfig gemv = ModelConfig(decode, machine);
@@ -403,6 +414,7 @@ TEST(WinnerIndexTest, NearestSkipsConfigsThatDoNotFitTheNewShape) {
 }
 
 TEST(WinnerIndexTest, VectorShapesBorrowOnlyFromVectorShapes) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine machine = testing::SyntheticZen3Machine();
   const Problem two_rows = MakeProblem(2, 4096, 4096);
   const KernelConfig packed = MarkedConfig(two_rows, machine);
@@ -2990,7 +3002,13 @@ TEST_F(RuntimeTest, BatchesRunTheWinnerTunedForTheirCount) {
     const Problem item = MakeProblem(24, 40, 36, threads);
     Problem tuned = item;
     tuned.batch = 6;
-    const KernelConfig marked = MarkedConfig(tuned, machine_);
+    KernelConfig marked = MarkedConfig(tuned, machine_);
+    // A winner that neither default runs (the generic level's model unrolls k itself).
+    if (marked == ModelConfig(tuned, machine_) || marked == ModelConfig(item, machine_)) {
+      marked.k_unroll = 1;
+    }
+    ASSERT_NE(marked, ModelConfig(tuned, machine_));
+    ASSERT_NE(marked, ModelConfig(item, machine_));
     ASSERT_EQ(marked.threads, threads);
     const std::string db = MakeDb("batch" + std::to_string(threads) + ".db",
                                   {Winner(tuned, marked, 30.0, machine_.fingerprint)});

@@ -10,6 +10,7 @@
 #include "kernels/lowp_microkernel.h"
 #include "kernels/microkernel.h"
 #include "synthetic_machine.h"
+#include "tests/build_kernels.h"
 
 namespace mmtune {
 namespace {
@@ -49,6 +50,7 @@ TEST(SpaceTest, EveryConfigIsValidAndEveryKernelAppears) {
 // holds every power of two below them too, for every family and dtype; without the option only
 // the problem's count.
 TEST(SpaceTest, SearchedThreadCountsArePowersOfTwoUpToTheProblems) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   Machine machine = testing::SyntheticZen3Machine();
   machine.topology.cores = 8;
   machine.topology.pus = 8;
@@ -117,6 +119,7 @@ void ExpectDefaultInSpace(const Problem& problem, const Machine& machine,
 // Where the direct family's model k block is shorter than K, the space has direct configs in
 // blocks around it (multiples of 64 below K), and the default is one of the space's configs.
 TEST(SpaceTest, DirectBlocksAroundTheModelWhereKIsLong) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine zen4 = testing::SyntheticZen4Machine();
   const Problem long_k = RowMajorF32(128, 768, 3072);
   const std::vector<KernelConfig> space = GenerateSpace(long_k, zen4);
@@ -140,6 +143,7 @@ TEST(SpaceTest, DirectBlocksAroundTheModelWhereKIsLong) {
 // On an AVX-512 machine a small problem's space also has the AVX2 direct configs (the default
 // may be one of them); a large problem's has AVX-512 configs only.
 TEST(SpaceTest, SmallProblemsAlsoGetAvx2DirectConfigs) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine zen4 = testing::SyntheticZen4Machine();
   const Problem small = RowMajorF32(24, 24, 24);
   const std::vector<KernelConfig> space = GenerateSpace(small, zen4);
@@ -161,6 +165,7 @@ TEST(SpaceTest, SmallProblemsAlsoGetAvx2DirectConfigs) {
 // A column-major problem's space is that of its row-major transpose: the kernels run the
 // transpose, so tiles and blocks are sized for it.
 TEST(SpaceTest, ColumnMajorSpaceIsTheTransposes) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine zen4 = testing::SyntheticZen4Machine();
   const Problem column{DType::kF32, Layout::kColMajor, Trans::kYes, Trans::kNo, 3, 500, 900, 2};
   const Problem transpose{DType::kF32, Layout::kRowMajor, Trans::kNo, Trans::kYes, 500, 3, 900,

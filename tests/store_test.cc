@@ -25,6 +25,7 @@
 
 #include "db/schema.h"
 #include "tests/synthetic_machine.h"
+#include "tests/build_kernels.h"
 
 namespace mmtune {
 namespace {
@@ -490,6 +491,7 @@ TEST(TuningStoreTest, FileRoundTripSurvivesReopening) {
 // --threads 1`, then the same for bf16 8x8x8). Every later build must open it, migrating it in
 // read-write mode, without losing a row; a read-only open reads it as it is.
 TEST(TuningStoreTest, AFileOfTheFirstSchemaOpensWithEveryRow) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   ScratchDir scratch("schema_v1");
   const std::string path = scratch.path() + "/v1.db";
   std::filesystem::copy_file(MMTUNE_TEST_DATA_DIR "/schema_v1.db", path);

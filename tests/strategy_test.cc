@@ -14,6 +14,7 @@
 #include "search/neighborhood.h"
 #include "search/space.h"
 #include "tests/synthetic_machine.h"
+#include "tests/build_kernels.h"
 
 namespace mmtune {
 namespace {
@@ -206,6 +207,7 @@ TEST(StrategyTest, NamesAndUnknownName) {
 }
 
 TEST(StrategyTest, BuildSearchSpacePutsSeedAndWarmStartsFirst) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine machine = SyntheticMachine();
   const Problem problem = MatrixProblem(1);
   const std::vector<KernelConfig> space = GenerateSpace(problem, machine);
@@ -233,6 +235,7 @@ TEST(StrategyTest, BuildSearchSpacePutsSeedAndWarmStartsFirst) {
 }
 
 TEST(StrategyTest, NeighboursMoveAlongOneGroupAndStayClose) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const SearchContext context = ContextFor(MatrixProblem(2));
   const Neighborhood neighborhood(context.space);
   ASSERT_EQ(neighborhood.size(), context.space.size());
@@ -335,6 +338,7 @@ TEST(StrategyTest, ResultsArrivingLateAndOutOfOrder) {
 }
 
 TEST(StrategyTest, SameSeedSameSearchOtherSeedOtherOrder) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   for (const std::string& name : StrategyNames()) {
     SearchContext context = ContextFor(MatrixProblem(2), 11);
     const Landscape scores = Multimodal(context);
@@ -360,6 +364,7 @@ TEST(StrategyTest, RandomStartsWithTheDefault) {
 }
 
 TEST(StrategyTest, LocalClimbsToTheOptimumOfASmoothFunction) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   for (int threads : {1, 2}) {
     const SearchContext context = ContextFor(MatrixProblem(threads));
     const Landscape scores = Unimodal(context);
@@ -375,6 +380,7 @@ TEST(StrategyTest, LocalClimbsToTheOptimumOfASmoothFunction) {
 
 // The product goal: within 3% of the exhaustive best with at most 10% of its evaluations.
 TEST(StrategyTest, AutoGetsWithinThreePercentWithATenthOfTheEvaluations) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   for (int threads : {1, 2}) {
     for (std::uint64_t seed : {1, 2, 3}) {
       const SearchContext probe = ContextFor(MatrixProblem(threads));
@@ -396,6 +402,7 @@ TEST(StrategyTest, AutoGetsWithinThreePercentWithATenthOfTheEvaluations) {
 // On a deceptive landscape no strategy is safe from bad luck, so this judges ten seeds together:
 // auto must beat random search clearly on average and never be far off.
 TEST(StrategyTest, AutoFindsTheBestBasinOfADeceptiveFunction) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   for (int threads : {1, 2}) {
     std::size_t auto_total = 0;
     std::size_t random_total = 0;
@@ -422,6 +429,7 @@ TEST(StrategyTest, AutoFindsTheBestBasinOfADeceptiveFunction) {
 }
 
 TEST(StrategyTest, FailedSeedsAreNeverClimbedFrom) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const SearchContext plain = ContextFor(MatrixProblem(1));
   // Two warm starts: the first fails, the second works (and is worse than what index 0 would
   // be). Index 0 fails too.
@@ -447,6 +455,7 @@ TEST(StrategyTest, FailedSeedsAreNeverClimbedFrom) {
 }
 
 TEST(StrategyTest, EverythingFailingStillSearches) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const SearchContext context = ContextFor(MatrixProblem(1));
   const Landscape scores(context.space.size(), std::nullopt);
   for (const std::string& name : kSearchingStrategies) {
