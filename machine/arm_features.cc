@@ -127,7 +127,7 @@ CpuFeatures DecodeArmIds(const ArmIdSnapshot& s) {
   for (const Implementer& known : kImplementers) {
     if (known.code == implementer) f.vendor = known.name;
   }
-  f.brand = f.vendor + " part " + Hex(part);
+  f.brand = "part " + Hex(part);
   for (const Part& known : kParts) {
     if (known.implementer == implementer && known.part == part) f.brand = known.name;
   }

@@ -1,9 +1,9 @@
 #include "machine/cpu_features.h"
 
-#include "machine/arm_features.h"
-
 #include <cstdlib>
 #include <cstring>
+
+#include "machine/arm_features.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>

@@ -71,10 +71,10 @@ struct CpuFeatures {
   bool amx_int8 = false;
 
   // AArch64 extensions (the kernel's HWCAP and HWCAP2 bits).
-  bool asimd = false;     // Advanced SIMD (NEON)
-  bool asimd_dot = false; // SDOT / UDOT
-  bool arm_bf16 = false;  // BFDOT / BFMMLA
-  bool i8mm = false;      // SMMLA / UMMLA / USMMLA
+  bool asimd = false;      // Advanced SIMD (NEON)
+  bool asimd_dot = false;  // SDOT / UDOT
+  bool arm_bf16 = false;   // BFDOT / BFMMLA
+  bool i8mm = false;       // SMMLA / UMMLA / USMMLA
   bool sve = false;
   bool sve2 = false;
   bool sme = false;

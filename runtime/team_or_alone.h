@@ -16,13 +16,13 @@
 // by at most an eighth of it.
 //
 // The interval doubles, up to kMaxExplore calls (kMaxExploreAlone while the team holds), each
-// time the other mode is confirmed slower, and falls back to kMinExplore when it was faster or the smoothed times swapped the modes; a
-// held choice explores kExploreSpacingNs of calls apart where that is more calls, since each
-// exploration costs a few slow calls after it. Calls of kLongCallNs or more explore every
-// kMaxExplore calls from the start, and a problem whose first exploration comes while the last
-// verdict of the process's problems (TeamVerdict) is for the team puts it off as long. Calls
-// may come from any number of threads: the estimates are relaxed atomics, updated without a
-// lock.
+// time the other mode is confirmed slower, and falls back to kMinExplore when it was faster or
+// the smoothed times swapped the modes; a held choice explores kExploreSpacingNs of calls apart
+// where that is more calls, since each exploration costs a few slow calls after it. Calls of
+// kLongCallNs or more explore kMaxExplore calls apart or more from the start, and a problem
+// whose first exploration comes while the last verdict of the process's problems (TeamVerdict)
+// is for the team puts it off as long. Calls may come from any number of threads: the
+// estimates are relaxed atomics, updated without a lock.
 #pragma once
 
 #include <algorithm>
