@@ -68,7 +68,9 @@ if [[ $arch == aarch64 ]]; then
              libgmock-dev:arm64 libblas3:arm64 libblas-test:arm64)
 fi
 if [[ $with_peers == 1 ]]; then
-  packages+=(libopenblas-dev libdnnl-dev libxsmm-dev)
+  packages+=(libopenblas-dev libdnnl-dev)
+  # Debian builds libxsmm for x86-64 alone.
+  [[ $(dpkg --print-architecture) == amd64 ]] && packages+=(libxsmm-dev)
 fi
 if [[ $with_browser == 1 ]]; then
   packages+=(chromium fonts-dejavu-core)
