@@ -381,7 +381,6 @@ TEST(RegistryTest, FindsWhatItLists) {
 #endif
     if (!BuildHasKernels(isa)) continue;
     const int lanes = VectorLanes(isa, sizeof(float));
-    ASSERT_FALSE(MicroKernels<float>(isa).empty());
     for (const auto& entry : MicroKernels<float>(isa)) {
       EXPECT_EQ(entry.isa, isa);
       EXPECT_EQ(entry.nr % lanes, 0);

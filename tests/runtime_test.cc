@@ -3002,13 +3002,13 @@ TEST_F(RuntimeTest, BatchesRunTheWinnerTunedForTheirCount) {
     const Problem item = MakeProblem(24, 40, 36, threads);
     Problem tuned = item;
     tuned.batch = 6;
+    const KernelConfig tuned_default = ModelConfig(tuned, machine_);
+    const KernelConfig item_default = ModelConfig(item, machine_);
     KernelConfig marked = MarkedConfig(tuned, machine_);
     // A winner that neither default runs (the generic level's model unrolls k itself).
-    if (marked == ModelConfig(tuned, machine_) || marked == ModelConfig(item, machine_)) {
-      marked.k_unroll = 1;
-    }
-    ASSERT_NE(marked, ModelConfig(tuned, machine_));
-    ASSERT_NE(marked, ModelConfig(item, machine_));
+    if (marked == tuned_default || marked == item_default) marked.k_unroll = 1;
+    ASSERT_NE(marked, tuned_default);
+    ASSERT_NE(marked, item_default);
     ASSERT_EQ(marked.threads, threads);
     const std::string db = MakeDb("batch" + std::to_string(threads) + ".db",
                                   {Winner(tuned, marked, 30.0, machine_.fingerprint)});
