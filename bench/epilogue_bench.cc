@@ -69,7 +69,7 @@ BENCHMARK(BM_RestoreOnly);
 // Every activation with a bias per column, f32 and f64, at each level.
 template <typename C>
 void RegisterEpilogues(const char* type) {
-  for (const IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+  for (const IsaLevel level : kIsaLevels) {
     for (const Activation activation :
          {Activation::kNone, Activation::kRelu, Activation::kGelu, Activation::kSilu}) {
       const std::string name = std::string("BM_Epilogue/") + type + "/" + ToString(level) +

@@ -200,7 +200,7 @@ void SetupInfoCommand(CLI::App& app, Context& context) {
   CLI::App* info = app.add_subcommand(
       "info",
       "Describe this machine: topology and caches (hwloc), ISA features (CPUID), the kernel ISA "
-      "level in use (capped by MMTUNE_ISA=generic|avx2|avx512) and the machine fingerprint that "
+      "level in use (capped by MMTUNE_ISA) and the machine fingerprint that "
       "keys tuning results.");
   info->add_flag("--json", options->json,
                  "Print machine-readable JSON (with schema_version) instead of text");

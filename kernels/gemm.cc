@@ -70,7 +70,7 @@ Status CheckShape(const KernelConfig& config, const GemmArgs<X>& args) {
 template <typename X>
 bool CpuRuns(const KernelConfig& config) {
   const CpuFeatures& cpu = HostCpuFeatures();
-  if (config.isa > cpu.MaxIsaLevel()) return false;
+  if (!IsaWithin(config.isa, cpu.MaxIsaLevel())) return false;
   if constexpr (GemmTypes<X>::kLowPrecision) {
     if (!CpuRunsLowp<X>(cpu, config.isa)) return false;
     if (config.family == KernelFamily::kGemv) return true;

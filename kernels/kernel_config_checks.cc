@@ -59,9 +59,9 @@ bool LacksTiles(DType dtype, const KernelConfig& c, const CpuFeatures& cpu) {
 }  // namespace
 
 Status KernelConfig::Validate(const Problem& problem, const Machine& machine) const {
-  if (isa > machine.kernel_isa) {
-    return Invalid(std::string("isa ") + mmtune::ToString(isa) + " exceeds this machine's kernel "
-                   "level " + mmtune::ToString(machine.kernel_isa));
+  if (!IsaWithin(isa, machine.kernel_isa)) {
+    return Invalid(std::string("isa ") + mmtune::ToString(isa) + " does not run at this machine's "
+                   "kernel level " + mmtune::ToString(machine.kernel_isa));
   }
   if ((problem.dtype == DType::kBF16 && !CpuRunsLowp<Bf16Gemm>(machine.cpu, isa)) ||
       (problem.dtype == DType::kS8 && !CpuRunsLowp<S8Gemm>(machine.cpu, isa))) {

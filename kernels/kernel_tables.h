@@ -8,12 +8,12 @@
 
 #include "kernels/microkernel.h"
 
-// 16 vector registers (AVX2 ymm, SSE2/NEON-class generic).
+// 16 vector registers (AVX2 ymm, SSE2-class generic).
 #define MMTUNE_TILES_16_REGISTERS(X)                                                      \
   X(1, 1) X(2, 1) X(4, 1) X(6, 1) X(8, 1) X(12, 1) X(1, 2) X(2, 2) X(3, 2) X(4, 2) X(5, 2) \
   X(6, 2) X(1, 3) X(2, 3) X(3, 3) X(4, 3)
 
-// 32 vector registers (AVX-512 zmm).
+// 32 vector registers (AVX-512 zmm, NEON).
 #define MMTUNE_TILES_32_REGISTERS(X)                                                        \
   X(1, 1) X(2, 1) X(4, 1) X(8, 1) X(12, 1) X(16, 1) X(24, 1) X(28, 1) X(1, 2) X(2, 2)       \
   X(4, 2) X(6, 2) X(8, 2) X(10, 2) X(12, 2) X(14, 2) X(1, 3) X(2, 3) X(4, 3) X(6, 3)        \
@@ -56,5 +56,9 @@ std::span<const MicroKernelEntry<float>> Avx512F32MicroKernels();
 std::span<const GemvKernelEntry<float>> Avx512F32GemvKernels();
 std::span<const MicroKernelEntry<double>> Avx512F64MicroKernels();
 std::span<const GemvKernelEntry<double>> Avx512F64GemvKernels();
+std::span<const MicroKernelEntry<float>> NeonF32MicroKernels();
+std::span<const GemvKernelEntry<float>> NeonF32GemvKernels();
+std::span<const MicroKernelEntry<double>> NeonF64MicroKernels();
+std::span<const GemvKernelEntry<double>> NeonF64GemvKernels();
 
 }  // namespace mmtune

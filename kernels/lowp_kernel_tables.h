@@ -3,7 +3,9 @@
 // registers once widened, so a 16-register tile (MR, NV) is listed when
 // MR * NV + 2 * NV + 2 <= 16; traits that count what else their loop keeps say which tiles still
 // fit (LowpMicroKernelEntry::fits_registers). AVX-512 kernels use the f32 32-register list:
-// VDPBF16PS and VPDPBUSD read their operands as they are. Every tile comes with k unroll 1 and 4
+// VDPBF16PS and VPDPBUSD read their operands as they are. NEON's use it too: BFDOT, SDOT and
+// USDOT as AVX-512's, the widened bf16 with fits_registers saying which tiles its halves leave
+// room for; the widened NEON s8 uses the 16-register list. Every tile comes with k unroll 1 and 4
 // (in groups).
 // The GEMV kernels (R rows, NV vectors per step) are listed when R * NV accumulators and the
 // widened operands fit.
@@ -70,5 +72,17 @@ std::span<const LowpGemvKernelEntry<S8Gemm>> Avx2S8GemvKernels();
 std::span<const LowpGemvKernelEntry<S8Gemm>> AvxVnniS8GemvKernels();
 std::span<const LowpGemvKernelEntry<Bf16Gemm>> Avx512Bf16GemvKernels();
 std::span<const LowpGemvKernelEntry<S8Gemm>> Avx512S8GemvKernels();
+// AArch64 (lowp_vec_neon.h): widening at the neon level, SDOT or USDOT (I8MM) for s8 and BFDOT
+// for bf16 above it.
+std::span<const LowpMicroKernelEntry<Bf16Gemm>> NeonBf16MicroKernels();
+std::span<const LowpMicroKernelEntry<S8Gemm>> NeonS8MicroKernels();
+std::span<const LowpMicroKernelEntry<S8Gemm>> SdotS8MicroKernels();
+std::span<const LowpMicroKernelEntry<S8Gemm>> UsdotS8MicroKernels();
+std::span<const LowpMicroKernelEntry<Bf16Gemm>> BfdotBf16MicroKernels();
+std::span<const LowpGemvKernelEntry<Bf16Gemm>> NeonBf16GemvKernels();
+std::span<const LowpGemvKernelEntry<S8Gemm>> NeonS8GemvKernels();
+std::span<const LowpGemvKernelEntry<S8Gemm>> SdotS8GemvKernels();
+std::span<const LowpGemvKernelEntry<S8Gemm>> UsdotS8GemvKernels();
+std::span<const LowpGemvKernelEntry<Bf16Gemm>> BfdotBf16GemvKernels();
 
 }  // namespace mmtune

@@ -1,6 +1,10 @@
 // The registry: looks kernels up in the per-ISA tables of every GEMM. Which tables exist is
-// decided at build time: the x86 ISA translation units are compiled only for x86-64 targets.
+// decided at build time: the x86 ISA translation units are compiled only for x86-64 targets,
+// the NEON ones only for aarch64.
+#include <array>
+#include <iterator>
 #include <map>
+#include <vector>
 
 #include "kernels/kernel_tables.h"
 #include "kernels/lowp_kernel_tables.h"
@@ -11,16 +15,33 @@ namespace mmtune {
 
 namespace {
 
-// The table of `isa` among a GEMM's per-ISA tables (null where this build has none).
-template <typename Entry>
-std::span<const Entry> ByIsa(IsaLevel isa, std::span<const Entry> (*generic)(),
-                             std::span<const Entry> (*avx2)(), std::span<const Entry> (*avx512)()) {
-  switch (isa) {
-    case IsaLevel::kGeneric: return generic();
-    case IsaLevel::kAvx2: return avx2 != nullptr ? avx2() : std::span<const Entry>();
-    case IsaLevel::kAvx512: return avx512 != nullptr ? avx512() : std::span<const Entry>();
+// A table function per ISA level, indexed by the level's value; null where this build has none.
+static_assert([] {
+  for (std::size_t i = 0; i < std::size(kIsaLevels); ++i) {
+    if (static_cast<std::size_t>(kIsaLevels[i]) != i) return false;
   }
-  return {};
+  return true;
+}());
+template <typename Entry>
+using LevelTables = std::array<std::span<const Entry> (*)(), std::size(kIsaLevels)>;
+
+template <typename Entry>
+std::span<const Entry> ByIsa(IsaLevel isa, const LevelTables<Entry>& tables) {
+  const auto table = tables[static_cast<std::size_t>(isa)];
+  return table != nullptr ? table() : std::span<const Entry>();
+}
+
+// `Base`'s table as the kernels of `kLevel`: a level that adds no instruction a GEMM's kernels
+// use runs the level below's kernels, compiled once, under its own name.
+template <IsaLevel kLevel, typename Entry, std::span<const Entry> (*Base)()>
+std::span<const Entry> Relabelled() {
+  static const std::vector<Entry> table = [] {
+    const std::span<const Entry> base = Base();
+    std::vector<Entry> entries(base.begin(), base.end());
+    for (Entry& entry : entries) entry.isa = kLevel;
+    return entries;
+  }();
+  return table;
 }
 
 }  // namespace
@@ -37,22 +58,45 @@ std::span<const LowpGemvKernelEntry<S8Gemm>> HostAvx2S8GemvKernels() {
 }
 }  // namespace
 
-#define MMTUNE_ISA_TABLES(NAME, KIND, AVX2) \
-  Generic##NAME##KIND##Kernels, AVX2##NAME##KIND##Kernels, Avx512##NAME##KIND##Kernels
+#define MMTUNE_ISA_TABLES(X, NAME, KIND, AVX2, DOT, DOT_AS, BF16, BF16_AS)                 \
+  {Generic##NAME##KIND##Kernels, AVX2##NAME##KIND##Kernels, Avx512##NAME##KIND##Kernels,   \
+   nullptr, nullptr, nullptr}
+#elif MMTUNE_NEON_KERNELS
+// At the dot-product levels, s8 runs USDOT where the CPU has I8MM, else SDOT on A - 128.
+namespace {
+std::span<const LowpMicroKernelEntry<S8Gemm>> HostDotS8MicroKernels() {
+  return HostCpuFeatures().i8mm ? UsdotS8MicroKernels() : SdotS8MicroKernels();
+}
+std::span<const LowpGemvKernelEntry<S8Gemm>> HostDotS8GemvKernels() {
+  return HostCpuFeatures().i8mm ? UsdotS8GemvKernels() : SdotS8GemvKernels();
+}
+}  // namespace
+
+// A NEON level's table: one compiled for the level, or a lower level's relabelled.
+#define MMTUNE_OWN(LEVEL, X, KIND, TABLE) TABLE
+#define MMTUNE_RELABELLED(LEVEL, X, KIND, TABLE) Relabelled<LEVEL, KernelEntries<X>::KIND, TABLE>
+#define MMTUNE_ISA_TABLES(X, NAME, KIND, AVX2, DOT, DOT_AS, BF16, BF16_AS)                 \
+  {Generic##NAME##KIND##Kernels, nullptr, nullptr, Neon##NAME##KIND##Kernels,              \
+   DOT_AS(IsaLevel::kNeonDot, X, KIND, DOT##NAME##KIND##Kernels),                          \
+   BF16_AS(IsaLevel::kNeonBf16, X, KIND, BF16##NAME##KIND##Kernels)}
 #else
-#define MMTUNE_ISA_TABLES(NAME, KIND, AVX2) Generic##NAME##KIND##Kernels, nullptr, nullptr
+#define MMTUNE_ISA_TABLES(X, NAME, KIND, AVX2, DOT, DOT_AS, BF16, BF16_AS) \
+  {Generic##NAME##KIND##Kernels, nullptr, nullptr, nullptr, nullptr, nullptr}
 #endif
 
-// The registry of GEMM X, whose per-ISA tables are named <Isa>NAME{Micro,Gemv}Kernels, the
-// AVX2 one <AVX2>NAME{Micro,Gemv}Kernels.
-#define MMTUNE_REGISTRY(X, NAME, AVX2)                                                  \
+// The registry of GEMM X, whose per-ISA tables are named <Isa>NAME{Micro,Gemv}Kernels: the AVX2
+// one <AVX2>NAME..., the neon one NeonNAME..., those of neon-dot and neon-bf16 <DOT>NAME... and
+// <BF16>NAME..., each compiled for its level (MMTUNE_OWN) or a lower level's (MMTUNE_RELABELLED).
+#define MMTUNE_REGISTRY(X, NAME, AVX2, DOT, DOT_AS, BF16, BF16_AS)                          \
   template <>                                                                          \
   std::span<const KernelEntries<X>::Micro> MicroKernels<X>(IsaLevel isa) {              \
-    return ByIsa<KernelEntries<X>::Micro>(isa, MMTUNE_ISA_TABLES(NAME, Micro, AVX2));   \
+    return ByIsa<KernelEntries<X>::Micro>(                                             \
+        isa, MMTUNE_ISA_TABLES(X, NAME, Micro, AVX2, DOT, DOT_AS, BF16, BF16_AS));      \
   }                                                                                    \
   template <>                                                                          \
   std::span<const KernelEntries<X>::Gemv> GemvKernels<X>(IsaLevel isa) {                \
-    return ByIsa<KernelEntries<X>::Gemv>(isa, MMTUNE_ISA_TABLES(NAME, Gemv, AVX2));     \
+    return ByIsa<KernelEntries<X>::Gemv>(                                              \
+        isa, MMTUNE_ISA_TABLES(X, NAME, Gemv, AVX2, DOT, DOT_AS, BF16, BF16_AS));       \
   }                                                                                    \
   template const KernelEntries<X>::Micro* FindMicroKernel<X>(IsaLevel, int, int, int); \
   template const KernelEntries<X>::Gemv* FindGemvKernel<X>(IsaLevel, int, int);
@@ -74,12 +118,14 @@ const typename KernelEntries<X>::Gemv* FindGemvKernel(IsaLevel isa, int mr, int 
   return nullptr;
 }
 
-MMTUNE_REGISTRY(float, F32, Avx2)
-MMTUNE_REGISTRY(double, F64, Avx2)
-MMTUNE_REGISTRY(Bf16Gemm, Bf16, Avx2)
-MMTUNE_REGISTRY(S8Gemm, S8, HostAvx2)
+MMTUNE_REGISTRY(float, F32, Avx2, Neon, MMTUNE_RELABELLED, Neon, MMTUNE_RELABELLED)
+MMTUNE_REGISTRY(double, F64, Avx2, Neon, MMTUNE_RELABELLED, Neon, MMTUNE_RELABELLED)
+MMTUNE_REGISTRY(Bf16Gemm, Bf16, Avx2, Neon, MMTUNE_RELABELLED, Bfdot, MMTUNE_OWN)
+MMTUNE_REGISTRY(S8Gemm, S8, HostAvx2, HostDot, MMTUNE_OWN, HostDot, MMTUNE_RELABELLED)
 #undef MMTUNE_REGISTRY
 #undef MMTUNE_ISA_TABLES
+#undef MMTUNE_OWN
+#undef MMTUNE_RELABELLED
 
 bool BuildHasKernels(IsaLevel isa) { return !MicroKernels<float>(isa).empty(); }
 
@@ -108,7 +154,7 @@ const SnugTiles<T>& SnugTiles<T>::Of(const MicroKernelEntry<T>& kernel) {
   // One table per registered kernel, all built at the first call: a few thousand pointers.
   static const std::map<const MicroKernelEntry<T>*, SnugTiles> tables = [] {
     std::map<const MicroKernelEntry<T>*, SnugTiles> built;
-    for (IsaLevel isa : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    for (IsaLevel isa : kIsaLevels) {
       const auto kernels = MicroKernels<T>(isa);
       const int lanes = VectorLanes(isa, sizeof(T));
       for (const auto& outer : kernels) {
@@ -144,7 +190,10 @@ template class SnugTiles<double>;
 
 int VectorLanes(IsaLevel isa, std::size_t element_size) {
   switch (isa) {
-    case IsaLevel::kGeneric: return static_cast<int>(16 / element_size);
+    case IsaLevel::kGeneric:
+    case IsaLevel::kNeon:
+    case IsaLevel::kNeonDot:
+    case IsaLevel::kNeonBf16: return static_cast<int>(16 / element_size);
     case IsaLevel::kAvx2: return static_cast<int>(32 / element_size);
     case IsaLevel::kAvx512: return static_cast<int>(64 / element_size);
   }

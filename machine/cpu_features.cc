@@ -17,17 +17,39 @@ const char* ToString(IsaLevel level) {
     case IsaLevel::kGeneric: return "generic";
     case IsaLevel::kAvx2: return "avx2";
     case IsaLevel::kAvx512: return "avx512";
+    case IsaLevel::kNeon: return "neon";
+    case IsaLevel::kNeonDot: return "neon-dot";
+    case IsaLevel::kNeonBf16: return "neon-bf16";
   }
   return "?";
 }
 
 Result<IsaLevel> ParseIsaLevel(std::string_view text) {
-  if (text == "generic") return IsaLevel::kGeneric;
-  if (text == "avx2") return IsaLevel::kAvx2;
-  if (text == "avx512") return IsaLevel::kAvx512;
+  for (IsaLevel level : kIsaLevels) {
+    if (text == ToString(level)) return level;
+  }
   return MakeError(ErrorCode::kInvalidArgument,
                    "unknown ISA level '" + std::string(text) +
-                       "' (expected generic, avx2 or avx512)");
+                       "' (expected generic, avx2, avx512, neon, neon-dot or neon-bf16)");
+}
+
+namespace {
+CpuArch ArchOf(IsaLevel level) {
+  switch (level) {
+    case IsaLevel::kGeneric: return CpuArch::kOther;
+    case IsaLevel::kAvx2:
+    case IsaLevel::kAvx512: return CpuArch::kX86;
+    case IsaLevel::kNeon:
+    case IsaLevel::kNeonDot:
+    case IsaLevel::kNeonBf16: return CpuArch::kArm64;
+  }
+  return CpuArch::kOther;
+}
+}  // namespace
+
+bool IsaWithin(IsaLevel level, IsaLevel top) {
+  if (level == IsaLevel::kGeneric) return true;
+  return ArchOf(level) == ArchOf(top) && level <= top;
 }
 
 CpuidSnapshot ReadCpuid() {
@@ -128,6 +150,11 @@ CpuFeatures DecodeCpuid(const CpuidSnapshot& s) {
 }
 
 IsaLevel CpuFeatures::MaxIsaLevel() const {
+  if (arch == CpuArch::kArm64) {
+    if (!asimd) return IsaLevel::kGeneric;
+    if (!asimd_dot) return IsaLevel::kNeon;
+    return arm_bf16 ? IsaLevel::kNeonBf16 : IsaLevel::kNeonDot;
+  }
   if (avx512f && avx512bw && avx512vl && avx512dq && fma) return IsaLevel::kAvx512;
   if (avx2 && fma) return IsaLevel::kAvx2;
   return IsaLevel::kGeneric;
@@ -168,8 +195,8 @@ const CpuFeatures& HostCpuFeatures() {
 }
 
 IsaLevel DispatchIsaLevel(IsaLevel cpu_max, std::optional<IsaLevel> cap) {
-  if (cap && *cap < cpu_max) return *cap;
-  return cpu_max;
+  if (!cap || IsaWithin(cpu_max, *cap)) return cpu_max;
+  return IsaWithin(*cap, cpu_max) ? *cap : IsaLevel::kGeneric;
 }
 
 Result<std::optional<IsaLevel>> IsaCapFromEnvironment() {

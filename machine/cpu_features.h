@@ -14,15 +14,28 @@
 
 namespace mmtune {
 
-// The kernel ISA levels, ordered: each level's kernels run on every CPU of a higher level.
+// The kernel ISA levels. Generic runs everywhere; the others are ordered within their
+// architecture (IsaWithin): each level's kernels run on every CPU of a higher level.
 enum class IsaLevel : std::uint8_t {
-  kGeneric = 0,  // portable C++ (GCC vector extensions); compiles for any target
-  kAvx2 = 1,     // AVX2 + FMA, 16 ymm registers
-  kAvx512 = 2,   // AVX-512 F/BW/VL/DQ, 32 zmm registers
+  kGeneric = 0,   // portable C++ (GCC vector extensions); compiles for any target
+  kAvx2 = 1,      // AVX2 + FMA, 16 ymm registers
+  kAvx512 = 2,    // AVX-512 F/BW/VL/DQ, 32 zmm registers
+  kNeon = 3,      // AArch64 Advanced SIMD, 32 128-bit registers
+  kNeonDot = 4,   // + SDOT (Armv8.2 dot product); USDOT where the CPU has I8MM
+  kNeonBf16 = 5,  // + BFDOT (BF16)
 };
+
+// Every level, each architecture's in ascending order.
+inline constexpr IsaLevel kIsaLevels[] = {IsaLevel::kGeneric,  IsaLevel::kAvx2,
+                                          IsaLevel::kAvx512,   IsaLevel::kNeon,
+                                          IsaLevel::kNeonDot, IsaLevel::kNeonBf16};
 
 const char* ToString(IsaLevel level);
 Result<IsaLevel> ParseIsaLevel(std::string_view text);
+
+// Whether kernels of `level` run where the kernel level is `top`: generic ones everywhere, the
+// others where `top` is of the same architecture and not below `level`.
+bool IsaWithin(IsaLevel level, IsaLevel top);
 
 // Raw register values of the CPUID leaves mmtune decodes (eax, ebx, ecx, edx each) plus XCR0.
 struct CpuidSnapshot {
@@ -92,7 +105,8 @@ CpuFeatures DecodeCpuid(const CpuidSnapshot& snapshot);
 const CpuFeatures& HostCpuFeatures();
 
 // The level the dispatcher uses: the CPU's maximum, lowered to `cap` when one is given. A cap
-// above what the CPU supports has no effect (mmtune never runs an instruction the CPU lacks).
+// above what the CPU supports has no effect (mmtune never runs an instruction the CPU lacks); a
+// cap of another architecture leaves generic kernels only.
 IsaLevel DispatchIsaLevel(IsaLevel cpu_max, std::optional<IsaLevel> cap);
 
 // The cap requested through the `MMTUNE_ISA` environment variable: nullopt when unset or empty,

@@ -275,8 +275,8 @@ std::vector<IsaLevel> SearchedLevels(const Problem& problem, const Machine& mach
     top = IsaLevel::kAvx2;
   }
   std::vector<IsaLevel> levels;
-  for (IsaLevel isa : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-    if (isa > top) continue;
+  for (IsaLevel isa : kIsaLevels) {
+    if (!IsaWithin(isa, top)) continue;
     if (isa != top && !options.all_isa_levels) continue;
     levels.push_back(isa);
   }

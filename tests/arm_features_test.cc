@@ -58,6 +58,18 @@ TEST(DecodeArmIdsTest, ListsTheArmExtensionsOnly) {
   EXPECT_EQ(present, "asimd asimddp bf16 i8mm sve ");
 }
 
+TEST(DecodeArmIdsTest, TheKernelLevelFollowsTheDotProductAndBf16) {
+  EXPECT_EQ(DecodeArmIds(NeoverseN1()).MaxIsaLevel(), IsaLevel::kNeonDot);
+  EXPECT_EQ(DecodeArmIds(NeoverseV1()).MaxIsaLevel(), IsaLevel::kNeonBf16);
+  ArmIdSnapshot a57;  // Cortex-A57: NEON alone
+  a57.midr = 0x411fd070;
+  a57.hwcap = (1ull << 1) | (1ull << 11);
+  EXPECT_EQ(DecodeArmIds(a57).MaxIsaLevel(), IsaLevel::kNeon);
+  ArmIdSnapshot none;  // no Advanced SIMD reported: generic kernels only
+  none.midr = a57.midr;
+  EXPECT_EQ(DecodeArmIds(none).MaxIsaLevel(), IsaLevel::kGeneric);
+}
+
 TEST(DecodeArmIdsTest, AnUnknownImplementerOrPartIsNamedByItsCodes) {
   ArmIdSnapshot s;
   s.midr = 0x990f1230;
@@ -74,6 +86,7 @@ TEST(HostArmFeaturesTest, ReportsNeon) {
   const CpuFeatures& host = HostCpuFeatures();
   EXPECT_EQ(host.arch, CpuArch::kArm64);
   EXPECT_TRUE(host.asimd);
+  EXPECT_TRUE(IsaWithin(IsaLevel::kNeon, host.MaxIsaLevel()));
 }
 #endif
 

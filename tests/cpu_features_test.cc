@@ -106,7 +106,7 @@ TEST(HostCpuFeaturesTest, AgreesWithTheCompilerBuiltins) {
 #endif
 
 TEST(IsaLevelTest, ParsesAndCaps) {
-  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+  for (IsaLevel level : kIsaLevels) {
     auto parsed = ParseIsaLevel(ToString(level));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, level);
@@ -119,6 +119,29 @@ TEST(IsaLevelTest, ParsesAndCaps) {
   EXPECT_EQ(DispatchIsaLevel(IsaLevel::kAvx512, IsaLevel::kGeneric), IsaLevel::kGeneric);
   // A cap above the CPU's level never enables instructions the CPU lacks.
   EXPECT_EQ(DispatchIsaLevel(IsaLevel::kAvx2, IsaLevel::kAvx512), IsaLevel::kAvx2);
+
+  // ARM levels cap within ARM; a cap of the other architecture leaves generic kernels only.
+  EXPECT_EQ(DispatchIsaLevel(IsaLevel::kNeonBf16, IsaLevel::kNeonDot), IsaLevel::kNeonDot);
+  EXPECT_EQ(DispatchIsaLevel(IsaLevel::kNeonDot, IsaLevel::kNeonBf16), IsaLevel::kNeonDot);
+  EXPECT_EQ(DispatchIsaLevel(IsaLevel::kNeon, IsaLevel::kGeneric), IsaLevel::kGeneric);
+  EXPECT_EQ(DispatchIsaLevel(IsaLevel::kNeonBf16, IsaLevel::kAvx512), IsaLevel::kGeneric);
+  EXPECT_EQ(DispatchIsaLevel(IsaLevel::kAvx512, IsaLevel::kNeon), IsaLevel::kGeneric);
+  EXPECT_EQ(DispatchIsaLevel(IsaLevel::kGeneric, IsaLevel::kNeon), IsaLevel::kGeneric);
+}
+
+TEST(IsaLevelTest, LevelsRunWithinTheirArchitecture) {
+  for (IsaLevel level : kIsaLevels) {
+    EXPECT_TRUE(IsaWithin(IsaLevel::kGeneric, level)) << ToString(level);
+    EXPECT_TRUE(IsaWithin(level, level)) << ToString(level);
+  }
+  EXPECT_TRUE(IsaWithin(IsaLevel::kAvx2, IsaLevel::kAvx512));
+  EXPECT_FALSE(IsaWithin(IsaLevel::kAvx512, IsaLevel::kAvx2));
+  EXPECT_TRUE(IsaWithin(IsaLevel::kNeon, IsaLevel::kNeonBf16));
+  EXPECT_TRUE(IsaWithin(IsaLevel::kNeonDot, IsaLevel::kNeonBf16));
+  EXPECT_FALSE(IsaWithin(IsaLevel::kNeonBf16, IsaLevel::kNeonDot));
+  EXPECT_FALSE(IsaWithin(IsaLevel::kNeon, IsaLevel::kAvx512));
+  EXPECT_FALSE(IsaWithin(IsaLevel::kAvx2, IsaLevel::kNeonBf16));
+  EXPECT_FALSE(IsaWithin(IsaLevel::kNeon, IsaLevel::kGeneric));
 }
 
 TEST(IsaLevelTest, ReadsTheCapFromTheEnvironment) {

@@ -62,7 +62,7 @@ CpuFeatures ArmCore(bool sve_bf16_i8mm) {
 TEST(FingerprintTest, ArmBasesListTheExtensions) {
   const std::string basis = FingerprintBasis(ArmCore(false), RecordedTopology());
   EXPECT_EQ(basis.substr(0, basis.find(";packages=")),
-            "vendor=ARM;family=65;model=3340;isa=generic;features=asimd,asimddp");
+            "vendor=ARM;family=65;model=3340;isa=neon-dot;features=asimd,asimddp");
   EXPECT_NE(DescribeMachine(ArmCore(false), RecordedTopology(), std::nullopt).fingerprint,
             DescribeMachine(ArmCore(true), RecordedTopology(), std::nullopt).fingerprint);
 }

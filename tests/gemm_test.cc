@@ -168,7 +168,7 @@ TYPED_TEST(GemmTest, GemvFamilyMatchesTheReference) {
 // and k unroll, no larger than the config's, with the fewest accumulators that covers them.
 TYPED_TEST(GemmTest, SnugTilesCoverPartialTilesWithTheFewestAccumulators) {
   using T = TypeParam;
-  for (IsaLevel isa : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+  for (IsaLevel isa : kIsaLevels) {
     const auto kernels = MicroKernels<T>(isa);
     const int lanes = VectorLanes(isa, sizeof(T));
     for (const auto& kernel : kernels) {
@@ -1774,7 +1774,7 @@ TEST(GemmEdgeTest, RejectsBadArgumentsAndConfigsWithoutWriting) {
   gemv.family = KernelFamily::kGemv;
   EXPECT_FALSE(Gemm(gemv, args).ok());
 
-  if (HostCpuFeatures().MaxIsaLevel() < IsaLevel::kAvx512) {
+  if (!IsaWithin(IsaLevel::kAvx512, HostCpuFeatures().MaxIsaLevel())) {
     KernelConfig too_wide = good;
     too_wide.isa = IsaLevel::kAvx512;
     too_wide.nr = VectorLanes(IsaLevel::kAvx512, 4);

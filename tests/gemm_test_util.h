@@ -22,8 +22,8 @@ namespace mmtune::testing {
 // The ISA levels this CPU can run kernels of, lowest first.
 inline std::vector<IsaLevel> RunnableLevels() {
   std::vector<IsaLevel> levels;
-  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-    if (level <= HostCpuFeatures().MaxIsaLevel()) levels.push_back(level);
+  for (IsaLevel level : kIsaLevels) {
+    if (IsaWithin(level, HostCpuFeatures().MaxIsaLevel())) levels.push_back(level);
   }
   return levels;
 }

@@ -39,12 +39,12 @@ constexpr typename Kind::C kCanary = static_cast<typename Kind::C>(-98765);
 
 template <class Kind>
 bool Runnable(IsaLevel isa) {
-  return isa <= HostCpuFeatures().MaxIsaLevel() && CpuRunsLowp<Kind>(HostCpuFeatures(), isa);
+  return IsaWithin(isa, HostCpuFeatures().MaxIsaLevel()) && CpuRunsLowp<Kind>(HostCpuFeatures(), isa);
 }
 
 // The micro-kernel tables of `isa` to check on this CPU: the registry's, and for s8 at the AVX2
 // level on a CPU with AVX-VNNI also the VPMADDWD table that the registry serves to every other
-// AVX2 CPU.
+// AVX2 CPU; at the neon-dot level on a CPU with I8MM also the SDOT table of CPUs without it.
 template <class Kind>
 std::vector<std::span<const LowpMicroKernelEntry<Kind>>> MicroKernelTables(IsaLevel isa) {
   std::vector<std::span<const LowpMicroKernelEntry<Kind>>> tables = {MicroKernels<Kind>(isa)};
@@ -55,12 +55,19 @@ std::vector<std::span<const LowpMicroKernelEntry<Kind>>> MicroKernelTables(IsaLe
       tables.push_back(Avx2S8MicroKernels());
     }
   }
+#elif defined(__aarch64__)
+  if constexpr (std::is_same_v<Kind, S8Gemm>) {
+    if (isa == IsaLevel::kNeonDot && HostCpuFeatures().i8mm) {
+      EXPECT_EQ(tables.front().data(), UsdotS8MicroKernels().data());
+      tables.push_back(SdotS8MicroKernels());
+    }
+  }
 #endif
   return tables;
 }
 
 // The gemv tables of `isa` to check on this CPU, as MicroKernelTables: for s8 at the AVX2 level
-// on a CPU with AVX-VNNI also the VPMADDWD table.
+// on a CPU with AVX-VNNI also the VPMADDWD table, at neon-dot with I8MM also the SDOT table.
 template <class Kind>
 std::vector<std::span<const LowpGemvKernelEntry<Kind>>> GemvKernelTables(IsaLevel isa) {
   std::vector<std::span<const LowpGemvKernelEntry<Kind>>> tables = {GemvKernels<Kind>(isa)};
@@ -69,6 +76,13 @@ std::vector<std::span<const LowpGemvKernelEntry<Kind>>> GemvKernelTables(IsaLeve
     if (isa == IsaLevel::kAvx2 && HostCpuFeatures().avx_vnni) {
       EXPECT_EQ(tables.front().data(), AvxVnniS8GemvKernels().data());
       tables.push_back(Avx2S8GemvKernels());
+    }
+  }
+#elif defined(__aarch64__)
+  if constexpr (std::is_same_v<Kind, S8Gemm>) {
+    if (isa == IsaLevel::kNeonDot && HostCpuFeatures().i8mm) {
+      EXPECT_EQ(tables.front().data(), UsdotS8GemvKernels().data());
+      tables.push_back(SdotS8GemvKernels());
     }
   }
 #endif
@@ -794,7 +808,7 @@ TYPED_TEST(LowpGemmTest, DefaultConfigIsValidAndCorrect) {
 // Whether `host` runs Kind's AMX tile kernels at its kernel ISA level.
 template <class Kind>
 bool RunsTiles(const Machine& host) {
-  return host.kernel_isa >= IsaLevel::kAvx512 && CpuRunsLowp<Kind>(host.cpu, IsaLevel::kAvx512) &&
+  return host.kernel_isa == IsaLevel::kAvx512 && CpuRunsLowp<Kind>(host.cpu, IsaLevel::kAvx512) &&
          CpuRunsLowpTiles<Kind>(host.cpu);
 }
 

@@ -103,7 +103,7 @@ void ExpectPackedRunExact(const GemmPlan<X>& packer, const GemmPlan<X>& runner,
 template <typename X>
 std::vector<KernelConfig> RunnablePackedConfigs() {
   std::vector<KernelConfig> configs;
-  for (IsaLevel isa : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+  for (IsaLevel isa : kIsaLevels) {
     for (const auto& entry : MicroKernels<X>(isa)) {
       KernelConfig c;
       c.family = KernelFamily::kPacked;

@@ -24,8 +24,8 @@ PeakOptions Quick() {
 
 TEST(PeakKernelsTest, LoopsCountTheirOperations) {
   const CpuFeatures& cpu = HostCpuFeatures();
-  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-    if (level > cpu.MaxIsaLevel()) continue;
+  for (IsaLevel level : kIsaLevels) {
+    if (!IsaWithin(level, cpu.MaxIsaLevel())) continue;
     SCOPED_TRACE(ToString(level));
     const PeakKernels kernels = PeakKernelsFor(level, cpu);
     ASSERT_NE(kernels.f32_fma, nullptr);
@@ -36,7 +36,16 @@ TEST(PeakKernelsTest, LoopsCountTheirOperations) {
     EXPECT_GT(f32_ops, 0.0);
     EXPECT_DOUBLE_EQ(f32_ops / f64_ops, 2.0);
     EXPECT_DOUBLE_EQ(kernels.f32_fma(20), 2 * f32_ops);
-    EXPECT_EQ(kernels.bf16_dot != nullptr, level == IsaLevel::kAvx512 && cpu.avx512_bf16);
+    EXPECT_EQ(kernels.bf16_dot != nullptr, (level == IsaLevel::kAvx512 && cpu.avx512_bf16) ||
+                                               level == IsaLevel::kNeonBf16);
+    if (IsaWithin(IsaLevel::kNeonDot, level)) {
+      EXPECT_NE(kernels.int8_dot, nullptr);
+    }
+    for (const PeakLoop dot : {kernels.bf16_dot, kernels.int8_dot}) {
+      if (dot != nullptr) {
+        EXPECT_DOUBLE_EQ(dot(20), 2 * dot(10));
+      }
+    }
   }
 }
 
@@ -44,8 +53,8 @@ TEST(PeakKernelsTest, ReadSumAddsEveryElement) {
   alignas(64) double data[64];
   for (int i = 0; i < 64; ++i) data[i] = i;
   const CpuFeatures& cpu = HostCpuFeatures();
-  for (IsaLevel level : {IsaLevel::kGeneric, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-    if (level > cpu.MaxIsaLevel()) continue;
+  for (IsaLevel level : kIsaLevels) {
+    if (!IsaWithin(level, cpu.MaxIsaLevel())) continue;
     SCOPED_TRACE(ToString(level));
     const ReadLoop read_sum = PeakKernelsFor(level, cpu).read_sum;
     ASSERT_NE(read_sum, nullptr);

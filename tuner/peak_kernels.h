@@ -29,5 +29,8 @@ PeakKernels PeakKernelsGeneric();
 PeakKernels PeakKernelsAvx2(const CpuFeatures& cpu);
 PeakKernels PeakKernelsAvx512(const CpuFeatures& cpu);
 PeakLoop AvxVnniInt8Loop();  // call only where `CpuFeatures::avx_vnni` is set
+PeakKernels PeakKernelsNeon(IsaLevel level);  // `level`: a NEON level the CPU runs
+PeakLoop NeonSdotLoop();   // call only where `CpuFeatures::asimd_dot` is set
+PeakLoop NeonBfdotLoop();  // call only where `CpuFeatures::arm_bf16` is set
 
 }  // namespace mmtune

@@ -60,7 +60,11 @@ PeakKernels PeakKernelsFor([[maybe_unused]] IsaLevel level,
   switch (level) {
     case IsaLevel::kAvx512: return PeakKernelsAvx512(cpu);
     case IsaLevel::kAvx2: return PeakKernelsAvx2(cpu);
-    case IsaLevel::kGeneric: return PeakKernelsGeneric();
+    default: break;
+  }
+#elif MMTUNE_NEON_KERNELS
+  if (level != IsaLevel::kGeneric && IsaWithin(level, cpu.MaxIsaLevel())) {
+    return PeakKernelsNeon(level);
   }
 #endif
   return PeakKernelsGeneric();
