@@ -33,6 +33,26 @@
 // so that (mr, nr, k unroll) names one kernel.
 #define MMTUNE_LOWP_AMX_TILES(X) X(2, 2) X(1, 2) X(2, 1) X(1, 3) X(3, 1)
 #define MMTUNE_LOWP_NO_TILES(X)
+
+// Paired tiles (NEON USMMLA, BFMMLA: 2 x 2 blocks of C, lowp_microkernel_impl.h: PairedKLoop):
+// even rows, listed when MR * NV accumulators, 2 * NV column pairs, a row pair and a spare fit
+// 32 registers; k unroll 2, the two groups of one step, which no vector tile has.
+#define MMTUNE_LOWP_PAIRED_TILES(X)                                                         \
+  X(2, 1) X(4, 1) X(8, 1) X(12, 1) X(16, 1) X(2, 2) X(4, 2) X(6, 2) X(8, 2) X(10, 2) X(12, 2) \
+  X(2, 3) X(4, 3) X(6, 3) X(8, 3) X(2, 4) X(4, 4)
+#define MMTUNE_LOWP_PAIRED_ENTRIES(MR, NV) ::mmtune::ukernel::LowpEntry<Vec, MR, NV, 2>(),
+
+// Defines `FUNCTION_PREFIX##MicroKernels()`, the paired tiles of the traits `TRAITS<KIND>`.
+#define MMTUNE_DEFINE_LOWP_PAIRED_TABLE(KIND, TRAITS, FUNCTION_PREFIX)                   \
+  namespace FUNCTION_PREFIX##_table {                                                  \
+  using Vec = TRAITS<::mmtune::KIND>;                                                  \
+  constexpr ::mmtune::LowpMicroKernelEntry<::mmtune::KIND> kEntries[] = {              \
+      MMTUNE_LOWP_PAIRED_TILES(MMTUNE_LOWP_PAIRED_ENTRIES)};                           \
+  }                                                                                    \
+  std::span<const ::mmtune::LowpMicroKernelEntry<::mmtune::KIND>>                      \
+      FUNCTION_PREFIX##MicroKernels() {                                                \
+    return FUNCTION_PREFIX##_table::kEntries;                                          \
+  }
 #define MMTUNE_LOWP_AMX_ENTRIES(MT, NT) ::mmtune::ukernel::AmxEntry<Kind, MT, NT>(),
 
 // Defines `FUNCTION_PREFIX##MicroKernels()` and `FUNCTION_PREFIX##GemvKernels()` for the traits
@@ -73,12 +93,14 @@ std::span<const LowpGemvKernelEntry<S8Gemm>> AvxVnniS8GemvKernels();
 std::span<const LowpGemvKernelEntry<Bf16Gemm>> Avx512Bf16GemvKernels();
 std::span<const LowpGemvKernelEntry<S8Gemm>> Avx512S8GemvKernels();
 // AArch64 (lowp_vec_neon.h): widening at the neon level, SDOT or USDOT (I8MM) for s8 and BFDOT
-// for bf16 above it.
+// for bf16 above it, and the paired tiles of USMMLA (I8MM) and BFMMLA beside those.
 std::span<const LowpMicroKernelEntry<Bf16Gemm>> NeonBf16MicroKernels();
 std::span<const LowpMicroKernelEntry<S8Gemm>> NeonS8MicroKernels();
 std::span<const LowpMicroKernelEntry<S8Gemm>> SdotS8MicroKernels();
 std::span<const LowpMicroKernelEntry<S8Gemm>> UsdotS8MicroKernels();
 std::span<const LowpMicroKernelEntry<Bf16Gemm>> BfdotBf16MicroKernels();
+std::span<const LowpMicroKernelEntry<S8Gemm>> UsmmlaS8MicroKernels();  // paired tiles, I8MM
+std::span<const LowpMicroKernelEntry<Bf16Gemm>> BfmmlaBf16MicroKernels();  // paired tiles
 std::span<const LowpGemvKernelEntry<Bf16Gemm>> NeonBf16GemvKernels();
 std::span<const LowpGemvKernelEntry<S8Gemm>> NeonS8GemvKernels();
 std::span<const LowpGemvKernelEntry<S8Gemm>> SdotS8GemvKernels();

@@ -52,6 +52,86 @@ template <class Kind, int NR>
   }
 }
 
+// The k loop of traits whose instruction multiplies 2 x 2 blocks (lowp_vec_neon.h: USMMLA,
+// BFMMLA, marked by kPairedGroups): two groups of k per step, rows and columns in pairs, from the
+// panels of the vector kernels (the traits interleave each pair's groups as they load them). It
+// leaves the tile's rows in `acc` as the vector k loop does.
+template <class Vec, int MR, int NV>
+[[gnu::always_inline]] inline void PairedKLoop(const LowpMicroKernelArgs<typename Vec::Kind>& args,
+                                               typename Vec::Acc (&acc)[MR][NV]) {
+  using Kind = typename Vec::Kind;
+  using A = typename Kind::A;
+  using B = typename Kind::B;
+  using Acc = typename Vec::Acc;
+  constexpr int L = Vec::kLanes;
+  constexpr int NR = NV * L;
+  constexpr int G = Kind::kGroup;
+  constexpr int P = MR / 2;  // row pairs
+  constexpr int Q = 2 * NV;  // column pairs, two per vector
+  static_assert(MR % 2 == 0 && L == 4, "paired tiles take rows and columns in pairs");
+
+  Acc blocks[P][Q];
+  simd::Unroll<P>([&](auto p) { simd::Unroll<Q>([&](auto q) { blocks[p][q] = Vec::Zero(); }); });
+  // Groups g and g + 1: each pair of rows from A's packed panel (rows of a group side by side)
+  // or from A in place (a row's groups side by side), B's from its panel's two group rows.
+  auto step = [&]<bool kInPlace>(const A* a, const A* a_next, std::int64_t row, const B* b)
+                  __attribute__((always_inline)) {
+    typename Vec::BPair bp[Q];
+    simd::Unroll<NV>([&](auto v) __attribute__((always_inline)) {
+      Vec::PairColumns(b + v * L * G, b + NR * G + v * L * G, bp[2 * v], bp[2 * v + 1]);
+    });
+    simd::Unroll<P>([&](auto p) __attribute__((always_inline)) {
+      typename Vec::APair ap;
+      if constexpr (kInPlace) {
+        ap = Vec::PairRowsInPlace(a + 2 * p * row, a + (2 * p + 1) * row);
+      } else {
+        ap = Vec::PairRowsPacked(a + 2 * p * G, a_next + 2 * p * G);
+      }
+      simd::Unroll<Q>([&](auto q) __attribute__((always_inline)) {
+        blocks[p][q] = Vec::BlockDot(blocks[p][q], ap, bp[q]);
+      });
+    });
+  };
+  const std::int64_t b_ahead = std::int64_t{args.prefetch_b} * NR * G;
+  const std::int64_t a_ahead = std::int64_t{args.prefetch_a} * MR * G;
+  const A* a = args.a;
+  const B* b = args.b;
+  const bool in_place = args.a_row_stride != 0;
+  std::int64_t g = 0;
+  if (in_place) {
+    for (; g + 2 <= args.groups; g += 2) {
+      if (args.prefetch_b != 0) __builtin_prefetch(b + b_ahead, 0, 3);
+      step.template operator()<true>(a, nullptr, args.a_row_stride, b);
+      a += 2 * G;
+      b += 2 * NR * G;
+    }
+  } else {
+    for (; g + 2 <= args.groups; g += 2) {
+      if (args.prefetch_a != 0) __builtin_prefetch(a + a_ahead, 0, 3);
+      if (args.prefetch_b != 0) __builtin_prefetch(b + b_ahead, 0, 3);
+      step.template operator()<false>(a, a + MR * G, 0, b);
+      a += 2 * MR * G;
+      b += 2 * NR * G;
+    }
+  }
+  if (g < args.groups) {
+    // An odd last group: paired with zeros, from copies, so nothing past it is read.
+    A last_a[2 * MR * G] = {};
+    B last_b[2 * NR * G] = {};
+    const std::int64_t row = in_place ? args.a_row_stride : G;
+    for (int i = 0; i < MR; ++i) {
+      for (int t = 0; t < G; ++t) last_a[i * G + t] = a[i * row + t];
+    }
+    for (int j = 0; j < NR * G; ++j) last_b[j] = b[j];
+    step.template operator()<false>(last_a, last_a + MR * G, 0, last_b);
+  }
+  simd::Unroll<P>([&](auto p) {
+    simd::Unroll<NV>([&](auto v) {
+      Vec::Unpair(blocks[p][2 * v], blocks[p][2 * v + 1], acc[2 * p][v], acc[2 * p + 1][v]);
+    });
+  });
+}
+
 // C tile (MR x NR, NR = NV vectors) = alpha * A panel * B panel + beta * C. The k loop runs over
 // groups in registers; a whole tile of a row-major C is written from them, an edge tile or a
 // column-major C goes through a small buffer and only its m x n corner is written, element by
@@ -76,58 +156,62 @@ template <class Vec, int MR, int NV, int KU, bool kEpilogue = false>
     }
   }
 
-  // Tile row i's group at a + i * row, the next group `next` further on: (G, MR * G) in a packed
-  // panel, (a_row_stride, G) in place.
-  auto step = [&](const typename Kind::A* a, std::int64_t row, const typename Kind::B* b)
-                  __attribute__((always_inline)) {
-    typename Vec::BOperand bv[NV];
-    simd::Unroll<NV>(
-        [&](auto v) __attribute__((always_inline)) { bv[v] = Vec::LoadB(b + v * L * G); });
-    simd::Unroll<MR>([&](auto i) __attribute__((always_inline)) {
-      const typename Vec::AOperand av = Vec::LoadA(a + i * row);
-      simd::Unroll<NV>([&](auto v) __attribute__((always_inline)) {
-        acc[i][v] = Vec::Dot(acc[i][v], av, bv[v]);
-      });
-    });
-  };
-  const std::int64_t b_ahead = std::int64_t{args.prefetch_b} * NR * G;
-  // As in the f32 kernel: a copy of the loop without prefetches for configs that turn them off.
-  // A read in place is left to the hardware prefetchers (MR streams, each sequential).
-  auto k_loop = [&]<bool kPrefetch, bool kInPlace>() __attribute__((always_inline)) {
-    const std::int64_t row = kInPlace ? args.a_row_stride : G;
-    constexpr std::int64_t kNext = kInPlace ? G : MR * G;
-    const std::int64_t a_ahead = kInPlace ? 0 : std::int64_t{args.prefetch_a} * MR * G;
-    const typename Kind::A* a = args.a;
-    const typename Kind::B* b = args.b;
-    std::int64_t g = 0;
-    for (; g + KU <= args.groups; g += KU) {
-      if constexpr (kPrefetch) {
-        if constexpr (!kInPlace) __builtin_prefetch(a + a_ahead, 0, 3);
-        __builtin_prefetch(b + b_ahead, 0, 3);
-      }
-      simd::Unroll<KU>([&](auto u) __attribute__((always_inline)) {
-        step(a + u * kNext, row, b + u * NR * G);
-      });
-      a += KU * kNext;
-      b += KU * NR * G;
-    }
-    for (; g < args.groups; ++g) {
-      step(a, row, b);
-      a += kNext;
-      b += NR * G;
-    }
-  };
-  const bool prefetch = args.prefetch_b != 0 || (args.prefetch_a != 0 && args.a_row_stride == 0);
-  if (args.a_row_stride != 0) {
-    if (prefetch) {
-      k_loop.template operator()<true, true>();
-    } else {
-      k_loop.template operator()<false, true>();
-    }
-  } else if (prefetch) {
-    k_loop.template operator()<true, false>();
+  if constexpr (requires { Vec::kPairedGroups; }) {
+    PairedKLoop<Vec, MR, NV>(args, acc);
   } else {
-    k_loop.template operator()<false, false>();
+    // Tile row i's group at a + i * row, the next group `next` further on: (G, MR * G) in a packed
+    // panel, (a_row_stride, G) in place.
+    auto step = [&](const typename Kind::A* a, std::int64_t row, const typename Kind::B* b)
+                    __attribute__((always_inline)) {
+      typename Vec::BOperand bv[NV];
+      simd::Unroll<NV>(
+          [&](auto v) __attribute__((always_inline)) { bv[v] = Vec::LoadB(b + v * L * G); });
+      simd::Unroll<MR>([&](auto i) __attribute__((always_inline)) {
+        const typename Vec::AOperand av = Vec::LoadA(a + i * row);
+        simd::Unroll<NV>([&](auto v) __attribute__((always_inline)) {
+          acc[i][v] = Vec::Dot(acc[i][v], av, bv[v]);
+        });
+      });
+    };
+    const std::int64_t b_ahead = std::int64_t{args.prefetch_b} * NR * G;
+    // As in the f32 kernel: a copy of the loop without prefetches for configs that turn them off.
+    // A read in place is left to the hardware prefetchers (MR streams, each sequential).
+    auto k_loop = [&]<bool kPrefetch, bool kInPlace>() __attribute__((always_inline)) {
+      const std::int64_t row = kInPlace ? args.a_row_stride : G;
+      constexpr std::int64_t kNext = kInPlace ? G : MR * G;
+      const std::int64_t a_ahead = kInPlace ? 0 : std::int64_t{args.prefetch_a} * MR * G;
+      const typename Kind::A* a = args.a;
+      const typename Kind::B* b = args.b;
+      std::int64_t g = 0;
+      for (; g + KU <= args.groups; g += KU) {
+        if constexpr (kPrefetch) {
+          if constexpr (!kInPlace) __builtin_prefetch(a + a_ahead, 0, 3);
+          __builtin_prefetch(b + b_ahead, 0, 3);
+        }
+        simd::Unroll<KU>([&](auto u) __attribute__((always_inline)) {
+          step(a + u * kNext, row, b + u * NR * G);
+        });
+        a += KU * kNext;
+        b += KU * NR * G;
+      }
+      for (; g < args.groups; ++g) {
+        step(a, row, b);
+        a += kNext;
+        b += NR * G;
+      }
+    };
+    const bool prefetch = args.prefetch_b != 0 || (args.prefetch_a != 0 && args.a_row_stride == 0);
+    if (args.a_row_stride != 0) {
+      if (prefetch) {
+        k_loop.template operator()<true, true>();
+      } else {
+        k_loop.template operator()<false, true>();
+      }
+    } else if (prefetch) {
+      k_loop.template operator()<true, false>();
+    } else {
+      k_loop.template operator()<false, false>();
+    }
   }
 
   if constexpr (kEpilogue) {

@@ -44,6 +44,17 @@ std::span<const Entry> Relabelled() {
   return table;
 }
 
+// The entries of `First` followed by those of `Second`: one level's vector and paired tiles.
+template <typename Entry, std::span<const Entry> (*First)(), std::span<const Entry> (*Second)()>
+std::span<const Entry> Joined() {
+  static const std::vector<Entry> table = [] {
+    std::vector<Entry> entries(First().begin(), First().end());
+    entries.insert(entries.end(), Second().begin(), Second().end());
+    return entries;
+  }();
+  return table;
+}
+
 }  // namespace
 
 #if MMTUNE_X86_KERNELS
@@ -62,13 +73,22 @@ std::span<const LowpGemvKernelEntry<S8Gemm>> HostAvx2S8GemvKernels() {
   {Generic##NAME##KIND##Kernels, AVX2##NAME##KIND##Kernels, Avx512##NAME##KIND##Kernels,   \
    nullptr, nullptr, nullptr}
 #elif MMTUNE_NEON_KERNELS
-// At the dot-product levels, s8 runs USDOT where the CPU has I8MM, else SDOT on A - 128.
+// At the dot-product levels, s8 runs USDOT and USMMLA's paired tiles where the CPU has I8MM,
+// else SDOT on A - 128; bf16 at neon-bf16 runs BFDOT and BFMMLA's paired tiles.
 namespace {
 std::span<const LowpMicroKernelEntry<S8Gemm>> HostDotS8MicroKernels() {
-  return HostCpuFeatures().i8mm ? UsdotS8MicroKernels() : SdotS8MicroKernels();
+  return HostCpuFeatures().i8mm
+             ? Joined<LowpMicroKernelEntry<S8Gemm>, UsdotS8MicroKernels, UsmmlaS8MicroKernels>()
+             : SdotS8MicroKernels();
 }
 std::span<const LowpGemvKernelEntry<S8Gemm>> HostDotS8GemvKernels() {
   return HostCpuFeatures().i8mm ? UsdotS8GemvKernels() : SdotS8GemvKernels();
+}
+std::span<const LowpMicroKernelEntry<Bf16Gemm>> BfdotAndBfmmlaBf16MicroKernels() {
+  return Joined<LowpMicroKernelEntry<Bf16Gemm>, BfdotBf16MicroKernels, BfmmlaBf16MicroKernels>();
+}
+std::span<const LowpGemvKernelEntry<Bf16Gemm>> BfdotAndBfmmlaBf16GemvKernels() {
+  return BfdotBf16GemvKernels();
 }
 }  // namespace
 
@@ -120,7 +140,7 @@ const typename KernelEntries<X>::Gemv* FindGemvKernel(IsaLevel isa, int mr, int 
 
 MMTUNE_REGISTRY(float, F32, Avx2, Neon, MMTUNE_RELABELLED, Neon, MMTUNE_RELABELLED)
 MMTUNE_REGISTRY(double, F64, Avx2, Neon, MMTUNE_RELABELLED, Neon, MMTUNE_RELABELLED)
-MMTUNE_REGISTRY(Bf16Gemm, Bf16, Avx2, Neon, MMTUNE_RELABELLED, Bfdot, MMTUNE_OWN)
+MMTUNE_REGISTRY(Bf16Gemm, Bf16, Avx2, Neon, MMTUNE_RELABELLED, BfdotAndBfmmla, MMTUNE_OWN)
 MMTUNE_REGISTRY(S8Gemm, S8, HostAvx2, HostDot, MMTUNE_OWN, HostDot, MMTUNE_RELABELLED)
 #undef MMTUNE_REGISTRY
 #undef MMTUNE_ISA_TABLES

@@ -1,6 +1,6 @@
-// NEON s8 kernels with USDOT, for the neon-dot and neon-bf16 levels on cores with I8MM
-// (lowp_vec_neon.h: UsdotLowpVec). aarch64 builds only, compiled with I8MM
-// (see kernels/CMakeLists.txt).
+// NEON s8 kernels with USDOT and, in paired tiles, USMMLA, for the neon-dot and neon-bf16 levels
+// on cores with I8MM (lowp_vec_neon.h: UsdotLowpVec, UsmmlaLowpVec). aarch64 builds only,
+// compiled with I8MM (see kernels/CMakeLists.txt).
 #include "kernels/lowp_gemv_impl.h"
 #include "kernels/lowp_kernel_tables.h"
 #include "kernels/lowp_microkernel_impl.h"
@@ -10,5 +10,6 @@ namespace mmtune {
 
 MMTUNE_DEFINE_LOWP_KERNEL_TABLE(S8Gemm, simd::UsdotLowpVec, UsdotS8, MMTUNE_TILES_32_REGISTERS,
                                 MMTUNE_LOWP_GEMV_32_REGISTERS, MMTUNE_LOWP_NO_TILES)
+MMTUNE_DEFINE_LOWP_PAIRED_TABLE(S8Gemm, simd::UsmmlaLowpVec, UsmmlaS8)
 
 }  // namespace mmtune

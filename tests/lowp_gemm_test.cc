@@ -39,7 +39,8 @@ constexpr typename Kind::C kCanary = static_cast<typename Kind::C>(-98765);
 
 template <class Kind>
 bool Runnable(IsaLevel isa) {
-  return IsaWithin(isa, HostCpuFeatures().MaxIsaLevel()) && CpuRunsLowp<Kind>(HostCpuFeatures(), isa);
+  const CpuFeatures& cpu = HostCpuFeatures();
+  return IsaWithin(isa, cpu.MaxIsaLevel()) && CpuRunsLowp<Kind>(cpu, isa);
 }
 
 // The micro-kernel tables of `isa` to check on this CPU: the registry's, and for s8 at the AVX2
@@ -58,7 +59,10 @@ std::vector<std::span<const LowpMicroKernelEntry<Kind>>> MicroKernelTables(IsaLe
 #elif defined(__aarch64__)
   if constexpr (std::is_same_v<Kind, S8Gemm>) {
     if (isa == IsaLevel::kNeonDot && HostCpuFeatures().i8mm) {
-      EXPECT_EQ(tables.front().data(), UsdotS8MicroKernels().data());
+      // USDOT's vector tiles, then USMMLA's paired ones.
+      EXPECT_EQ(tables.front().size(),
+                UsdotS8MicroKernels().size() + UsmmlaS8MicroKernels().size());
+      EXPECT_EQ(tables.front().back().packed, UsmmlaS8MicroKernels().back().packed);
       tables.push_back(SdotS8MicroKernels());
     }
   }
@@ -974,6 +978,39 @@ TYPED_TEST(LowpGemmTest, TileKernelsPrefetchTheNextTileOfCForBatchesThatSpillL2)
     }
   }
   EXPECT_GT(runs, 0);
+}
+
+// The paired tiles (NEON USMMLA and BFMMLA, two groups a step: PairedKLoop) through the
+// driver, A packed and in place, beta 0 over NaN and beta 1, on k blocks of an odd number of
+// groups, whose last group pairs with zeros, and edge tiles of odd rows and partial columns.
+TYPED_TEST(LowpGemmTest, PairedTilesMatchTheReferenceOnOddGroupsAndEdges) {
+  using Kind = TypeParam;
+  constexpr int G = Kind::kGroup;
+  std::mt19937_64 rng(43);
+  int runs = 0;
+  for (IsaLevel isa : RunnableLevels()) {
+    if (!Runnable<Kind>(isa)) continue;
+    for (const auto& entry : MicroKernels<Kind>(isa)) {
+      if (entry.k_unroll != 2 || !CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
+      for (const std::int64_t k : {std::int64_t{7 * G}, std::int64_t{10 * G + 1}}) {
+        for (const bool a_in_place : {true, false}) {
+          for (const double beta : {0.0, 1.0}) {
+            KernelConfig config = PackedConfigOf(isa, entry);
+            config.a_in_place = a_in_place;
+            config.kc = 3 * G;
+            config.mc = 2 * entry.mr;
+            config.nc = 2 * entry.nr;
+            LowpCase<Kind> lc = MakeCase<Kind>(
+                Layout::kRowMajor, Trans::kNo, Trans::kNo, 2 * entry.mr + 1, entry.nr + 3, k,
+                ScalarFrom<Kind>(1), ScalarFrom<Kind>(beta), 0, beta == 0, rng);
+            ASSERT_TRUE(RunsCorrectly(lc, config)) << config.ToString() << " k " << k;
+            ++runs;
+          }
+        }
+      }
+    }
+  }
+  if (runs == 0) GTEST_SKIP() << "this CPU runs no paired tiles";
 }
 
 // The packed driver's four 2-thread splits (jc; ic; jr, where both threads share the packed A

@@ -5,7 +5,10 @@
 //   SdotLowpVec   (neon-dot, cores without I8MM): SDOT, which multiplies signed bytes only, on
 //                 A - 128; the B operand carries -128 * (its groups' sums), which Dot subtracts;
 //   UsdotLowpVec  (neon-dot with I8MM): USDOT, u8 x s8 as they are;
-//   BfdotLowpVec  (neon-bf16): BFDOT, a bf16 pair per lane.
+//   BfdotLowpVec  (neon-bf16): BFDOT, a bf16 pair per lane;
+//   UsmmlaLowpVec, BfmmlaLowpVec (the same levels, paired tiles): USMMLA and BFMMLA, which
+//                 multiply a 2 x 2 block of C over two groups of k (lowp_microkernel_impl.h:
+//                 PairedKLoop): twice the products of USDOT or BFDOT per instruction.
 // Each is instantiated only by the translation unit compiled with its instructions
 // (kernels/CMakeLists.txt); the registry serves it only where HWCAP reported them. The shared
 // parts are templates on the traits that use them, so that no translation unit's copy of a
@@ -32,6 +35,36 @@ static inline uint8x16_t LoadBytes(const void* p) {
   uint8x16_t v;
   std::memcpy(&v, p, sizeof(v));
   return v;
+}
+static inline uint32x2_t LoadTwoGroups(const void* p) {
+  uint32x2_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+// Two rows of two groups each, as the matrix instructions read them ([r0 g, r0 g', r1 g, r1 g']):
+// from a packed panel, where a group's rows lie side by side ([r0 g, r1 g] at `group`, the next
+// group's at `next`), or in place, where a row's groups do.
+static inline uint8x16_t PairRowsPacked(const void* group, const void* next) {
+  const uint32x2_t x = LoadTwoGroups(group), y = LoadTwoGroups(next);
+  return vreinterpretq_u8_u32(vcombine_u32(vzip1_u32(x, y), vzip2_u32(x, y)));
+}
+static inline uint8x16_t PairRowsInPlace(const void* row0, const void* row1) {
+  return vreinterpretq_u8_u32(vcombine_u32(LoadTwoGroups(row0), LoadTwoGroups(row1)));
+}
+// Four columns of a packed B panel's group (at `group`) and the next group's (at `next`), as two
+// pairs of columns of two groups each.
+static inline void PairColumns(const void* group, const void* next, uint8x16_t& columns01,
+                               uint8x16_t& columns23) {
+  const uint32x4_t x = vreinterpretq_u32_u8(LoadBytes(group));
+  const uint32x4_t y = vreinterpretq_u32_u8(LoadBytes(next));
+  columns01 = vreinterpretq_u8_u32(vzip1q_u32(x, y));
+  columns23 = vreinterpretq_u8_u32(vzip2q_u32(x, y));
+}
+// Rows 0 and 1 of four columns from the 2 x 2 blocks of columns 0-1 and 2-3.
+static inline void UnpairRows(uint64x2_t first, uint64x2_t second, uint64x2_t& row0,
+                              uint64x2_t& row1) {
+  row0 = vzip1q_u64(first, second);
+  row1 = vzip2q_u64(first, second);
 }
 }  // namespace neon_lowp_detail
 
@@ -215,6 +248,75 @@ struct BfdotLowpVec<Bf16Gemm> : NeonBf16Lanes<BfdotLowpVec<Bf16Gemm>> {
   }
   static Acc Dot(Acc acc, AOperand a, BOperand b) { return vbfdotq_f32(acc, a, b); }
   static AOperand LoadAVector(const BFloat16* p) { return LoadB(p); }
+};
+
+template <class Kind>
+struct UsmmlaLowpVec;
+
+template <>
+struct UsmmlaLowpVec<S8Gemm> : NeonS8Lanes<UsmmlaLowpVec<S8Gemm>> {
+  static constexpr IsaLevel kIsa = IsaLevel::kNeonDot;
+  static constexpr bool kPairedGroups = true;
+  using APair = uint8x16_t;
+  using BPair = int8x16_t;
+  // Each column pair, the row pair in use and one spare.
+  static constexpr int OperandRegisters(int nv) { return 2 * nv + 2; }
+
+  static APair PairRowsPacked(const std::uint8_t* group, const std::uint8_t* next) {
+    return neon_lowp_detail::PairRowsPacked(group, next);
+  }
+  static APair PairRowsInPlace(const std::uint8_t* row0, const std::uint8_t* row1) {
+    return neon_lowp_detail::PairRowsInPlace(row0, row1);
+  }
+  static void PairColumns(const std::int8_t* group, const std::int8_t* next, BPair& columns01,
+                          BPair& columns23) {
+    uint8x16_t x, y;
+    neon_lowp_detail::PairColumns(group, next, x, y);
+    columns01 = vreinterpretq_s8_u8(x);
+    columns23 = vreinterpretq_s8_u8(y);
+  }
+  static Acc BlockDot(Acc acc, APair a, BPair b) { return vusmmlaq_s32(acc, a, b); }
+  static void Unpair(Acc first, Acc second, Acc& row0, Acc& row1) {
+    uint64x2_t r0, r1;
+    neon_lowp_detail::UnpairRows(vreinterpretq_u64_s32(first), vreinterpretq_u64_s32(second), r0,
+                                 r1);
+    row0 = vreinterpretq_s32_u64(r0);
+    row1 = vreinterpretq_s32_u64(r1);
+  }
+};
+
+template <class Kind>
+struct BfmmlaLowpVec;
+
+template <>
+struct BfmmlaLowpVec<Bf16Gemm> : NeonBf16Lanes<BfmmlaLowpVec<Bf16Gemm>> {
+  static constexpr IsaLevel kIsa = IsaLevel::kNeonBf16;
+  static constexpr bool kPairedGroups = true;
+  using APair = bfloat16x8_t;
+  using BPair = bfloat16x8_t;
+  static constexpr int OperandRegisters(int nv) { return 2 * nv + 2; }
+
+  static APair PairRowsPacked(const BFloat16* group, const BFloat16* next) {
+    return vreinterpretq_bf16_u8(neon_lowp_detail::PairRowsPacked(group, next));
+  }
+  static APair PairRowsInPlace(const BFloat16* row0, const BFloat16* row1) {
+    return vreinterpretq_bf16_u8(neon_lowp_detail::PairRowsInPlace(row0, row1));
+  }
+  static void PairColumns(const BFloat16* group, const BFloat16* next, BPair& columns01,
+                          BPair& columns23) {
+    uint8x16_t x, y;
+    neon_lowp_detail::PairColumns(group, next, x, y);
+    columns01 = vreinterpretq_bf16_u8(x);
+    columns23 = vreinterpretq_bf16_u8(y);
+  }
+  static Acc BlockDot(Acc acc, APair a, BPair b) { return vbfmmlaq_f32(acc, a, b); }
+  static void Unpair(Acc first, Acc second, Acc& row0, Acc& row1) {
+    uint64x2_t r0, r1;
+    neon_lowp_detail::UnpairRows(vreinterpretq_u64_f32(first), vreinterpretq_u64_f32(second), r0,
+                                 r1);
+    row0 = vreinterpretq_f32_u64(r0);
+    row1 = vreinterpretq_f32_u64(r1);
+  }
 };
 
 }  // namespace mmtune::simd
