@@ -3,8 +3,6 @@
 // half of the 32 registers free.
 #include <arm_neon.h>
 
-#include <cstring>
-
 #include "tuner/peak_kernels.h"
 #include "tuner/peak_loop.h"
 
