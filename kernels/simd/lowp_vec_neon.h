@@ -17,6 +17,7 @@
 
 #include <arm_neon.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -40,31 +41,6 @@ static inline uint32x2_t LoadTwoGroups(const void* p) {
   uint32x2_t v;
   std::memcpy(&v, p, sizeof(v));
   return v;
-}
-// Two rows of two groups each, as the matrix instructions read them ([r0 g, r0 g', r1 g, r1 g']):
-// from a packed panel, where a group's rows lie side by side ([r0 g, r1 g] at `group`, the next
-// group's at `next`), or in place, where a row's groups do.
-static inline uint8x16_t PairRowsPacked(const void* group, const void* next) {
-  const uint32x2_t x = LoadTwoGroups(group), y = LoadTwoGroups(next);
-  return vreinterpretq_u8_u32(vcombine_u32(vzip1_u32(x, y), vzip2_u32(x, y)));
-}
-static inline uint8x16_t PairRowsInPlace(const void* row0, const void* row1) {
-  return vreinterpretq_u8_u32(vcombine_u32(LoadTwoGroups(row0), LoadTwoGroups(row1)));
-}
-// Four columns of a packed B panel's group (at `group`) and the next group's (at `next`), as two
-// pairs of columns of two groups each.
-static inline void PairColumns(const void* group, const void* next, uint8x16_t& columns01,
-                               uint8x16_t& columns23) {
-  const uint32x4_t x = vreinterpretq_u32_u8(LoadBytes(group));
-  const uint32x4_t y = vreinterpretq_u32_u8(LoadBytes(next));
-  columns01 = vreinterpretq_u8_u32(vzip1q_u32(x, y));
-  columns23 = vreinterpretq_u8_u32(vzip2q_u32(x, y));
-}
-// Rows 0 and 1 of four columns from the 2 x 2 blocks of columns 0-1 and 2-3.
-static inline void UnpairRows(uint64x2_t first, uint64x2_t second, uint64x2_t& row0,
-                              uint64x2_t& row1) {
-  row0 = vzip1q_u64(first, second);
-  row1 = vzip2q_u64(first, second);
 }
 }  // namespace neon_lowp_detail
 
@@ -250,73 +226,67 @@ struct BfdotLowpVec<Bf16Gemm> : NeonBf16Lanes<BfdotLowpVec<Bf16Gemm>> {
   static AOperand LoadAVector(const BFloat16* p) { return LoadB(p); }
 };
 
+// What the paired traits (USMMLA, BFMMLA) share beside their accumulator lanes (`Lanes`): rows
+// and columns of two groups each, interleaved by 32-bit group as the matrix instructions read
+// them ([r0 g, r0 g', r1 g, r1 g']), and the 2 x 2 blocks back into rows.
+template <class Lanes, typename APairType, typename BPairType>
+struct NeonPairedLanes : Lanes {
+  using typename Lanes::Acc;
+  static constexpr bool kPairedGroups = true;
+  using APair = APairType;
+  using BPair = BPairType;
+  // Each column pair, the row pair in use and one spare.
+  static constexpr int OperandRegisters(int nv) { return 2 * nv + 2; }
+
+  // Two rows from a packed panel, where a group's rows lie side by side ([r0 g, r1 g] at
+  // `group`, the next group's at `next`).
+  template <typename E>
+  static APair PairRowsPacked(const E* group, const E* next) {
+    const uint32x2_t x = neon_lowp_detail::LoadTwoGroups(group);
+    const uint32x2_t y = neon_lowp_detail::LoadTwoGroups(next);
+    return std::bit_cast<APair>(vcombine_u32(vzip1_u32(x, y), vzip2_u32(x, y)));
+  }
+  // Two rows of A in place, where a row's groups lie side by side.
+  template <typename E>
+  static APair PairRowsInPlace(const E* row0, const E* row1) {
+    return std::bit_cast<APair>(vcombine_u32(neon_lowp_detail::LoadTwoGroups(row0),
+                                             neon_lowp_detail::LoadTwoGroups(row1)));
+  }
+  // Four columns of a packed B panel's group (at `group`) and the next group's (at `next`), as
+  // two pairs of columns.
+  template <typename E>
+  static void PairColumns(const E* group, const E* next, BPair& columns01, BPair& columns23) {
+    const uint32x4_t x = vreinterpretq_u32_u8(neon_lowp_detail::LoadBytes(group));
+    const uint32x4_t y = vreinterpretq_u32_u8(neon_lowp_detail::LoadBytes(next));
+    columns01 = std::bit_cast<BPair>(vzip1q_u32(x, y));
+    columns23 = std::bit_cast<BPair>(vzip2q_u32(x, y));
+  }
+  // Rows 0 and 1 of four columns from the 2 x 2 blocks of columns 0-1 and 2-3.
+  static void Unpair(Acc first, Acc second, Acc& row0, Acc& row1) {
+    const auto x = std::bit_cast<uint64x2_t>(first), y = std::bit_cast<uint64x2_t>(second);
+    row0 = std::bit_cast<Acc>(vzip1q_u64(x, y));
+    row1 = std::bit_cast<Acc>(vzip2q_u64(x, y));
+  }
+};
+
 template <class Kind>
 struct UsmmlaLowpVec;
 
 template <>
-struct UsmmlaLowpVec<S8Gemm> : NeonS8Lanes<UsmmlaLowpVec<S8Gemm>> {
+struct UsmmlaLowpVec<S8Gemm>
+    : NeonPairedLanes<NeonS8Lanes<UsmmlaLowpVec<S8Gemm>>, uint8x16_t, int8x16_t> {
   static constexpr IsaLevel kIsa = IsaLevel::kNeonDot;
-  static constexpr bool kPairedGroups = true;
-  using APair = uint8x16_t;
-  using BPair = int8x16_t;
-  // Each column pair, the row pair in use and one spare.
-  static constexpr int OperandRegisters(int nv) { return 2 * nv + 2; }
-
-  static APair PairRowsPacked(const std::uint8_t* group, const std::uint8_t* next) {
-    return neon_lowp_detail::PairRowsPacked(group, next);
-  }
-  static APair PairRowsInPlace(const std::uint8_t* row0, const std::uint8_t* row1) {
-    return neon_lowp_detail::PairRowsInPlace(row0, row1);
-  }
-  static void PairColumns(const std::int8_t* group, const std::int8_t* next, BPair& columns01,
-                          BPair& columns23) {
-    uint8x16_t x, y;
-    neon_lowp_detail::PairColumns(group, next, x, y);
-    columns01 = vreinterpretq_s8_u8(x);
-    columns23 = vreinterpretq_s8_u8(y);
-  }
   static Acc BlockDot(Acc acc, APair a, BPair b) { return vusmmlaq_s32(acc, a, b); }
-  static void Unpair(Acc first, Acc second, Acc& row0, Acc& row1) {
-    uint64x2_t r0, r1;
-    neon_lowp_detail::UnpairRows(vreinterpretq_u64_s32(first), vreinterpretq_u64_s32(second), r0,
-                                 r1);
-    row0 = vreinterpretq_s32_u64(r0);
-    row1 = vreinterpretq_s32_u64(r1);
-  }
 };
 
 template <class Kind>
 struct BfmmlaLowpVec;
 
 template <>
-struct BfmmlaLowpVec<Bf16Gemm> : NeonBf16Lanes<BfmmlaLowpVec<Bf16Gemm>> {
+struct BfmmlaLowpVec<Bf16Gemm>
+    : NeonPairedLanes<NeonBf16Lanes<BfmmlaLowpVec<Bf16Gemm>>, bfloat16x8_t, bfloat16x8_t> {
   static constexpr IsaLevel kIsa = IsaLevel::kNeonBf16;
-  static constexpr bool kPairedGroups = true;
-  using APair = bfloat16x8_t;
-  using BPair = bfloat16x8_t;
-  static constexpr int OperandRegisters(int nv) { return 2 * nv + 2; }
-
-  static APair PairRowsPacked(const BFloat16* group, const BFloat16* next) {
-    return vreinterpretq_bf16_u8(neon_lowp_detail::PairRowsPacked(group, next));
-  }
-  static APair PairRowsInPlace(const BFloat16* row0, const BFloat16* row1) {
-    return vreinterpretq_bf16_u8(neon_lowp_detail::PairRowsInPlace(row0, row1));
-  }
-  static void PairColumns(const BFloat16* group, const BFloat16* next, BPair& columns01,
-                          BPair& columns23) {
-    uint8x16_t x, y;
-    neon_lowp_detail::PairColumns(group, next, x, y);
-    columns01 = vreinterpretq_bf16_u8(x);
-    columns23 = vreinterpretq_bf16_u8(y);
-  }
   static Acc BlockDot(Acc acc, APair a, BPair b) { return vbfmmlaq_f32(acc, a, b); }
-  static void Unpair(Acc first, Acc second, Acc& row0, Acc& row1) {
-    uint64x2_t r0, r1;
-    neon_lowp_detail::UnpairRows(vreinterpretq_u64_f32(first), vreinterpretq_u64_f32(second), r0,
-                                 r1);
-    row0 = vreinterpretq_f32_u64(r0);
-    row1 = vreinterpretq_f32_u64(r1);
-  }
 };
 
 }  // namespace mmtune::simd
