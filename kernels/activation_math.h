@@ -10,6 +10,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <limits>
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
@@ -123,14 +124,30 @@ template <typename V>
   return a * b + c;
 }
 
+// ln(2), log2(e) and sqrt(2 / pi), rounded once into each constant of T made from them.
+constexpr long double kLn2 = 0.693147180559945309417232121458176568L;
+constexpr long double kLog2E = 1.44269504088896340735992468100189214L;
+constexpr long double kSqrtTwoOverPi = 0.797884560802865355879892119868763737L;
+
+// The Taylor polynomial of 2^f = e^(f ln 2): (ln 2)^d / d!, each rounded once to T.
+template <typename T, int kDegree>
+constexpr std::array<T, kDegree + 1> Exp2TaylorCoefficients() {
+  std::array<T, kDegree + 1> c{};
+  long double term = 1;
+  for (int d = 0; d <= kDegree; ++d) {
+    c[d] = static_cast<T>(term);
+    term = term * kLn2 / (d + 1);
+  }
+  return c;
+}
+
 template <typename T>
 struct Exp2Traits;
-// 2^t = 2^n 2^f with n = round(t) and f = t - n (exact, |f| <= 1/2), 2^f = e^(f ln 2) by its
-// Taylor polynomial: |f ln 2| <= 0.35 leaves a truncation error of about an ulp (degree 6 for
-// f32: 1.2e-7 relative). Over [kLow, kHigh] 2^t is a normal number: never a subnormal (one
-// costs a microcode assist many times the price of the whole computation), never an infinity.
-// Base 2 rather than e: the callers fold log2(e) into their own constants, and the reduction of
-// the argument takes three additions where e's took three multiply-adds and an addition.
+// 2^t = 2^n 2^f with n = round(t) and f = t - n (exact, |f| <= 1/2), 2^f by a polynomial in f.
+// Over [kLow, kHigh] 2^t is a normal number: never a subnormal (one costs a microcode assist
+// many times the price of the whole computation), never an infinity. Base 2 rather than e: the
+// callers fold log2(e) into their own constants, and the reduction of the argument takes an
+// instruction or three additions where e's took three multiply-adds and an addition.
 template <>
 struct Exp2Traits<float> {
   using SignedBits = std::int32_t;
@@ -139,7 +156,10 @@ struct Exp2Traits<float> {
   static constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   static constexpr int kMantissaBits = 23;
   static constexpr SignedBits kExponentBias = 127;
-  static constexpr int kDegree = 6;
+  // The degree-5 polynomial through 2^f at the six Chebyshev nodes of [-1/2, 1/2], rounded to
+  // f32: a relative error below 1.6e-7, where the Taylor polynomial needs degree 6 for 1.2e-7.
+  static constexpr std::array<float, 6> kCoefficients = {
+      1.00000012f, 0.693147182f, 0.240221068f, 0.0555035695f, 0.00967603177f, 0.00133908633f};
 };
 template <>
 struct Exp2Traits<double> {
@@ -149,13 +169,21 @@ struct Exp2Traits<double> {
   static constexpr double kShifter = 6755399441055744.0;  // 1.5 * 2^52
   static constexpr int kMantissaBits = 52;
   static constexpr SignedBits kExponentBias = 1023;
-  static constexpr int kDegree = 13;
+  // Taylor: |f ln 2| <= 0.35 leaves a truncation error of about an ulp at degree 13.
+  static constexpr std::array<double, 14> kCoefficients = Exp2TaylorCoefficients<double, 13>();
 };
 
-// ln(2), log2(e) and sqrt(2 / pi), rounded once into each constant of T made from them.
-constexpr long double kLn2 = 0.693147180559945309417232121458176568L;
-constexpr long double kLog2E = 1.44269504088896340735992468100189214L;
-constexpr long double kSqrtTwoOverPi = 0.797884560802865355879892119868763737L;
+// 2^f for |f| <= 1/2, by Horner's rule.
+template <typename V>
+[[gnu::always_inline]] inline V Exp2Reduced(V f) {
+  constexpr const auto& kC = Exp2Traits<LaneOf<V>>::kCoefficients;
+  constexpr std::size_t kDegree = kC.size() - 1;
+  V p = Splat<V>(kC[kDegree]);
+  [&]<std::size_t... kStep>(std::index_sequence<kStep...>) __attribute__((always_inline)) {
+    ((p = MulAdd<V>(p, f, Splat<V>(kC[kDegree - 1 - kStep]))), ...);
+  }(std::make_index_sequence<kDegree>());
+  return p;
+}
 
 // 2^t for t in [kLow, kHigh]; NaN for NaN.
 template <typename V>
@@ -165,57 +193,69 @@ template <typename V>
   using SignedVec = decltype(t < t);  // integer lanes of T's width
   const V shifted = t + E::kShifter;
   const V n = shifted - E::kShifter;
-  const V f = t - n;
-  // (ln 2)^d / d!, each rounded once to T.
-  static constexpr std::array<T, E::kDegree + 1> kCoefficients = [] {
-    std::array<T, E::kDegree + 1> c{};
-    long double term = 1;
-    for (int d = 0; d <= E::kDegree; ++d) {
-      c[d] = static_cast<T>(term);
-      term = term * kLn2 / (d + 1);
-    }
-    return c;
-  }();
-  V p = Splat<V>(kCoefficients[E::kDegree]);
-  [&]<std::size_t... kStep>(std::index_sequence<kStep...>) __attribute__((always_inline)) {
-    ((p = p * f + kCoefficients[E::kDegree - 1 - kStep]), ...);
-  }(std::make_index_sequence<E::kDegree>());
   // n sits in the low bits of `shifted` (two's complement against the shifter's bits); 2^n is
   // normal over the range, so its bits are the biased n shifted into the exponent.
   const SignedVec biased = std::bit_cast<SignedVec>(shifted) -
                            std::bit_cast<typename E::SignedBits>(E::kShifter) + E::kExponentBias;
-  return p * std::bit_cast<V>(biased << E::kMantissaBits);
+  return Exp2Reduced<V>(t - n) * std::bit_cast<V>(biased << E::kMantissaBits);
 }
 
 // x / (1 + 2^t): -0 where t > kHigh (there x is far below zero and the true value below 1e-30
-// in magnitude; also for x = -inf), NaN for NaN. The clamp keeps 2^t in its normal range.
+// in magnitude; also for x = -inf), NaN for NaN.
 template <typename V>
 [[gnu::always_inline]] inline V OverOnePlusExp2(V x, V t) {
   using T = LaneOf<V>;
   using E = Exp2Traits<T>;
   const V low = Splat<V>(E::kLow);
   const V high = Splat<V>(E::kHigh);
+#if defined(__AVX512F__)
+  // VRNDSCALE rounds in one instruction, and VSCALEF takes 2^n for any n, so only the low end
+  // needs a clamp (f = t - n is NaN for an infinite t); the division, masked past kHigh, leaves
+  // the -0 there that the select below would: the same results as the general form. (Zero-masked
+  // forms with every lane set, as in Max.)
+  if constexpr (sizeof(V) == 64) {
+    constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const V clamped = Max<V>(t, low);
+    const V one = Splat<V>(T(1));
+    const V negative_zero = Splat<V>(T(-0.0));
+    if constexpr (std::is_same_v<T, float>) {
+      const V n = _mm512_maskz_roundscale_ps(0xffff, clamped, kNearest);
+      const V power = _mm512_maskz_scalef_ps(0xffff, Exp2Reduced<V>(clamped - n), n);
+      const __mmask16 in_range = _mm512_cmp_ps_mask(t, high, _CMP_NGT_UQ);
+      return _mm512_mask_div_ps(negative_zero, in_range, x, one + power);
+    } else {
+      const V n = _mm512_maskz_roundscale_pd(0xff, clamped, kNearest);
+      const V power = _mm512_maskz_scalef_pd(0xff, Exp2Reduced<V>(clamped - n), n);
+      const __mmask8 in_range = _mm512_cmp_pd_mask(t, high, _CMP_NGT_UQ);
+      return _mm512_mask_div_pd(negative_zero, in_range, x, one + power);
+    }
+  }
+#endif
+  // The clamp keeps 2^t in its normal range.
   const V clamped = Min<V>(Max<V>(t, low), high);
   const V quotient = x / (T(1) + Exp2InRange<V>(clamped));
   return t > high ? Splat<V>(T(-0.0)) : quotient;
 }
 
 // gelu's tanh form, 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)) = x / (1 + 2^t) with u = sqrt(2 /
-// pi) (x + 0.044715 x^3), so t = -2u log2(e) = x (c1 + c3 x^2); silu's t is x c1 (c3 = 0).
+// pi) (x + 0.044715 x^3), so t = -2u log2(e) = x (c1 + c3 x^2); silu's t is x c1.
 template <typename T>
 constexpr T kGeluC1 = T(-2 * kSqrtTwoOverPi * kLog2E);
 template <typename T>
 constexpr T kGeluC3 = T(-2 * kSqrtTwoOverPi * 0.044715L * kLog2E);
 template <typename T>
 constexpr T kSiluC1 = T(-kLog2E);
+// silu's c3 where it takes SigmoidForm: the negative normal number nearest 0, not 0, whose
+// 0 * x^2 would be NaN where x^2 overflows. It vanishes into c1 wherever t can be in range
+// (|x| below 2^51 for f32), and past that t is out of range with or without it.
+template <typename T>
+constexpr T kSiluC3 = -std::numeric_limits<T>::min();
 
-// x / (1 + 2^(x (c1 + c3 x^2))): gelu for (kGeluC1, kGeluC3), silu for (kSiluC1, 0). x^2 is
-// capped so that silu's 0 * x^2 stays 0 where x^2 overflows (gelu's t is far out of range there
-// either way).
+// x / (1 + 2^(x (c1 + c3 x^2))): gelu for (kGeluC1, kGeluC3), silu for (kSiluC1, kSiluC3).
+// Where x^2 overflows, t is the infinity of x's opposite sign, the limit either way.
 template <typename V>
 [[gnu::always_inline]] inline V SigmoidForm(V x, V c1, V c3) {
-  const V square = Min<V>(x * x, Splat<V>(LaneOf<V>(1e30)));
-  return OverOnePlusExp2<V>(x, x * (c1 + c3 * square));
+  return OverOnePlusExp2<V>(x, x * MulAdd<V>(c3, x * x, c1));
 }
 
 // x where x >= floor or x is NaN, else floor: no activation for floor = -inf, relu for 0.
@@ -232,7 +272,7 @@ template <Activation kAct, typename V>
   } else if constexpr (kAct == Activation::kGelu) {
     return SigmoidForm<V>(x, Splat<V>(kGeluC1<T>), Splat<V>(kGeluC3<T>));
   } else if constexpr (kAct == Activation::kSilu) {
-    return OverOnePlusExp2<V>(x, x * kSiluC1<T>);  // the bits of SigmoidForm's (kSiluC1, 0)
+    return OverOnePlusExp2<V>(x, x * kSiluC1<T>);  // SigmoidForm's bits, with kSiluC3
   } else {
     return x;
   }
@@ -247,7 +287,7 @@ struct Form {
       : sigmoid(activation == Activation::kGelu || activation == Activation::kSilu),
         floor(activation == Activation::kRelu ? T(0) : T(-__builtin_inf())),
         c1(activation == Activation::kGelu ? kGeluC1<T> : kSiluC1<T>),
-        c3(activation == Activation::kGelu ? kGeluC3<T> : T(0)) {}
+        c3(activation == Activation::kGelu ? kGeluC3<T> : kSiluC3<T>) {}
   // The constants' broadcasts are the same in every call of an unrolled tile: the compiler
   // makes them once.
   template <bool kSigmoid, typename V>

@@ -271,6 +271,7 @@ template <class Vec, int MR, int NV, int KU, bool kEpilogue = false>
                       __attribute__((always_inline)) {
       const Acc alpha = Vec::Broadcast(args.alpha);
       const Acc beta = Vec::Broadcast(args.beta);
+      const bool scale = args.alpha != 1;  // the common alpha skips its multiply, as gemv's does
       simd::Unroll<MR>([&](auto i) {
         if (i >= args.m) return;
         C* const row = whole ? args.c + i * args.row_stride : &staged[i][0];
@@ -290,7 +291,8 @@ template <class Vec, int MR, int NV, int KU, bool kEpilogue = false>
             out = activation::MulAdd(load.template operator()<F>(scales + v * L),
                                      __builtin_convertvector((I)sum, F), bias);
           } else {
-            Acc scaled = Vec::MulAdd(Vec::Zero(), acc[i][v], alpha);
+            Acc scaled = acc[i][v];
+            if (scale) scaled = Vec::MulAdd(Vec::Zero(), scaled, alpha);
             if (read_c) scaled = Vec::MulAdd(scaled, Vec::LoadAcc(row + v * L), beta);
             out = scaled;
             out += bias;

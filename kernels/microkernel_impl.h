@@ -217,10 +217,11 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
                             __attribute__((always_inline)) {
     const V alpha = Vec::Set1(args.alpha);
     const V beta = Vec::Set1(args.beta);
+    const bool scale = args.alpha != T(1);  // x * 1 is x: the common alpha skips its multiply
     const bool read_c = args.beta != T(0);
     const bool by_row = epilogue.bias_kind == BiasKind::kPerRow;
     V column_bias[NV];
-    Unroll<NV>([&](auto v) {
+    Unroll<NV>([&](auto v) __attribute__((always_inline)) {
       const T* const bias = epilogue.bias + v * L;
       column_bias[v] = Vec::Zero();
       if (epilogue.bias_kind != BiasKind::kPerColumn) return;
@@ -232,19 +233,20 @@ template <class Vec, int MR, int NV, int KU, AMode kMode, bool kEdge = false,
         column_bias[v] = Vec::LoadPartial(bias, lanes[v]);
       }
     });
-    Unroll<MR>([&](auto i) {
+    Unroll<MR>([&](auto i) __attribute__((always_inline)) {
       if constexpr (!kWritesAllRows) {
         if (i >= m) return;
       }
       T* const row = c + i * ldc;
       // The bias as one term, as the epilogue functions add it (the same bits either way).
       const V row_bias = by_row ? Vec::Set1(epilogue.bias[i]) : Vec::Zero();
-      Unroll<NV>([&](auto v) {
+      Unroll<NV>([&](auto v) __attribute__((always_inline)) {
         T* const out = row + v * L;
         if constexpr (!Vec::kCheapMaskedLoads) {
           if (lanes[v] == 0) return;
         }
-        V result = Vec::Mul(acc[i][v], alpha);
+        V result = acc[i][v];
+        if (scale) result = Vec::Mul(result, alpha);
         if (read_c) {
           if constexpr (Vec::kCheapMaskedLoads) {
             result = Vec::Fma(Vec::LoadMasked(out, column_mask[v]), beta, result);
