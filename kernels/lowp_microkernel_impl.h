@@ -271,7 +271,7 @@ template <class Vec, int MR, int NV, int KU, bool kEpilogue = false>
                       __attribute__((always_inline)) {
       const Acc alpha = Vec::Broadcast(args.alpha);
       const Acc beta = Vec::Broadcast(args.beta);
-      const bool scale = args.alpha != 1;  // the common alpha skips its multiply, as gemv's does
+      const bool scale = args.alpha != 1;  // the common alpha skips its multiply-add
       simd::Unroll<MR>([&](auto i) {
         if (i >= args.m) return;
         C* const row = whole ? args.c + i * args.row_stride : &staged[i][0];
