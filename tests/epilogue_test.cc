@@ -2,9 +2,10 @@
 // functions against a reference in double, with the documented NaN and infinity results; then
 // GEMMs with a bias and an activation in every dtype, through every family (gemv, direct,
 // packed, A read in place), in k blocks, on one and two threads, both layouts and every
-// transpose pair; and s8 GEMMs dequantized to f32 the same ways. Operands are small integers, so
-// the product is exact and only the epilogue's own rounding is allowed for; canaries around C
-// show a write outside it, NaN in C under beta = 0 shows a read of the old C.
+// transpose pair; the special values through every level's kernels; and s8 GEMMs dequantized to
+// f32 the same ways. Operands are small integers, so the product is exact and only the
+// epilogue's own rounding is allowed for; canaries around C show a write outside it, NaN in C
+// under beta = 0 shows a read of the old C.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -365,6 +366,69 @@ TYPED_TEST(EpilogueGemmTest, BoundPackedBAndBatchedCallsApplyIt) {
         EXPECT_EQ(ec.Mismatches(epilogue.activation), 0) << "batch item " << item;
       }
     }
+  }
+}
+
+// The kernels' own activations (one copy per form, activation_math.h: Form) on the values where
+// the exponential leaves its range, where x^2 overflows, and the special values: a per-column
+// bias carries them over a product of zeros, at every runnable level, through every family.
+TYPED_TEST(EpilogueGemmTest, EveryFamilyTakesTheActivationsSpecialValues) {
+  using X = TypeParam;
+  using A = typename GemmTypes<X>::A;
+  using B = typename GemmTypes<X>::B;
+  using C = typename GemmTypes<X>::C;
+  if constexpr (std::is_integral_v<C>) {
+    GTEST_SKIP() << "s32 C takes relu only, exact on every value";
+  } else {
+    using Limits = std::numeric_limits<C>;
+    std::vector<C> values;
+    for (double x : {-1e20, -1e10, -745.0, -709.0, -120.0, -104.0, -90.0, -88.5, -45.0, -10.0,
+                     -5.5, -1.0, -1e-30, 1e-30, 0.5, 6.0, 30.0, 88.5, 90.0, 709.5, 1e10, 1e20,
+                     1e30, -1e30}) {
+      values.push_back(static_cast<C>(x));
+    }
+    values.insert(values.end(), {C(0), C(-0.0), Limits::quiet_NaN(), Limits::infinity(),
+                                 -Limits::infinity(), Limits::max(), Limits::lowest(),
+                                 Limits::denorm_min(), Limits::min()});
+    const auto n = static_cast<std::int64_t>(values.size());
+    auto host = DetectHostMachine();
+    ASSERT_TRUE(host.ok()) << host.error().message;
+    int cases = 0;
+    for (IsaLevel isa : RunnableLevels()) {
+      Machine machine = *host;
+      machine.kernel_isa = isa;
+      for (const auto [m, k] : {std::array<std::int64_t, 2>{1, 19}, {7, 17}, {45, 150}}) {
+        const Problem problem{GemmTypes<X>::kDType, Layout::kRowMajor, Trans::kNo, Trans::kNo,
+                              m, n, k, 2};
+        const std::vector<A> a(static_cast<std::size_t>(m * k), A{});
+        const std::vector<B> b(static_cast<std::size_t>(k * n), B{});
+        for (const KernelConfig& config : ConfigsFor<X>(machine, problem)) {
+          auto plan = GemmPlan<X>::Create(config);
+          ASSERT_TRUE(plan.ok()) << plan.error().message;
+          for (Activation activation : kActivations) {
+            SCOPED_TRACE(config.ToString() + " " + problem.ToString() + " " +
+                         ToString(activation));
+            const Epilogue<C> epilogue{BiasKind::kPerColumn, values.data(), activation};
+            std::vector<C> c(static_cast<std::size_t>(m * n), Limits::quiet_NaN());
+            const GemmArgs<X> args{Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1,
+                                   a.data(), k, b.data(), n, 0, c.data(), n, epilogue};
+            const Status status = plan->Run(args, TwoMembers());
+            ASSERT_TRUE(status.ok()) << status.error().message;
+            for (std::int64_t i = 0; i < m; ++i) {
+              for (std::int64_t j = 0; j < n; ++j) {
+                const C got = c[static_cast<std::size_t>(i * n + j)];
+                const double want = ReferenceActivation(activation, values[j]);
+                ASSERT_TRUE(Close(activation, got, want))
+                    << "row " << i << ", x " << values[j] << ": got " << got << ", want "
+                    << want;
+              }
+            }
+            ++cases;
+          }
+        }
+      }
+    }
+    EXPECT_GT(cases, 0);
   }
 }
 
