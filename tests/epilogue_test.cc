@@ -54,6 +54,23 @@ bool Close(Activation activation, C got, double want) {
 }
 
 
+// The values where the exponential leaves its range, where x^2 overflows (f32), and the special
+// values: what the activations must take as documented.
+template <typename C>
+std::vector<C> ActivationEdges() {
+  using Limits = std::numeric_limits<C>;
+  std::vector<C> values;
+  for (double x : {-1e30, -1e20, -1e10, -745.0, -709.0, -120.0, -104.0, -90.0, -88.5, -87.5,
+                   -45.0, -11.0, -10.0, -9.5, -5.5, -1.0, -1e-30, 1e-30, 0.5, 6.0, 9.5, 30.0,
+                   88.5, 90.0, 709.5, 1e10, 1e20, 1e30}) {
+    values.push_back(static_cast<C>(x));
+  }
+  values.insert(values.end(), {C(0), C(-0.0), Limits::quiet_NaN(), Limits::infinity(),
+                               -Limits::infinity(), Limits::max(), Limits::lowest(),
+                               Limits::denorm_min(), Limits::min()});
+  return values;
+}
+
 template <typename C>
 class ActivationTest : public ::testing::Test {};
 using FloatTypes = ::testing::Types<float, double>;
@@ -68,13 +85,8 @@ TYPED_TEST(ActivationTest, EveryLevelMatchesTheReference) {
   using Limits = std::numeric_limits<C>;
   std::vector<C> inputs;
   for (int i = -400; i <= 400; ++i) inputs.push_back(static_cast<C>(i * 0.037));
-  for (double x : {-745.0, -709.0, -120.0, -104.0, -90.0, -88.5, -87.5, -45.0, -11.0, -10.0, -9.5,
-                   -5.5, 6.0, 9.5, 30.0, 88.5, 90.0, 709.5, 1e10, -1e10, 1e-30, -1e-30}) {
-    inputs.push_back(static_cast<C>(x));
-  }
-  inputs.insert(inputs.end(), {C(0), C(-0.0), Limits::quiet_NaN(), Limits::infinity(),
-                               -Limits::infinity(), Limits::max(), Limits::lowest(),
-                               Limits::denorm_min(), Limits::min()});
+  const std::vector<C> edges = ActivationEdges<C>();
+  inputs.insert(inputs.end(), edges.begin(), edges.end());
   const auto n = static_cast<std::int64_t>(inputs.size());
   for (IsaLevel isa : RunnableLevels()) {
     for (Activation activation : kActivations) {
@@ -381,15 +393,7 @@ TYPED_TEST(EpilogueGemmTest, EveryFamilyTakesTheActivationsSpecialValues) {
     GTEST_SKIP() << "s32 C takes relu only, exact on every value";
   } else {
     using Limits = std::numeric_limits<C>;
-    std::vector<C> values;
-    for (double x : {-1e20, -1e10, -745.0, -709.0, -120.0, -104.0, -90.0, -88.5, -45.0, -10.0,
-                     -5.5, -1.0, -1e-30, 1e-30, 0.5, 6.0, 30.0, 88.5, 90.0, 709.5, 1e10, 1e20,
-                     1e30, -1e30}) {
-      values.push_back(static_cast<C>(x));
-    }
-    values.insert(values.end(), {C(0), C(-0.0), Limits::quiet_NaN(), Limits::infinity(),
-                                 -Limits::infinity(), Limits::max(), Limits::lowest(),
-                                 Limits::denorm_min(), Limits::min()});
+    const std::vector<C> values = ActivationEdges<C>();
     const auto n = static_cast<std::int64_t>(values.size());
     auto host = DetectHostMachine();
     ASSERT_TRUE(host.ok()) << host.error().message;
