@@ -229,12 +229,12 @@ KernelConfig LowpPacked(const Problem& original, const Machine& machine, bool co
   if (isa == IsaLevel::kAvx512 && CpuRunsLowpTiles<Kind>(machine.cpu)) {
     const Tile tile =
         AmxTile(MicroKernels<Kind>(isa), Kind::kDType, problem.m, problem.k, cold_c);
-    KernelConfig c = PackedConfig(problem, cache, isa, tile, ParallelLoop::kJc);
+    KernelConfig c = PackedConfig(problem, machine, isa, tile, ParallelLoop::kJc);
     c.prefetch_c = cold_c;
     const ParallelLoop loop = TileParallelLoop<Kind>(problem, c, cache);
     if (loop != c.parallel_loop) {
       c.parallel_loop = loop;
-      model::SetPackedBlocks(cache, problem, c);  // the loop's blocks
+      model::SetPackedBlocks(machine, problem, c);  // the loop's blocks
     }
     c.a_in_place = LowpAIsKContiguous(original) && c.parallel_loop != ParallelLoop::kJr;
     c.c_buffer = TileSumsInBuffer<Kind>(problem, c, cache);
@@ -244,7 +244,7 @@ KernelConfig LowpPacked(const Problem& original, const Machine& machine, bool co
   // rule holds, with fewer accumulators on two zmm pipes (docs/low-precision.md).
   const Tile best =
       PackedVectorTile(MicroKernels<Kind>(isa), machine, isa, VectorLanes(isa, 4), true);
-  KernelConfig c = PackedConfig(problem, cache, isa, best, PackedParallelLoop(problem, best.mr));
+  KernelConfig c = PackedConfig(problem, machine, isa, best, PackedParallelLoop(problem, best.mr));
   // Unrolled as f32's packed k loops are, where the core's facts say it pays for these types.
   if (problem.m >= c.mr &&
       model::UnrollsKLoop(machine, &CoreFacts::unrolls_long_lowp_k,
@@ -256,7 +256,7 @@ KernelConfig LowpPacked(const Problem& original, const Machine& machine, bool co
   const double a_bytes = static_cast<double>(original.m) * static_cast<double>(original.k) *
                          sizeof(typename Kind::A);
   c.a_in_place = LowpAIsKContiguous(original) && a_bytes < static_cast<double>(cache.l2);
-  if (c.a_in_place) model::SetPackedBlocks(cache, problem, c);  // the B block beside A in L2
+  if (c.a_in_place) model::SetPackedBlocks(machine, problem, c);  // the B block beside A in L2
   return c;
 }
 
@@ -390,7 +390,7 @@ KernelConfig PackedWeightsConfig(const Problem& packed_b, const Machine& machine
   // Row blocks as large as the model gives a tall problem: one row never fills one.
   Problem tall = problem;
   tall.m = std::int64_t{1} << 20;
-  model::SetPackedBlocks(CacheBudgetOf(machine), tall, config);
+  model::SetPackedBlocks(machine, tall, config);
   return config;
 }
 
@@ -443,7 +443,7 @@ KernelConfig LentConfig(KernelConfig config, const Problem& tuned_for, const Pro
   if (config.family != KernelFamily::kPacked) return config;
   const Problem from = RowMajorView(tuned_for);
   KernelConfig model = config;
-  SetPackedBlocks(CacheBudgetOf(machine), RowMajorView(problem), model);
+  SetPackedBlocks(machine, RowMajorView(problem), model);
   if (config.mc >= detail::RoundUp(from.m, config.mr)) config.mc = model.mc;
   if (config.kc >= from.k) config.kc = model.kc;
   if (config.nc >= detail::RoundUp(from.n, config.nr)) config.nc = model.nc;

@@ -9,6 +9,7 @@
 
 #include "kernels/default_config.h"
 #include "kernels/kernel_config.h"
+#include "kernels/microkernel.h"
 #include "machine/core_facts.h"
 #include "machine/machine.h"
 #include "mmtune/types.h"
@@ -31,6 +32,16 @@ inline double VectorFmasPerCycle(const Machine& machine, IsaLevel isa) {
   return machine.zmm_fmas_per_cycle > 0.0 ? machine.zmm_fmas_per_cycle
                                           : CoreFactsOf(machine.cpu).zmm_fmas_per_cycle;
 }
+
+// Bytes of vector operands the core's FMA or dot-product pipes take a cycle with `isa`'s vectors.
+inline double DotProductBytesPerCycle(const Machine& machine, IsaLevel isa) {
+  return VectorFmasPerCycle(machine, isa) * VectorLanes(isa, 4) * 4;
+}
+
+// The most of those bytes a cycle at which vector k loops whose B micro-panel streams from L2,
+// on every core at once, keep up with a panel in L1: one zmm pipe's 64 do, two zmm pipes' 128 do
+// not (docs/low-precision.md, Kernels).
+inline constexpr double kL2FedDotBytesPerCycle = 64.0;
 
 // AVX-512 kernels on a core with two 512-bit FMA pipes.
 inline bool TwoZmmPipes(const Machine& machine) {
@@ -198,7 +209,7 @@ Tile PackedVectorTile(const KernelTable& kernels, const Machine& machine, IsaLev
 // The packed model's cache blocks for the tile of `c` (its isa, mr and nr, and for the bf16 and
 // s8 vector kernels its loop and whether it reads A in place) on `problem` (row-major view), by
 // element type.
-void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelConfig& c);
+void SetPackedBlocks(const Machine& machine, const Problem& problem, KernelConfig& c);
 
 // Which loop threads split in the packed family (packed_model.cc has the rule), for every GEMM
 // type.
@@ -207,7 +218,7 @@ ParallelLoop PackedParallelLoop(const Problem& problem, int mr);
 // The packed config of `tile` at `isa` on `problem` (row-major view): no k unroll (PackedModel
 // adds it for f32 and f64 where it pays), C prefetched, the model's cache blocks (SetPackedBlocks),
 // threads splitting `loop`.
-KernelConfig PackedConfig(const Problem& problem, const CacheBudget& cache, IsaLevel isa, Tile tile,
+KernelConfig PackedConfig(const Problem& problem, const Machine& machine, IsaLevel isa, Tile tile,
                           ParallelLoop loop);
 
 // The model config of the packed 5-loop family (f32 or f64): blocks sized for L1, L2 and the

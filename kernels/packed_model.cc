@@ -138,7 +138,8 @@ void NarrowBBlockBesideInPlaceA(const CacheBudget& cache, const Problem& problem
 
 }  // namespace
 
-void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelConfig& c) {
+void SetPackedBlocks(const Machine& machine, const Problem& problem, KernelConfig& c) {
+  const CacheBudget cache = CacheBudgetOf(machine);
   switch (problem.dtype) {
     case DType::kF32:
     case DType::kF64: {
@@ -154,11 +155,13 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
     // A bf16 or s8 panel holds 2x or 4x the k of an f32 one; kc whole groups of k, and whole
     // tile rows for the AMX kernels. The vector kernels' kc on one thread as for a two-vector
     // panel, as f32's: a group step of a four-vector tile takes as long as an f32 k step of one,
-    // so this gives both the same k loop between C updates. On more threads their B micro-panel
-    // stays in two thirds of L1, as the tile kernels' does: a group step reads 1.5x the B bytes
-    // of an f32 k step, and with every core streaming, its panel from L2 slowed their k loops
-    // (docs/low-precision.md). Beside an A read in place, a narrower B block where it would
-    // crowd L2 (NarrowBBlockBesideInPlaceA).
+    // so this gives both the same k loop between C updates. On more threads, where the dot
+    // products take more vector bytes a cycle than L2 feeds every core at once
+    // (kL2FedDotBytesPerCycle), their B micro-panel stays in two thirds of L1 and K splits evenly,
+    // as the tile kernels' do: a group step reads 1.5x the B bytes of an f32 k step, and with
+    // every core streaming, its panel from L2 slowed their k loops (docs/low-precision.md).
+    // Beside an A read in place, a narrower B block where it would crowd L2
+    // (NarrowBBlockBesideInPlaceA).
     case DType::kBF16:
     case DType::kS8:
       WithGemmOf(problem.dtype, [&]<typename Kind>() {
@@ -166,12 +169,14 @@ void SetPackedBlocks(const CacheBudget& cache, const Problem& problem, KernelCon
           const auto* kernel = FindMicroKernel<Kind>(c.isa, c.mr, c.nr, c.k_unroll);
           const int run = kernel != nullptr ? kernel->a_group : Kind::kGroup;
           const bool tiles = kernel != nullptr && kernel->tiles;
-          const bool panel_in_l1 = tiles || problem.threads > 1;
+          const bool panel_in_l1 =
+              tiles || (problem.threads > 1 &&
+                        DotProductBytesPerCycle(machine, c.isa) > kL2FedDotBytesPerCycle);
           BlockModels models = BlockModelsFor(tiles, c.parallel_loop);
           if (panel_in_l1) models.kc = &TileKcModel;
           const int panel_nr = panel_in_l1 ? c.nr : std::min(c.nr, 2 * VectorLanes(c.isa, 4));
           SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B),
-                         std::max(16, run), run, panel_nr, models, tiles, c);
+                         std::max(16, run), run, panel_nr, models, panel_in_l1, c);
           if (!tiles && c.a_in_place && problem.trans_b == Trans::kNo &&
               c.parallel_loop == ParallelLoop::kJc) {
             NarrowBBlockBesideInPlaceA(cache, problem, sizeof(typename Kind::B), c);
@@ -207,7 +212,7 @@ ParallelLoop PackedParallelLoop(const Problem& problem, int mr) {
                                                                              : ParallelLoop::kJc;
 }
 
-KernelConfig PackedConfig(const Problem& problem, const CacheBudget& cache, IsaLevel isa, Tile tile,
+KernelConfig PackedConfig(const Problem& problem, const Machine& machine, IsaLevel isa, Tile tile,
                           ParallelLoop loop) {
   KernelConfig c;
   c.isa = isa;
@@ -218,7 +223,7 @@ KernelConfig PackedConfig(const Problem& problem, const CacheBudget& cache, IsaL
   c.k_unroll = 1;
   c.prefetch_c = true;
   c.parallel_loop = loop;
-  SetPackedBlocks(cache, problem, c);
+  SetPackedBlocks(machine, problem, c);
   return c;
 }
 
@@ -245,8 +250,8 @@ double OtherWeightsTileCostOf(std::int64_t elem_bytes) {
 template <typename T>
 KernelConfig PackedModelOn(const Problem& problem, const Machine& machine, Tile tile) {
   const IsaLevel isa = machine.kernel_isa;
-  KernelConfig c = PackedConfig(problem, CacheBudgetOf(machine), isa, tile,
-                                PackedParallelLoop(problem, tile.mr));
+  KernelConfig c =
+      PackedConfig(problem, machine, isa, tile, PackedParallelLoop(problem, tile.mr));
   // Unrolled where the k blocks are long and the core's facts say it pays (Intel's two zmm
   // pipes: docs/analytical-model.md, step 2, k unroll); not where the problem has fewer rows
   // than the tile, whose k loop then waits on B's stream rather than its FMAs.

@@ -1070,20 +1070,33 @@ TEST(DefaultConfigTest, LowpVectorKBlocksFollowF32sAndUnrollOnZen5) {
   // The boundary: a k block of 252 stays rolled, 256 unrolls.
   EXPECT_EQ(config(zen5, DType::kS8, 1024, 1024, 252).k_unroll, 1);
   EXPECT_EQ(config(zen5, DType::kS8, 1024, 1024, 256).k_unroll, 4);
-  // On two threads the B micro-panel (kc x nr) stays in two thirds of L1, shorter than on one.
+  // On two threads, where the dot products take 128 bytes a cycle (Zen 5's two zmm pipes), the
+  // B micro-panel (kc x nr) stays in two thirds of L1, shorter than on one, and K splits into
+  // even blocks (no thin last one); with 64 (Zen 4's one pipe) it is as long as on one thread.
+  auto two_threads = [](const Machine& machine, DType dtype, std::int64_t k) {
+    return ModelConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, 2048, 2048, k, 2},
+                       machine);
+  };
   for (const Machine* machine : {&zen5, &zen4}) {
     const std::int64_t l1 = CacheBudgetOf(machine->topology).l1d;
     for (const DType dtype : {DType::kBF16, DType::kS8}) {
       const int elem_bytes = dtype == DType::kBF16 ? 2 : 1;
       const KernelConfig one = config(*machine, dtype, 2048, 2048, 8192);
-      const KernelConfig two = ModelConfig(
-          Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, 2048, 2048, 8192, 2},
-          *machine);
+      const KernelConfig two = two_threads(*machine, dtype, 8192);
       ASSERT_EQ(two.family, KernelFamily::kPacked) << two.ToString();
+      if (machine == &zen4) {
+        EXPECT_EQ(two.kc, one.kc) << two.ToString() << " " << one.ToString();
+        continue;
+      }
       const std::int64_t panel_bytes = std::int64_t{two.kc} * two.nr * elem_bytes;
       EXPECT_LE(panel_bytes, l1 * 2 / 3) << two.ToString();
       EXPECT_GT(panel_bytes + 16 * two.nr * elem_bytes, l1 * 2 / 3) << two.ToString();
       EXPECT_LT(two.kc, one.kc) << two.ToString() << " " << one.ToString();
+      // 1100 is 76 past four panels' k: five even blocks instead.
+      const std::int64_t k = 1100;
+      const KernelConfig uneven = two_threads(*machine, dtype, k);
+      const std::int64_t blocks = (k + uneven.kc - 1) / uneven.kc;
+      EXPECT_GE(k - (blocks - 1) * uneven.kc, uneven.kc / 2) << uneven.ToString();
     }
   }
 }
