@@ -102,8 +102,8 @@ std::int64_t BalancedBlock(std::int64_t extent, std::int64_t model, int step) {
 // (BalancedBlock). No block larger than the problem (whole tiles, kc whole groups of `k_group`)
 // or than the config limits. kc is sized for a micro-panel `kc_panel_nr` wide, which may be
 // narrower than the tile's (PackedModel). `models` may replace these (tile kernels: the Tile*Model
-// blocks), and `even_k` splits K evenly too, as BalancedBlock does M and N: the tile kernels' C
-// tiles pass through memory once per k block.
+// blocks), and `even_k` splits K evenly too, as BalancedBlock does M and N: every k block passes
+// C through memory once, which a thin last block pays for a few k steps (short L1 panels).
 void SetCacheBlocks(const CacheBudget& cache, const Problem& problem, std::int64_t a_elem,
                     std::int64_t b_elem, int kc_step, int k_group, int kc_panel_nr,
                     const BlockModels& models, bool even_k, KernelConfig& c) {
