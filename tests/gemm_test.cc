@@ -1092,7 +1092,7 @@ TEST(DefaultConfigTest, LowpVectorKBlocksFollowF32sAndUnrollOnZen5) {
       EXPECT_LE(panel_bytes, l1 * 2 / 3) << two.ToString();
       EXPECT_GT(panel_bytes + 16 * two.nr * elem_bytes, l1 * 2 / 3) << two.ToString();
       EXPECT_LT(two.kc, one.kc) << two.ToString() << " " << one.ToString();
-      // 1100 is 76 past four panels' k: five even blocks instead.
+      // 1100 is 76 past 1024, a whole number of either type's L1 panels: even blocks instead.
       const std::int64_t k = 1100;
       const KernelConfig uneven = two_threads(*machine, dtype, k);
       const std::int64_t blocks = (k + uneven.kc - 1) / uneven.kc;
