@@ -367,12 +367,18 @@ KernelConfig PackedWeightsConfig(const Problem& packed_b, const Machine& machine
       weights_bytes > static_cast<double>(CacheBudgetOf(machine).l2) / 2) {
     config = ColdOperandsConfig(original, machine);
   }
-  // Panels packed once: f32 and f64 take the tile that pads the fewest rows and columns.
+  // Panels packed once: f32 and f64 take the tile that pads the fewest rows and columns; the
+  // blocks of row-major weights, B's panels, are weights' (model::SetPackedBlocks). Column-major
+  // weights are A's panels, B packed in every call.
   if (config.family == KernelFamily::kPacked && original.batch <= 1) {
+    Problem weights = problem;
+    if (original.layout == Layout::kRowMajor) weights.form = CallForm::kPackedB;
     switch (problem.dtype) {
-      case DType::kF32: return model::PackedWeightsModel<float>(problem, machine);
-      case DType::kF64: return model::PackedWeightsModel<double>(problem, machine);
-      default: return config;
+      case DType::kF32: return model::PackedWeightsModel<float>(weights, machine);
+      case DType::kF64: return model::PackedWeightsModel<double>(weights, machine);
+      default:
+        if (weights.form == CallForm::kPackedB) model::SetPackedBlocks(machine, weights, config);
+        return config;
     }
   }
   // Row-major weights are the panels' B side; column-major ones would be A panels of a

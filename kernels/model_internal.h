@@ -208,7 +208,8 @@ Tile PackedVectorTile(const KernelTable& kernels, const Machine& machine, IsaLev
 
 // The packed model's cache blocks for the tile of `c` (its isa, mr and nr, and for the bf16 and
 // s8 vector kernels its loop and whether it reads A in place) on `problem` (row-major view), by
-// element type.
+// element type; weights' blocks where `problem.form` is CallForm::kPackedB (B's panels packed
+// once).
 void SetPackedBlocks(const Machine& machine, const Problem& problem, KernelConfig& c);
 
 // Which loop threads split in the packed family (packed_model.cc has the rule), for every GEMM

@@ -19,12 +19,37 @@ namespace mmtune {
 // Measurements: docs/analytical-model.md, step 3.
 constexpr std::int64_t kMaxPackedPanelBytes = std::int64_t{64} << 10;
 
-std::int64_t PackedKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem) {
+namespace {
+
+// The kc of a B micro-panel `nr` wide that takes L2 / `l2_parts` bytes, at most `most_bytes`, or
+// half of L1 where that is more.
+std::int64_t StreamedPanelKc(const CacheBudget& cache, int nr, std::int64_t b_elem,
+                             std::int64_t l2_parts, std::int64_t most_bytes) {
   const std::int64_t panel_row = std::max<std::int64_t>(1, nr * b_elem);
   const std::int64_t l2_share =
-      std::min(static_cast<std::int64_t>(cache.l2) / 16, kMaxPackedPanelBytes);
+      std::min(static_cast<std::int64_t>(cache.l2) / l2_parts, most_bytes);
   return std::max(static_cast<std::int64_t>(cache.l1d) / 2, l2_share) / panel_row;
 }
+
+}  // namespace
+
+std::int64_t PackedKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem) {
+  return StreamedPanelKc(cache, nr, b_elem, 16, kMaxPackedPanelBytes);
+}
+
+namespace {
+
+// Weights packed once (CallForm::kPackedB, B's panels): no B block is packed in the call, so the
+// micro-panel may take twice PackedKcModel's bytes (L2 / 8, at most 128 KiB) and K splits evenly:
+// fewer, longer k blocks pass C and start each tile fewer times. Measurements:
+// docs/analytical-model.md, step 3.
+constexpr std::int64_t kMaxWeightsPanelBytes = std::int64_t{128} << 10;
+
+std::int64_t WeightsKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem) {
+  return StreamedPanelKc(cache, nr, b_elem, 8, kMaxWeightsPanelBytes);
+}
+
+}  // namespace
 
 // The most bytes of the packed A block: half of a 1 MiB L2. Half of a 2 MiB L2 runs slower
 // (docs/analytical-model.md, step 4).
@@ -140,6 +165,7 @@ void NarrowBBlockBesideInPlaceA(const CacheBudget& cache, const Problem& problem
 
 void SetPackedBlocks(const Machine& machine, const Problem& problem, KernelConfig& c) {
   const CacheBudget cache = CacheBudgetOf(machine);
+  const bool weights = problem.form == CallForm::kPackedB;
   switch (problem.dtype) {
     case DType::kF32:
     case DType::kF64: {
@@ -148,8 +174,10 @@ void SetPackedBlocks(const Machine& machine, const Problem& problem, KernelConfi
       // the four-vector tiles run faster at that kc (a 128 KiB micro-panel) than at the shorter
       // one PackedKcModel's 64 KiB would give them (docs/analytical-model.md, step 3).
       const int lanes = VectorLanes(c.isa, static_cast<std::size_t>(elem));
-      SetCacheBlocks(cache, problem, elem, elem, 8, 1, std::min(c.nr, 2 * lanes),
-                     BlockModelsFor(false, c.parallel_loop), false, c);
+      BlockModels models = BlockModelsFor(false, c.parallel_loop);
+      if (weights) models.kc = &WeightsKcModel;
+      SetCacheBlocks(cache, problem, elem, elem, 8, 1, std::min(c.nr, 2 * lanes), models, weights,
+                     c);
       return;
     }
     // A bf16 or s8 panel holds 2x or 4x the k of an f32 one; kc whole groups of k, and whole
@@ -160,8 +188,8 @@ void SetPackedBlocks(const Machine& machine, const Problem& problem, KernelConfi
     // (kL2FedDotBytesPerCycle), their B micro-panel stays in two thirds of L1 and K splits evenly,
     // as the tile kernels' do: a group step reads 1.5x the B bytes of an f32 k step, and with
     // every core streaming, its panel from L2 slowed their k loops (docs/low-precision.md).
-    // Beside an A read in place, a narrower B block where it would crowd L2
-    // (NarrowBBlockBesideInPlaceA).
+    // Elsewhere weights take WeightsKcModel's kc. Beside an A read in place, a narrower B block
+    // where it would crowd L2 (NarrowBBlockBesideInPlaceA).
     case DType::kBF16:
     case DType::kS8:
       WithGemmOf(problem.dtype, [&]<typename Kind>() {
@@ -173,10 +201,14 @@ void SetPackedBlocks(const Machine& machine, const Problem& problem, KernelConfi
               tiles || (problem.threads > 1 &&
                         DotProductBytesPerCycle(machine, c.isa) > kL2FedDotBytesPerCycle);
           BlockModels models = BlockModelsFor(tiles, c.parallel_loop);
-          if (panel_in_l1) models.kc = &TileKcModel;
+          if (panel_in_l1) {
+            models.kc = &TileKcModel;
+          } else if (weights) {
+            models.kc = &WeightsKcModel;
+          }
           const int panel_nr = panel_in_l1 ? c.nr : std::min(c.nr, 2 * VectorLanes(c.isa, 4));
           SetCacheBlocks(cache, problem, sizeof(typename Kind::A), sizeof(typename Kind::B),
-                         std::max(16, run), run, panel_nr, models, panel_in_l1, c);
+                         std::max(16, run), run, panel_nr, models, panel_in_l1 || weights, c);
           if (!tiles && c.a_in_place && problem.trans_b == Trans::kNo &&
               c.parallel_loop == ParallelLoop::kJc) {
             NarrowBBlockBesideInPlaceA(cache, problem, sizeof(typename Kind::B), c);

@@ -482,8 +482,9 @@ TEST(DefaultConfigTest, ColdItemsReadInPlaceTakeATileAsWideAsN) {
 
 // Packed weights of a one-row GEMM take the packed family where the default would read a
 // row-major B as stored with the gemv family, with a tall problem's row blocks (larger calls
-// reuse the weights); column-major weights (A panels of a one-column product), a one-column B
-// and larger M keep ModelConfig. On every synthetic CPU and dtype, each config valid.
+// reuse the weights); column-major weights (A panels of a one-column product) and a one-column B
+// keep ModelConfig, and larger M ModelConfig's config with weights' blocks. On every synthetic
+// CPU and dtype, each config valid.
 TEST(DefaultConfigTest, PackedWeightsOfOneRowGemmsTakeThePackedFamily) {
   MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   for (const Machine& machine :
@@ -505,10 +506,17 @@ TEST(DefaultConfigTest, PackedWeightsOfOneRowGemmsTakeThePackedFamily) {
       column_major.layout = Layout::kColMajor;
       Problem vector_b = decode;
       vector_b.n = 1;
-      for (const Problem& kept : {column_major, vector_b, prefill}) {
+      for (const Problem& kept : {column_major, vector_b}) {
         EXPECT_EQ(PackedWeightsConfig(kept, machine), ModelConfig(kept, machine))
             << kept.ToString();
       }
+      const KernelConfig prefill_config = PackedWeightsConfig(prefill, machine);
+      KernelConfig prefill_blocks = ModelConfig(prefill, machine);
+      Problem prefill_weights = RowMajorView(prefill);
+      prefill_weights.form = CallForm::kPackedB;
+      model::SetPackedBlocks(machine, prefill_weights, prefill_blocks);
+      prefill_blocks.a_in_place = prefill_config.a_in_place;  // PackedWeightsReadAInPlace...
+      EXPECT_EQ(prefill_config, prefill_blocks) << prefill.ToString();
     }
   }
 }
@@ -560,8 +568,8 @@ TEST(DefaultConfigTest, PackedWeightsRunTheTileThatPadsTheLeast) {
 
 // Weights of more than half of L2 that the plain call's default would read in place with the
 // direct family run the packed family instead (its B packing paid once): the config
-// ColdOperandsConfig gives where its tile pads neither M nor N, else one that computes no more
-// elements; smaller weights keep the direct default. Both cases occur on every synthetic CPU,
+// ColdOperandsConfig gives, with weights' blocks, where its tile pads neither M nor N, else one
+// that computes no more elements; smaller weights keep the direct default. Both cases occur on every synthetic CPU,
 // f32 and f64, 1 and 2 threads.
 TEST(DefaultConfigTest, PackedWeightsBeyondHalfOfL2TakeThePackedFamilyOverDirect) {
   MMTUNE_SKIP_WITHOUT_X86_KERNELS();
@@ -588,6 +596,7 @@ TEST(DefaultConfigTest, PackedWeightsBeyondHalfOfL2TakeThePackedFamilyOverDirect
                 EXPECT_EQ(config.family, KernelFamily::kPacked) << plain.ToString();
                 KernelConfig cold = ColdOperandsConfig(plain, machine);
                 cold.a_in_place = config.a_in_place;  // PackedWeightsReadAInPlace... tests it
+                model::SetPackedBlocks(machine, weights, cold);
                 auto computed = [&](const KernelConfig& c) {
                   return detail::RoundUp(m, c.mr) * detail::RoundUp(n, c.nr);
                 };
@@ -1034,13 +1043,8 @@ TEST(DefaultConfigTest, LongPackedKBlocksUnrollOnIntelTwoPipeCores) {
 // not a problem with fewer rows than the tile, not on Zen 4 (docs/low-precision.md).
 TEST(DefaultConfigTest, LowpVectorKBlocksFollowF32sAndUnrollOnZen5) {
   MMTUNE_SKIP_WITHOUT_X86_KERNELS();
-  auto with_dot_products = [](const Machine& machine) {
-    CpuFeatures cpu = machine.cpu;
-    cpu.avx512_bf16 = cpu.avx512_vnni = true;
-    return DescribeMachine(cpu, machine.topology, std::nullopt);
-  };
-  const Machine zen5 = with_dot_products(testing::SyntheticZen5Machine());
-  const Machine zen4 = with_dot_products(testing::SyntheticZen4Machine());
+  const Machine zen5 = testing::WithDotProducts(testing::SyntheticZen5Machine());
+  const Machine zen4 = testing::WithDotProducts(testing::SyntheticZen4Machine());
   auto config = [](const Machine& machine, DType dtype, std::int64_t m, std::int64_t n,
                    std::int64_t k) {
     return ModelConfig(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo, m, n, k, 1},
@@ -1098,6 +1102,48 @@ TEST(DefaultConfigTest, LowpVectorKBlocksFollowF32sAndUnrollOnZen5) {
       const std::int64_t blocks = (k + uneven.kc - 1) / uneven.kc;
       EXPECT_GE(k - (blocks - 1) * uneven.kc, uneven.kc / 2) << uneven.ToString();
     }
+  }
+}
+
+// Row-major weights packed once take k blocks twice as deep as the plain call's where the vector
+// kernels stream their B micro-panel from L2 (no B block is packed in the call), K split into
+// even blocks: on Zen 4, f32, bf16 and s8, 1 and 2 threads. Zen 5's bf16 and s8 on two threads
+// keep their L1 panel's blocks, and column-major weights (A's panels) the plain call's.
+TEST(DefaultConfigTest, PackedWeightsTakeLongerEvenKBlocks) {
+  MMTUNE_SKIP_WITHOUT_X86_KERNELS();
+  const Machine zen4 = testing::WithDotProducts(testing::SyntheticZen4Machine());
+  const Machine zen5 = testing::WithDotProducts(testing::SyntheticZen5Machine());
+  auto configs = [](const Machine& machine, DType dtype, Layout layout, std::int64_t k,
+                    int threads) {
+    const Problem plain{dtype, layout, Trans::kNo, Trans::kNo, 2048, 2048, k, threads};
+    Problem weights = plain;
+    weights.form = CallForm::kPackedB;
+    return std::pair{ModelConfig(plain, machine), PackedWeightsConfig(weights, machine)};
+  };
+  for (const DType dtype : {DType::kF32, DType::kBF16, DType::kS8}) {
+    const int elem_bytes = dtype == DType::kF32 ? 4 : dtype == DType::kBF16 ? 2 : 1;
+    for (int threads : {1, 2}) {
+      const auto [plain, weights] = configs(zen4, dtype, Layout::kRowMajor, 8192, threads);
+      ASSERT_EQ(weights.family, KernelFamily::kPacked) << weights.ToString();
+      EXPECT_EQ(weights.kc, 2 * plain.kc) << weights.ToString() << " " << plain.ToString();
+      EXPECT_EQ(weights.kc * elem_bytes, 4096) << weights.ToString();
+      EXPECT_TRUE(weights.Validate(Problem{dtype, Layout::kRowMajor, Trans::kNo, Trans::kNo,
+                                           2048, 2048, 8192, threads},
+                                   zen4))
+          << weights.ToString();
+      // K = 2304 in even blocks no longer than those: f32 three of 768 (not two of 1024 and a
+      // thin one of 256), bf16 two of 1152, s8 one.
+      const auto [plain_2304, weights_2304] = configs(zen4, dtype, Layout::kRowMajor, 2304, threads);
+      EXPECT_EQ(weights_2304.kc, dtype == DType::kF32 ? 768 : dtype == DType::kBF16 ? 1152 : 2304)
+          << weights_2304.ToString();
+      const auto [plain_columns, weights_columns] =
+          configs(zen4, dtype, Layout::kColMajor, 8192, threads);
+      EXPECT_EQ(weights_columns.kc, plain_columns.kc) << weights_columns.ToString();
+    }
+    if (dtype == DType::kF32) continue;
+    const auto [plain, weights] = configs(zen5, dtype, Layout::kRowMajor, 8192, 2);
+    EXPECT_EQ(weights.kc, plain.kc) << weights.ToString() << " " << plain.ToString();
+    EXPECT_EQ(weights.mc, plain.mc) << weights.ToString() << " " << plain.ToString();
   }
 }
 

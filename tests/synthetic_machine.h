@@ -71,4 +71,12 @@ inline Machine SyntheticZen5Machine() {
   return DescribeMachine(cpu, topology, std::nullopt);
 }
 
+// `machine` with AVX512_BF16 and AVX512_VNNI, the dot products the synthetic AVX-512 machines
+// above lack.
+inline Machine WithDotProducts(const Machine& machine) {
+  CpuFeatures cpu = machine.cpu;
+  cpu.avx512_bf16 = cpu.avx512_vnni = true;
+  return DescribeMachine(cpu, machine.topology, std::nullopt);
+}
+
 }  // namespace mmtune::testing
