@@ -57,6 +57,19 @@ Problem RowMajorView(Problem problem) {
   return problem;
 }
 
+namespace {
+
+// The row-major view of `original` called in `form`, as model::SetPackedBlocks sizes its cache
+// blocks: weights' blocks (CallForm::kPackedB) only where the weights are the view's B, as
+// row-major ones are; column-major weights are its A, and its B is packed in every call.
+Problem PackedBlocksView(const Problem& original, CallForm form) {
+  Problem view = RowMajorView(original);
+  view.form = original.layout == Layout::kRowMajor ? form : CallForm::kPlain;
+  return view;
+}
+
+}  // namespace
+
 using model::DirectModel;
 using model::DirectPlan;
 using model::PackedConfig;
@@ -367,12 +380,10 @@ KernelConfig PackedWeightsConfig(const Problem& packed_b, const Machine& machine
       weights_bytes > static_cast<double>(CacheBudgetOf(machine).l2) / 2) {
     config = ColdOperandsConfig(original, machine);
   }
-  // Panels packed once: f32 and f64 take the tile that pads the fewest rows and columns; the
-  // blocks of row-major weights, B's panels, are weights' (model::SetPackedBlocks). Column-major
-  // weights are A's panels, B packed in every call.
+  // Panels packed once: f32 and f64 take the tile that pads the fewest rows and columns, and
+  // every dtype the blocks of its weights (PackedBlocksView).
   if (config.family == KernelFamily::kPacked && original.batch <= 1) {
-    Problem weights = problem;
-    if (original.layout == Layout::kRowMajor) weights.form = CallForm::kPackedB;
+    const Problem weights = PackedBlocksView(original, CallForm::kPackedB);
     switch (problem.dtype) {
       case DType::kF32: return model::PackedWeightsModel<float>(weights, machine);
       case DType::kF64: return model::PackedWeightsModel<double>(weights, machine);
@@ -449,7 +460,7 @@ KernelConfig LentConfig(KernelConfig config, const Problem& tuned_for, const Pro
   if (config.family != KernelFamily::kPacked) return config;
   const Problem from = RowMajorView(tuned_for);
   KernelConfig model = config;
-  SetPackedBlocks(machine, RowMajorView(problem), model);
+  SetPackedBlocks(machine, PackedBlocksView(problem, problem.form), model);
   if (config.mc >= detail::RoundUp(from.m, config.mr)) config.mc = model.mc;
   if (config.kc >= from.k) config.kc = model.kc;
   if (config.nc >= detail::RoundUp(from.n, config.nr)) config.nc = model.nc;

@@ -62,12 +62,13 @@ KernelConfig ColdOperandsConfig(const Problem& problem, const Machine& machine);
 // direct family and the weights take more than half of L2, ColdOperandsConfig: the direct
 // family's premise, B read from L2 many times, fails there, and the packed family's B packing
 // is paid once. ModelConfig of the plain call elsewhere, whatever `problem.form` says; f32 and
-// f64 packed configs on the tile that pads M and N the least (model::PackedWeightsModel).
+// f64 packed configs on the tile that pads M and N the least (model::PackedWeightsModel), and the
+// packed configs of row-major weights with weights' cache blocks (model::SetPackedBlocks).
 KernelConfig PackedWeightsConfig(const Problem& problem, const Machine& machine);
 
 // `config`, the winner of `tuned_for`, as the runtime lends it to `problem` (same dtype, layout
-// and transposes): a packed config takes the model's cache blocks for `problem`, sized for its
-// own tile, wherever its block spanned the whole of `tuned_for` in that dimension, since a block
+// and transposes): a packed config takes the model's cache blocks for `problem` (weights' blocks
+// where it is called on row-major packed weights), sized for its own tile, wherever its block spanned the whole of `tuned_for` in that dimension, since a block
 // that a small problem cut short says nothing about a larger one (taken as stored, a tiny
 // winner's blocks run a large problem far below the default; docs/runtime.md, Which config
 // runs). Its tile, k unroll, prefetch, loop and threads, and every block it chose below its

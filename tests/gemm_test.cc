@@ -569,8 +569,8 @@ TEST(DefaultConfigTest, PackedWeightsRunTheTileThatPadsTheLeast) {
 // Weights of more than half of L2 that the plain call's default would read in place with the
 // direct family run the packed family instead (its B packing paid once): the config
 // ColdOperandsConfig gives, with weights' blocks, where its tile pads neither M nor N, else one
-// that computes no more elements; smaller weights keep the direct default. Both cases occur on every synthetic CPU,
-// f32 and f64, 1 and 2 threads.
+// that computes no more elements; smaller weights keep the direct default. Both cases occur on
+// every synthetic CPU, f32 and f64, 1 and 2 threads.
 TEST(DefaultConfigTest, PackedWeightsBeyondHalfOfL2TakeThePackedFamilyOverDirect) {
   MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   for (const Machine& machine :
@@ -1107,8 +1107,9 @@ TEST(DefaultConfigTest, LowpVectorKBlocksFollowF32sAndUnrollOnZen5) {
 
 // Row-major weights packed once take k blocks twice as deep as the plain call's where the vector
 // kernels stream their B micro-panel from L2 (no B block is packed in the call), K split into
-// even blocks: on Zen 4, f32, bf16 and s8, 1 and 2 threads. Zen 5's bf16 and s8 on two threads
-// keep their L1 panel's blocks, and column-major weights (A's panels) the plain call's.
+// even blocks: on Zen 4, f32, bf16 and s8, 1 and 2 threads, and for winners lent to them. Zen 5's
+// bf16 and s8 on two threads keep their L1 panel's blocks, and column-major weights (A's panels)
+// the plain call's.
 TEST(DefaultConfigTest, PackedWeightsTakeLongerEvenKBlocks) {
   MMTUNE_SKIP_WITHOUT_X86_KERNELS();
   const Machine zen4 = testing::WithDotProducts(testing::SyntheticZen4Machine());
@@ -1133,12 +1134,30 @@ TEST(DefaultConfigTest, PackedWeightsTakeLongerEvenKBlocks) {
           << weights.ToString();
       // K = 2304 in even blocks no longer than those: f32 three of 768 (not two of 1024 and a
       // thin one of 256), bf16 two of 1152, s8 one.
-      const auto [plain_2304, weights_2304] = configs(zen4, dtype, Layout::kRowMajor, 2304, threads);
+      const KernelConfig weights_2304 =
+          configs(zen4, dtype, Layout::kRowMajor, 2304, threads).second;
       EXPECT_EQ(weights_2304.kc, dtype == DType::kF32 ? 768 : dtype == DType::kBF16 ? 1152 : 2304)
           << weights_2304.ToString();
       const auto [plain_columns, weights_columns] =
           configs(zen4, dtype, Layout::kColMajor, 8192, threads);
       EXPECT_EQ(weights_columns.kc, plain_columns.kc) << weights_columns.ToString();
+    }
+    // A winner whose blocks spanned its tiny problem, lent to weights (LentConfig), takes the
+    // weights' k block where they are row-major, the plain call's where they are column-major.
+    const KernelConfig row_major_weights = configs(zen4, dtype, Layout::kRowMajor, 8192, 1).second;
+    for (const Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+      const auto [plain, weights] = configs(zen4, dtype, layout, 8192, 1);
+      ASSERT_NE(row_major_weights.kc, plain.kc) << plain.ToString();  // two distinct answers
+      Problem tiny{dtype, layout, Trans::kNo, Trans::kNo, 2, 2, 2, 1};
+      tiny.form = CallForm::kPackedB;
+      Problem large{dtype, layout, Trans::kNo, Trans::kNo, 2048, 2048, 8192, 1};
+      large.form = CallForm::kPackedB;
+      KernelConfig tiny_winner = weights;
+      tiny_winner.mc = tiny_winner.mr;
+      tiny_winner.nc = tiny_winner.nr;
+      tiny_winner.kc = dtype == DType::kS8 ? 4 : 2;
+      const KernelConfig lent = LentConfig(tiny_winner, tiny, large, zen4);
+      EXPECT_EQ(lent.kc, layout == Layout::kRowMajor ? weights.kc : plain.kc) << lent.ToString();
     }
     if (dtype == DType::kF32) continue;
     const auto [plain, weights] = configs(zen5, dtype, Layout::kRowMajor, 8192, 2);
