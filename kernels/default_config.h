@@ -68,11 +68,12 @@ KernelConfig PackedWeightsConfig(const Problem& problem, const Machine& machine)
 
 // `config`, the winner of `tuned_for`, as the runtime lends it to `problem` (same dtype, layout
 // and transposes): a packed config takes the model's cache blocks for `problem` (weights' blocks
-// where it is called on row-major packed weights), sized for its own tile, wherever its block spanned the whole of `tuned_for` in that dimension, since a block
-// that a small problem cut short says nothing about a larger one (taken as stored, a tiny
-// winner's blocks run a large problem far below the default; docs/runtime.md, Which config
-// runs). Its tile, k unroll, prefetch, loop and threads, and every block it chose below its
-// problem's extent, stay. Other families are returned as they are.
+// where it is called on row-major packed weights), sized for its own tile, wherever its block
+// spanned the whole of `tuned_for` in that dimension, since a block that a small problem cut
+// short says nothing about a larger one (taken as stored, a tiny winner's blocks run a large
+// problem far below the default; docs/runtime.md, Which config runs). Its tile, k unroll,
+// prefetch, loop and threads, and every block it chose below its problem's extent, stay. Other
+// families are returned as they are.
 KernelConfig LentConfig(KernelConfig config, const Problem& tuned_for, const Problem& problem,
                         const Machine& machine);
 
