@@ -31,14 +31,6 @@ std::int64_t StreamedPanelKc(const CacheBudget& cache, int nr, std::int64_t b_el
   return std::max(static_cast<std::int64_t>(cache.l1d) / 2, l2_share) / panel_row;
 }
 
-}  // namespace
-
-std::int64_t PackedKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem) {
-  return StreamedPanelKc(cache, nr, b_elem, 16, kMaxPackedPanelBytes);
-}
-
-namespace {
-
 // Weights packed once (CallForm::kPackedB, B's panels): no B block is packed in the call, so the
 // micro-panel may take twice PackedKcModel's bytes (L2 / 8, at most 128 KiB) and K splits evenly:
 // fewer, longer k blocks pass C and start each tile fewer times. Measurements:
@@ -50,6 +42,10 @@ std::int64_t WeightsKcModel(const CacheBudget& cache, int nr, std::int64_t b_ele
 }
 
 }  // namespace
+
+std::int64_t PackedKcModel(const CacheBudget& cache, int nr, std::int64_t b_elem) {
+  return StreamedPanelKc(cache, nr, b_elem, 16, kMaxPackedPanelBytes);
+}
 
 // The most bytes of the packed A block: half of a 1 MiB L2. Half of a 2 MiB L2 runs slower
 // (docs/analytical-model.md, step 4).
