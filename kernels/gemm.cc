@@ -135,10 +135,7 @@ Result<GemmPlan<X>> GemmPlan<X>::Create(const KernelConfig& config) {
     return plan;
   }
   plan.micro_kernel_ = FindMicroKernel<X>(config.isa, config.mr, config.nr, config.k_unroll);
-  // Only the direct driver runs partial tiles in smaller kernels; packed tiles are padded.
-  if constexpr (!GemmTypes<X>::kLowPrecision) {
-    if (!config.PadsPartialTiles(kDType)) plan.snug_tiles_ = &SnugTiles<X>::Of(*plan.micro_kernel_);
-  }
+  plan.snug_tiles_ = &SnugTiles<X>::Of(*plan.micro_kernel_);
   return plan;
 }
 
@@ -179,7 +176,7 @@ bool GemmPlan<X>::RunProblem(const KernelConfig& config, const RowMajorGemm<X>& 
       }
       return true;
     case KernelFamily::kPacked:
-      return detail::RunPacked<X>(config, *micro_kernel_, g, pool);
+      return detail::RunPacked<X>(config, *micro_kernel_, *snug_tiles_, g, pool);
   }
   return true;
 }
@@ -410,8 +407,9 @@ Status GemmPlan<X>::Run(const GemmArgs<X>& args, const PackedB<X>& b, ThreadPool
     if (b.a_side_) prepacked.a = b.data();
   }
   if (!b.a_side_) prepacked.b = b.data();
-  return detail::RunPacked<X>(config_, *micro_kernel_, g, pool, prepacked) ? OkStatus()
-                                                                           : OutOfScratch(config_);
+  return detail::RunPacked<X>(config_, *micro_kernel_, *snug_tiles_, g, pool, prepacked)
+             ? OkStatus()
+             : OutOfScratch(config_);
 }
 
 template <typename X>

@@ -113,7 +113,7 @@ class GemmPlan {
                   ThreadPool& pool) const;
   KernelConfig config_;
   const typename Kernels::Micro* micro_kernel_ = nullptr;  // packed and direct families
-  const typename Kernels::Snug* snug_tiles_ = nullptr;  // direct: the kernels of partial tiles
+  const typename Kernels::Snug* snug_tiles_ = nullptr;  // the kernels of partial tiles
   const typename Kernels::Gemv* gemv_kernel_ = nullptr;
 };
 

@@ -69,8 +69,7 @@ inline void Partition(std::int64_t units, int members, int index, std::int64_t* 
 }
 
 // The kernels of X (KernelEntries, microkernel.h) and what its direct family needs: the
-// low-precision GEMMs have none (no snug tiles, no tile plans).
-struct NoSnugTiles {};
+// low-precision GEMMs have no direct family (no tile plans).
 struct NoDirectTilePlan {
   int count = 0;
 };
@@ -83,7 +82,7 @@ struct KernelsOf : KernelEntries<X> {
 };
 template <typename X>
 struct KernelsOf<X, true> : KernelEntries<X> {
-  using Snug = NoSnugTiles;
+  using Snug = SnugTiles<X>;
   using TilePlan = NoDirectTilePlan;
 };
 
@@ -127,10 +126,10 @@ struct PrepackedOperands {
   const typename GemmTypes<X>::B* b = nullptr;
 };
 
-// The packed family for every GEMM (gemm_packed.cc).
+// The packed family for every GEMM (gemm_packed.cc); `snug`: `kernel`'s table (SnugTiles).
 template <typename X>
 [[nodiscard]] bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& kernel,
-                             const RowMajorGemm<X>& g, ThreadPool& pool,
+                             const SnugTiles<X>& snug, const RowMajorGemm<X>& g, ThreadPool& pool,
                              const PrepackedOperands<X>& prepacked = {});
 // Reads A, B and C through `a`, `b`, `c` (row-major terms), not g's pointers: a BoundGemm's
 // problem is made once and only the pointers come with each call (see BoundGemm).

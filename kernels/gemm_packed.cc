@@ -30,8 +30,12 @@ template <typename X, bool kLowPrecision = GemmTypes<X>::kLowPrecision>
 class TileCall {
  public:
   using Types = GemmTypes<X>;
-  TileCall(const KernelConfig& config, const MicroKernelEntry<X>& kernel, const RowMajorGemm<X>& g)
+  // `partial_rows`: the kernels a tile of fewer rows than the kernel's runs in (null: the
+  // kernel's own, on a padded panel).
+  TileCall(const KernelConfig& config, const MicroKernelEntry<X>& kernel,
+           const SnugTiles<X>* partial_rows, const RowMajorGemm<X>& g)
       : kernel_(kernel),
+        partial_rows_(partial_rows),
         fn_(kernel.packed),
         finish_fn_(kernel.packed_epilogue),
         epilogue_(g.epilogue) {
@@ -55,16 +59,23 @@ class TileCall {
     args_.n = n;
     column_ = column;
   }
-  // The tile of m rows from C's row `row` on, at `c`.
+  // The tile of m rows from C's row `row` on, at `c` (a partial one's A panel is packed).
   void Run(const typename Types::A* a, const typename Types::B* b, typename Types::C* c, int m,
            std::int64_t row) {
     args_.m = m;
+    MicroKernelFn<X> fn = fn_;
+    MicroKernelFn<X> finish_fn = finish_fn_;
+    if (m < kernel_.mr && partial_rows_ != nullptr) [[unlikely]] {
+      const MicroKernelEntry<X>& snug = partial_rows_->For(m, kernel_.nr);
+      fn = snug.packed;
+      finish_fn = snug.packed_epilogue;
+    }
     if (finishes_) [[unlikely]] {
       args_.epilogue.bias = BiasFrom(epilogue_, row, column_);
-      finish_fn_(a, b, c, args_);
+      finish_fn(a, b, c, args_);
       return;
     }
-    fn_(a, b, c, args_);
+    fn(a, b, c, args_);
   }
   // The next tiles prefetch, at each k step, the line `elements` past B's into L2 (0: none).
   void SetNextPanel(std::int64_t elements) { args_.prefetch_next_panel = elements; }
@@ -81,6 +92,7 @@ class TileCall {
 
  private:
   const MicroKernelEntry<X>& kernel_;
+  const SnugTiles<X>* partial_rows_;
   MicroKernelArgs<X> args_;
   MicroKernelFn<X> fn_;
   MicroKernelFn<X> finish_fn_;
@@ -93,12 +105,14 @@ template <typename X>
 class TileCall<X, true> {
  public:
   using Types = GemmTypes<X>;
+  // `partial_rows` as for f32 / f64; vector kernels only.
   TileCall(const KernelConfig& config, const LowpMicroKernelEntry<X>& kernel,
-           const RowMajorGemm<X>& g)
-      : fn_(kernel.packed),
-        finish_fn_(std::is_same_v<typename Types::C, float> || g.dequantize != nullptr
-                       ? kernel.packed_epilogue
-                       : nullptr),
+           const SnugTiles<X>* partial_rows, const RowMajorGemm<X>& g)
+      : mr_(kernel.mr),
+        nr_(kernel.nr),
+        partial_rows_(partial_rows),
+        fn_(kernel.packed),
+        finish_fn_(FinishOf(kernel, g)),
         enter_(kernel.enter),
         leave_(kernel.leave),
         interleaves_epilogue_(kernel.tiles),
@@ -154,9 +168,16 @@ class TileCall<X, true> {
     args_.m = m;
     args_.sums = from_sums_ ? sums : nullptr;
     if (!finishes_ || !interleaves_epilogue_) [[likely]] {
+      LowpMicroKernelFn<X> fn = fn_;
+      LowpMicroKernelFn<X> finish_fn = finish_fn_;
+      if (m < mr_ && partial_rows_ != nullptr) [[unlikely]] {
+        const LowpMicroKernelEntry<X>& snug = partial_rows_->For(m, nr_);
+        fn = snug.packed;
+        finish_fn = finish_fn_ != nullptr ? snug.packed_epilogue : nullptr;
+      }
       if (!finishes_) [[likely]] {
-        fn_(args_);
-      } else if (finish_fn_ != nullptr) {
+        fn(args_);
+      } else if (finish_fn != nullptr) {
         if (const DequantizeToF32* dequantize = epilogue_.dequantization()) {
           args_.dequantize.scales = dequantize->column_scales + column_;
           args_.dequantize.offsets = dequantize->column_offsets + column_;
@@ -164,9 +185,9 @@ class TileCall<X, true> {
         } else {
           args_.epilogue.bias = BiasFrom(epilogue_.terms(), row, column_);
         }
-        finish_fn_(args_);
+        finish_fn(args_);
       } else {
-        fn_(args_);
+        fn(args_);
         epilogue_.Apply(c, args_.row_stride, args_.col_stride, row, column_, m, args_.n);
       }
       return;
@@ -219,6 +240,17 @@ class TileCall<X, true> {
     pending_ = {};
   }
 
+  // The kernel's finishing entry: its epilogue in registers where it has one for this C.
+  static LowpMicroKernelFn<X> FinishOf(const LowpMicroKernelEntry<X>& kernel,
+                                       const RowMajorGemm<X>& g) {
+    return std::is_same_v<typename Types::C, float> || g.dequantize != nullptr
+               ? kernel.packed_epilogue
+               : nullptr;
+  }
+
+  int mr_;
+  int nr_;
+  const SnugTiles<X>* partial_rows_;
   LowpMicroKernelArgs<X> args_;
   LowpMicroKernelFn<X> fn_;
   // Applies the epilogue (or the dequantization) in registers; null: epilogue_ after the kernel.
@@ -241,7 +273,7 @@ class TileCall<X, true> {
 
 template <typename X>
 bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& kernel,
-               const RowMajorGemm<X>& g, ThreadPool& pool,
+               const SnugTiles<X>& snug, const RowMajorGemm<X>& g, ThreadPool& pool,
                const PrepackedOperands<X>& prepacked) {
   using A = typename GemmTypes<X>::A;
   using B = typename GemmTypes<X>::B;
@@ -317,9 +349,15 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
   if ((shares_packed_b && shared_b == nullptr) || (shares_packed_a && shared_a == nullptr)) {
     return false;
   }
+  // A panel of fewer than mr rows of an A this call packs runs in the snug kernel of its rows
+  // (SnugTiles), packed that tall: mr rows would spend whole-tile FMAs on zeros. Not for tile
+  // kernels, nor for an A prepacked in mr-row panels.
+  bool snug_rows = packs_a;
+  if constexpr (GemmTypes<X>::kLowPrecision) snug_rows = packs_a && !kernel.tiles;
+  const SnugTiles<X>* partial_rows = snug_rows ? &snug : nullptr;
   SpinBarrier barrier(members);
   TeamVote vote(team);
-  const TileCall<X> base(config, kernel, g);
+  const TileCall<X> base(config, kernel, partial_rows, g);
 
   // This thread's scratch: a block of B and of A to pack (or the team's shared block), its sums.
   struct Scratch {
@@ -412,6 +450,17 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
           row_end = std::min<std::int64_t>(last * mr, g.m);
         }
         const bool in_place = a_in_place && kb % ag == 0;
+        // Packs `rows` of A from `row` on: whole mr-row panels, then the partial one's rows
+        // as tall as its kernel's.
+        auto pack_a = [&](std::int64_t row, std::int64_t rows, A* packed) {
+          const std::int64_t whole = partial_rows != nullptr ? rows / mr * mr : rows;
+          if (whole > 0) PackA(g.a, row, whole, pc, kb, mr, ag, packed, depth);
+          if (whole < rows) {
+            const int height = partial_rows->For(static_cast<int>(rows - whole), nr).mr;
+            PackA(g.a, row + whole, rows - whole, pc, kb, height, ag, packed + whole * depth,
+                  depth);
+          }
+        };
         for (std::int64_t ic = row_begin; ic < row_end; ic += mc) {
           const std::int64_t mb = std::min(mc, row_end - ic);
           const std::int64_t a_panels = CeilDiv(mb, mr);
@@ -423,18 +472,17 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
             packed_a = prepacked.a + prepacked_a_rows * pc + ic * depth;
           } else if (in_place) {
             if (whole_rows < mb) {  // the edge tile's rows, packed where its panel would lie
-              PackA(g.a, ic + whole_rows, mb - whole_rows, pc, kb, mr, ag,
-                    a_scratch + whole_rows * depth, depth);
+              pack_a(ic + whole_rows, mb - whole_rows, a_scratch + whole_rows * depth);
             }
           } else if (share_a) {
             Partition(a_panels, members, member, &first, &last);
             for (std::int64_t q = first; q < last; ++q) {
-              PackA(g.a, ic + q * mr, std::min<std::int64_t>(mr, mb - q * mr), pc, kb, mr, ag,
-                    a_scratch + q * mr * depth, depth);
+              pack_a(ic + q * mr, std::min<std::int64_t>(mr, mb - q * mr),
+                     a_scratch + q * mr * depth);
             }
             barrier.ArriveAndWait();
           } else {
-            PackA(g.a, ic, mb, pc, kb, mr, ag, a_scratch, depth);
+            pack_a(ic, mb, a_scratch);
           }
           if (share_a) Partition(b_panels, members, member, &jr_first, &jr_last);
           // Tile kernels with prefetch_c: the whole C tile after tile (ir, q) in the order
@@ -484,8 +532,9 @@ bool RunPacked(const KernelConfig& config, const typename KernelsOf<X>::Micro& k
 }
 
 #define MMTUNE_INSTANTIATE_RUN_PACKED(X)                                               \
-  template bool RunPacked<X>(const KernelConfig&, const typename KernelsOf<X>::Micro&, \
-                             const RowMajorGemm<X>&, ThreadPool&, const PrepackedOperands<X>&);
+  template bool RunPacked<X>(const KernelConfig&, const typename KernelsOf<X>::Micro&,    \
+                             const SnugTiles<X>&, const RowMajorGemm<X>&, ThreadPool&,  \
+                             const PrepackedOperands<X>&);
 MMTUNE_INSTANTIATE_RUN_PACKED(float)
 MMTUNE_INSTANTIATE_RUN_PACKED(double)
 MMTUNE_INSTANTIATE_RUN_PACKED(Bf16Gemm)

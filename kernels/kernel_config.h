@@ -96,9 +96,15 @@ struct KernelConfig {
   Status ValidateFields(DType dtype) const;
   // Whether the family fits the shape (gemv needs M = 1 or N = 1).
   Status ValidateShape(std::int64_t m, std::int64_t n) const;
-  // Whether a partial register tile at the bottom or right edge of C costs a whole one: packed
-  // tiles are padded, and only direct f32 and f64 run them in smaller kernels. GEMV: no tiles.
-  bool PadsPartialTiles(DType dtype) const {
+  // Whether a partial register tile at C's bottom edge (fewer than mr rows of the row-major
+  // view) costs a whole one where the call packs A: only direct low-precision tiles, padded;
+  // direct f32 / f64 and packed tiles run in a kernel of their rows (SnugTiles). GEMV: no tiles.
+  bool PadsPartialRows(DType dtype) const {
+    return family == KernelFamily::kDirect && IsLowPrecision(dtype);
+  }
+  // The same at C's right edge (fewer than nr columns): packed tiles, whose B panels are padded,
+  // and direct low-precision ones.
+  bool PadsPartialColumns(DType dtype) const {
     return family == KernelFamily::kPacked ||
            (family == KernelFamily::kDirect && IsLowPrecision(dtype));
   }

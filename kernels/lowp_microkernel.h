@@ -139,6 +139,12 @@ struct KernelEntries<Kind> {
   using Gemv = LowpGemvKernelEntry<Kind>;
 };
 
+template <class Kind>
+  requires Kind::kLowPrecision
+const SnugTiles<Kind>& SnugTilesOf(const LowpMicroKernelEntry<Kind>& kernel) {
+  return SnugTiles<Kind>::Of(kernel);
+}
+
 // Whether the CPU has the instructions `Kind`'s kernels at `isa` use beyond the ISA level itself:
 // AVX512_BF16 for bf16 and AVX512_VNNI for s8 at avx512; nothing more below.
 template <class Kind>

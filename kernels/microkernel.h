@@ -136,19 +136,22 @@ const typename KernelEntries<X>::Gemv* FindGemvKernel(IsaLevel isa, int mr, int 
 // Vector lanes of `T` at `isa` (NR and GEMV nr are multiples of it).
 int VectorLanes(IsaLevel isa, std::size_t element_size);
 
-// The kernels a direct GEMM runs its partial tiles with: for a tile of m <= MR rows and n <= NR
-// columns of `kernel`'s, the registered kernel of the same ISA and k unroll, no taller and no
-// wider, with the fewest accumulators that covers them (ties: the fewest rows). A partial tile
-// costs a whole tile's FMAs in its own kernel, so a 4x64 kernel's last 36 columns run 4x48's
-// three vectors instead of four, and a 12x32 kernel's last 8 rows run 8x32, which also reads
-// its rows at fixed offsets (microkernel_impl.h). Built once per kernel, read without a search.
-template <typename T>
+// The kernels partial tiles run in: for a tile of m <= MR rows and n <= NR columns of
+// `kernel`'s, the registered kernel of the same ISA, k unroll and A group (a vector kernel for a
+// vector one), no taller and no wider, with the fewest accumulators that covers them (ties: the
+// fewest rows). A partial tile costs a whole tile's FMAs in its own kernel, so a 4x64 kernel's
+// last 36 columns run 4x48's three vectors instead of four, and a 12x32 kernel's last 8 rows run
+// 8x32, which also reads its rows at fixed offsets (microkernel_impl.h). The direct family runs
+// partial tiles of both kinds in them, the packed family its partial rows (gemm_packed.cc).
+// Built once per kernel, read without a search.
+template <typename X>
 class SnugTiles {
  public:
-  // The table of `kernel`, an entry of MicroKernels<T>(kernel.isa); built on first use.
-  static const SnugTiles& Of(const MicroKernelEntry<T>& kernel);
+  using Entry = typename KernelEntries<X>::Micro;
+  // The table of `kernel`, an entry of MicroKernels<X>(kernel.isa); built on first use.
+  static const SnugTiles& Of(const Entry& kernel);
 
-  const MicroKernelEntry<T>& For(int m, int n) const {
+  const Entry& For(int m, int n) const {
     const int vectors = (n + lanes_ - 1) / lanes_;
     return *by_shape_[static_cast<std::size_t>((m - 1) * vectors_ + (vectors - 1))];
   }
@@ -156,7 +159,13 @@ class SnugTiles {
  private:
   int lanes_ = 1;
   int vectors_ = 1;  // of the kernel's tile
-  std::vector<const MicroKernelEntry<T>*> by_shape_;  // [(m - 1) * vectors_ + (vectors - 1)]
+  std::vector<const Entry*> by_shape_;  // [(m - 1) * vectors_ + (vectors - 1)]
 };
+
+// The SnugTiles table of a registry entry, its GEMM deduced from the entry's type.
+template <typename T>
+const SnugTiles<T>& SnugTilesOf(const MicroKernelEntry<T>& kernel) {
+  return SnugTiles<T>::Of(kernel);
+}
 
 }  // namespace mmtune

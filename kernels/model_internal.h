@@ -81,6 +81,16 @@ inline double AmpleAccumulators(double fma_pipes) {
   return kAmpleAccumulatorsPerChain * fma_pipes * kFmaLatency;
 }
 
+// A tile with fewer than twice the accumulators the FMA latency needs on `fma_pipes` pipes runs
+// its k loop at the FMA latency, throughput and load bounds at once, and behind TileCyclesPerK:
+// f32 2x64 on two zmm pipes at 0.6x, 2x32 on Zen 4's one at 0.66x (docs/analytical-model.md,
+// step 2). Such tiles cost kStarvedTileCost more where the model must rank them.
+inline constexpr double kRoomyLatencyChains = 2.0;
+inline constexpr double kStarvedTileCost = 1.5;
+inline bool RoomyTile(int mr, int vectors, double fma_pipes) {
+  return mr * vectors >= kRoomyLatencyChains * kFmaLatency * fma_pipes;
+}
+
 // How a model cost compares with another: costs within floating-point rounding of each other
 // are level, so that ties fall to the callers' tie-breaks.
 enum class CostOrder { kBelow, kLevel, kAbove };
@@ -104,6 +114,25 @@ inline double TileCyclesPerK(int mr, int vectors, double fma_pipes) {
   const double fma_cost = accumulators > AmpleAccumulators(fma_pipes) ? kCrowdedTileFmaCost : 1.0;
   return std::max({accumulators * fma_cost / fma_pipes, kFmaLatency,
                    (mr + vectors) / kLoadsPerCycle});
+}
+
+// The rows `kernel`'s tiles compute for `rows` rows, in its whole tiles' work: its whole tiles,
+// and a partial one as a whole tile or, where the packed driver runs it in the kernel of its
+// rows (`snug_rows`: an A the call packs; SnugTiles), as that kernel's k-loop cycles are of the
+// tile's (TileCyclesPerK, kStarvedTileCost more for a tile short of accumulators; never more
+// than a whole tile).
+template <typename Entry>
+double ComputedRows(const Entry& kernel, std::int64_t rows, int lanes, double fma_pipes,
+                    bool snug_rows) {
+  const std::int64_t whole = rows / kernel.mr * kernel.mr;
+  if (whole == rows) return static_cast<double>(rows);
+  if (!snug_rows) return static_cast<double>(whole + kernel.mr);
+  const auto& snug = SnugTilesOf(kernel).For(static_cast<int>(rows - whole), kernel.nr);
+  const int vectors = std::max(1, kernel.nr / lanes);
+  const double starved = RoomyTile(snug.mr, vectors, fma_pipes) ? 1.0 : kStarvedTileCost;
+  const double share = starved * TileCyclesPerK(snug.mr, vectors, fma_pipes) /
+                       TileCyclesPerK(kernel.mr, vectors, fma_pipes);
+  return static_cast<double>(whole) + kernel.mr * std::min(1.0, share);
 }
 
 // Whether a registry entry is an AMX tile kernel, which the vector register models do not cover.
@@ -229,7 +258,9 @@ KernelConfig PackedModel(const Problem& problem, const Machine& machine);
 
 // PackedModel's config for B packed once (weights): on the vector tile as fast per element as
 // PackedModel's that computes the fewest padded rows and columns of `problem` (its B panels'
-// packing, slower for narrower panels, is paid once).
+// packing, slower for narrower panels, is paid once). `problem` is the row-major view; its form
+// is kPackedB where the weights are its B, and its A, packed in each call, runs a partial row
+// panel in the kernel of its rows (ComputedRows).
 template <typename T>
 KernelConfig PackedWeightsModel(const Problem& problem, const Machine& machine);
 

@@ -32,12 +32,6 @@ namespace {
 // panels 1.17-1.45x 8x32 where it pads 12 to 28 rows (docs/runtime.md, Packed weights).
 constexpr double kOtherTileCost = 1.05;
 
-// How many times the accumulators the FMA latency needs a tile other than the packed-for one
-// must hold to run calls of more rows than the packed-for tile has: 2x64 f32 tiles on two zmm
-// pipes, at the latency and the load bounds at once, ran 0.6x the 6x64 tile's speed on 9 to 50
-// rows where the model ranks them level.
-constexpr double kRoomyLatencyChains = 2.0;
-
 // The fewest tiles of rows each thread takes where threads split the rows.
 constexpr std::int64_t kMinIcTilesPerThread = 4;
 
@@ -67,7 +61,20 @@ PanelConfigs<X>::PanelConfigs(const KernelConfig& config, std::int64_t n, bool a
     tile.side = a_side ? tile_config.nr : tile_config.mr;
     const int vectors = std::max(1, tile_config.nr / lanes);
     tile.cost = model::TileCyclesPerK(tile_config.mr, vectors, fma_pipes) * extra_cost;
-    tile.roomy = tile_config.mr * vectors >= kRoomyLatencyChains * model::kFmaLatency * fma_pipes;
+    // A tile other than the packed-for one runs calls of more rows than the packed-for tile
+    // has only where it is roomy: 2x64 f32 tiles on two zmm pipes ran 0.6x the 6x64 tile's
+    // speed on 9 to 50 rows where the model ranks them level.
+    tile.roomy = model::RoomyTile(tile_config.mr, vectors, fma_pipes);
+    tile.partial_cost.assign(static_cast<std::size_t>(tile.side), tile.cost);
+    tile.partial_cost[0] = 0.0;
+    const auto* kernel = FindMicroKernel<X>(tile_config.isa, tile_config.mr, tile_config.nr,
+                                            tile_config.k_unroll);
+    if (!a_side && modelled_ && kernel != nullptr) {
+      for (int r = 1; r < tile.side; ++r) {
+        tile.partial_cost[static_cast<std::size_t>(r)] =
+            tile.cost * model::ComputedRows(*kernel, r, lanes, fma_pipes, true) / tile.side;
+      }
+    }
     tile.jc = tile.ic = configs_.size();
     configs_.push_back(tile_config);
     if (splits_either) {
@@ -118,7 +125,10 @@ template <typename X>
 std::size_t PanelConfigs<X>::For(std::int64_t rows) const {
   rows = std::max<std::int64_t>(rows, 1);
   std::size_t best = 0;
-  auto tiles_of = [&](const Tile& tile) { return (rows + tile.side - 1) / tile.side; };
+  auto cost_of = [&](const Tile& tile) {
+    return static_cast<double>(rows / tile.side) * tile.cost +
+           tile.partial_cost[static_cast<std::size_t>(rows % tile.side)];
+  };
   const bool short_call = rows < tiles_.front().side;
   for (std::size_t i = 1; i < tiles_.size(); ++i) {
     const Tile& tile = tiles_[i];
@@ -128,15 +138,17 @@ std::size_t PanelConfigs<X>::For(std::int64_t rows) const {
       continue;
     }
     if (!tile.roomy) continue;
-    const double cost = static_cast<double>(tiles_of(tile)) * tile.cost;
-    const double chosen_cost = static_cast<double>(tiles_of(chosen)) * chosen.cost;
-    const std::int64_t computed = tiles_of(tile) * tile.side;
-    const std::int64_t chosen_computed = tiles_of(chosen) * chosen.side;
+    const double cost = cost_of(tile);
+    const double chosen_cost = cost_of(chosen);
+    // Rows computed, a partial panel's counted as its share of a whole tile's cycles.
+    const double computed = cost / tile.cost * tile.side;
+    const double chosen_computed = chosen_cost / chosen.cost * chosen.side;
     const model::CostOrder order = model::CompareCosts(cost, chosen_cost);
+    const model::CostOrder computed_order = model::CompareCosts(computed, chosen_computed);
     if (order == model::CostOrder::kBelow ||
         (order == model::CostOrder::kLevel &&
-         (computed < chosen_computed ||
-          (computed == chosen_computed && tile.side > chosen.side)))) {
+         (computed_order == model::CostOrder::kBelow ||
+          (computed_order == model::CostOrder::kLevel && tile.side < chosen.side)))) {
       best = i;
     }
   }

@@ -77,14 +77,15 @@ class PackedB {
 //
 // M shorter than the packed-for tile runs the shortest kernel that covers it: a decode step
 // (M = 1) computes one row of each tile, not mr. Longer M runs the vector tile the model ranks
-// first by its cycles per k step (TileCyclesPerK) times the tiles M takes, other tiles charged
-// kOtherTileCost more and taken only with twice the accumulators the FMA latency needs: 32
-// rows on 6x64 panels run four-row tiles instead of computing 36 rows of six-row ones, 12 rows
-// on 8x32 panels 12x32, while M a multiple of the tile keeps it. Threads split the rows where M is at least half of N (each
-// thread reads all of the panels once, where jc repeats A's packing on every thread) and gives
-// each thread kMinIcTilesPerThread tiles, the columns elsewhere. AMX tile kernels (outside the
-// model) keep the packed-for tile from its rows up, and its split (docs/runtime.md, Packed
-// weights).
+// first by its cycles per k step (TileCyclesPerK) over the tiles M takes, its last partial one
+// in the kernel of its rows (model::ComputedRows), other tiles charged kOtherTileCost more and
+// taken only with twice the accumulators the FMA latency needs: on two zmm pipes 8 rows on 6x64
+// panels run two four-row tiles rather than 6x64 and a starved 2x64, 12 rows on 8x32 panels
+// 12x32, while M a multiple of the tile keeps it. Threads split the rows where M is at least
+// half of N (each thread reads all of the panels once, where jc repeats A's packing on every
+// thread) and gives each thread kMinIcTilesPerThread tiles, the columns elsewhere. AMX tile
+// kernels (outside the model) keep the packed-for tile from its rows up, and its split
+// (docs/runtime.md, Packed weights).
 template <typename X>
 class PanelConfigs {
  public:
@@ -101,6 +102,9 @@ class PanelConfigs {
   struct Tile {
     int side = 0;         // mr (B panels) or nr (A panels)
     double cost = 0.0;    // cycles per k step of one tile, kOtherTileCost included
+    // [r]: the same for a call's last r < side rows: a whole tile's, or on B panels (A packed
+    // in the call) the cycles of the kernel of its rows (model::ComputedRows); [0] = 0.
+    std::vector<double> partial_cost;
     bool roomy = false;   // enough accumulators to run calls longer than the packed-for tile
     std::size_t jc = 0;   // its configs() with threads splitting columns (or as packed for)
     std::size_t ic = 0;   // ... rows (== jc where the split stays)

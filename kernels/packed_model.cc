@@ -290,15 +290,16 @@ KernelConfig PackedModelOn(const Problem& problem, const Machine& machine, Tile 
   return c;
 }
 
-// The vector tile that computes the fewest elements of a problem of `m` x `n`, padding included,
-// of the registered tiles at least two vectors wide (as every packed tile measured) as fast per
-// element as `model` (TileCyclesPerK) that read no more bytes per cycle of their k loop than it
-// does (a B panel of kc k steps outgrows L1, so both operands stream from L2): tiles other than
-// `model` charged kOtherWeightsTileCosts; of equal cost, the one with fewer accumulators (f32
-// 8x32 ran level with or ahead of 8x48 on 64 and 128 rows). `model` where none is cheaper.
+// The vector tile that computes the fewest elements of a problem of `m` x `n`, padding included
+// (a partial row panel's as ComputedRows has it, `snug_rows` where the call packs A), of the
+// registered tiles at least two vectors wide (as every packed tile measured) as fast per element
+// as `model` (TileCyclesPerK) that read no more bytes per cycle of their k loop than it does (a B
+// panel of kc k steps outgrows L1, so both operands stream from L2): tiles other than `model`
+// charged kOtherWeightsTileCosts; of equal cost, the one with fewer accumulators (f32 8x32 ran
+// level with or ahead of 8x48 on 64 and 128 rows). `model` where none is cheaper.
 template <typename KernelTable>
 Tile LeastPaddedTile(const KernelTable& kernels, Tile model, int lanes, double fma_pipes,
-                     std::int64_t elem_bytes, std::int64_t m, std::int64_t n) {
+                     std::int64_t elem_bytes, std::int64_t m, std::int64_t n, bool snug_rows) {
   auto cycles = [&](const Tile& tile) {
     return TileCyclesPerK(tile.mr, tile.nr / lanes, fma_pipes);
   };
@@ -306,12 +307,18 @@ Tile LeastPaddedTile(const KernelTable& kernels, Tile model, int lanes, double f
   auto bytes_per_cycle = [&](const Tile& tile) {
     return static_cast<double>((tile.mr + tile.nr) * elem_bytes) / cycles(tile);
   };
-  auto computed = [&](const Tile& tile) {
-    return static_cast<double>(detail::RoundUp(m, tile.mr)) *
-           static_cast<double>(detail::RoundUp(n, tile.nr));
+  auto computed = [&](const auto& entry) {
+    return ComputedRows(entry, m, lanes, fma_pipes, snug_rows) *
+           static_cast<double>(detail::RoundUp(n, entry.nr));
   };
   Tile best = model;
-  double best_cost = computed(model);
+  double best_cost = 0.0;
+  for (const auto& entry : kernels) {
+    if (entry.mr == model.mr && entry.nr == model.nr) {
+      best_cost = computed(entry);
+      break;
+    }
+  }
   for (const auto& entry : kernels) {
     const Tile tile{entry.mr, entry.nr};
     if (!IsPackedVectorCandidate(entry) || entry.nr % lanes != 0 || entry.nr < 2 * lanes ||
@@ -320,7 +327,7 @@ Tile LeastPaddedTile(const KernelTable& kernels, Tile model, int lanes, double f
         CompareCosts(bytes_per_cycle(tile), bytes_per_cycle(model)) == CostOrder::kAbove) {
       continue;
     }
-    const double cost = computed(tile) * OtherWeightsTileCostOf(elem_bytes);
+    const double cost = computed(entry) * OtherWeightsTileCostOf(elem_bytes);
     const CostOrder order = CompareCosts(cost, best_cost);
     const bool fewer_accumulators = tile.mr * tile.nr < best.mr * best.nr;
     const bool best_is_model = best.mr == model.mr && best.nr == model.nr;
@@ -363,7 +370,8 @@ KernelConfig PackedWeightsModel(const Problem& problem, const Machine& machine) 
       problem, machine,
       LeastPaddedTile(MicroKernels<T>(isa), PackedModelTile<T>(machine),
                       VectorLanes(isa, sizeof(T)), VectorFmasPerCycle(machine, isa),
-                      static_cast<std::int64_t>(sizeof(T)), problem.m, problem.n));
+                      static_cast<std::int64_t>(sizeof(T)), problem.m, problem.n,
+                      problem.form == CallForm::kPackedB));
   // A k-contiguous A (of the row-major view) read in place where few panels pass each block.
   const std::int64_t columns = c.parallel_loop == ParallelLoop::kJc
                                     ? detail::CeilDiv(problem.n, std::max(1, problem.threads))

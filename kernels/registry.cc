@@ -1,6 +1,7 @@
 // The registry: looks kernels up in the per-ISA tables of every GEMM. Which tables exist is
 // decided at build time: the x86 ISA translation units are compiled only for x86-64 targets,
 // the NEON ones only for aarch64.
+#include <algorithm>
 #include <array>
 #include <iterator>
 #include <map>
@@ -169,23 +170,40 @@ bool CpuRunsLowpTiles<S8Gemm>(const CpuFeatures& cpu) {
   return cpu.amx_tile && cpu.amx_int8 && RequestAmxTilePermission();
 }
 
-template <typename T>
-const SnugTiles<T>& SnugTiles<T>::Of(const MicroKernelEntry<T>& kernel) {
+namespace {
+
+// Whether `inner` reads the panels `outer` reads and writes its tile alike: the same k unroll,
+// and for the low-precision kernels the same A group and the same kind of registers.
+template <typename Entry>
+bool RunsLike(const Entry& inner, const Entry& outer) {
+  if (inner.k_unroll != outer.k_unroll) return false;
+  if constexpr (requires { outer.a_group; }) {
+    return inner.a_group == outer.a_group && inner.tiles == outer.tiles;
+  }
+  return true;
+}
+
+}  // namespace
+
+template <typename X>
+const SnugTiles<X>& SnugTiles<X>::Of(const Entry& kernel) {
   // One table per registered kernel, all built at the first call: a few thousand pointers.
-  static const std::map<const MicroKernelEntry<T>*, SnugTiles> tables = [] {
-    std::map<const MicroKernelEntry<T>*, SnugTiles> built;
+  static const std::map<const Entry*, SnugTiles> tables = [] {
+    std::map<const Entry*, SnugTiles> built;
     for (IsaLevel isa : kIsaLevels) {
-      const auto kernels = MicroKernels<T>(isa);
-      const int lanes = VectorLanes(isa, sizeof(T));
+      const auto kernels = MicroKernels<X>(isa);
+      // A vector's columns: the narrowest tile's (every table lists one-vector tiles).
+      int lanes = 0;
+      for (const auto& entry : kernels) lanes = lanes == 0 ? entry.nr : std::min(lanes, entry.nr);
       for (const auto& outer : kernels) {
         SnugTiles& table = built[&outer];
         table.lanes_ = lanes;
         table.vectors_ = outer.nr / lanes;
         for (int m = 1; m <= outer.mr; ++m) {
           for (int v = 1; v <= table.vectors_; ++v) {
-            const MicroKernelEntry<T>* snug = &outer;
+            const Entry* snug = &outer;
             for (const auto& inner : kernels) {
-              if (inner.k_unroll != outer.k_unroll || inner.mr < m || inner.mr > outer.mr ||
+              if (!RunsLike(inner, outer) || inner.mr < m || inner.mr > outer.mr ||
                   inner.nr < v * lanes || inner.nr > outer.nr) {
                 continue;
               }
@@ -207,6 +225,8 @@ const SnugTiles<T>& SnugTiles<T>::Of(const MicroKernelEntry<T>& kernel) {
 
 template class SnugTiles<float>;
 template class SnugTiles<double>;
+template class SnugTiles<Bf16Gemm>;
+template class SnugTiles<S8Gemm>;
 
 int VectorLanes(IsaLevel isa, std::size_t element_size) {
   switch (isa) {

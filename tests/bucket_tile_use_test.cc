@@ -64,25 +64,34 @@ TEST(BucketTileUseTest, OnlyABucketShapeOfItsOwnKindServesOtherSizes) {
   EXPECT_FALSE(SizesServedByProblem(other, ranges));
 }
 
-TEST(BucketTileUseTest, PaddedTilesLoseTheRowsTheyComputeInVain) {
-  const ShapeRangeRecord range = Range("1..2048x768x3072");
-  const Problem bucket = range.ProblemOf({16, 768, 3072});
-  const ServedSizes sizes{{9, 16}, {768, 768}};
-  // 9..16 rows in 4-row tiles compute 12, 12, 12, 12, 16, 16, 16, 16 rows; in 2-row tiles 10,
-  // 10, 12, 12, 14, 14, 16, 16.
-  const double four = ServedTileUse(Tile(KernelFamily::kPacked, 4, 16), bucket, sizes);
-  const double two = ServedTileUse(Tile(KernelFamily::kPacked, 2, 24), bucket, sizes);
-  const double four_rows = 9.0 / 12 + 10.0 / 12 + 11.0 / 12 + 1 + 13.0 / 16 + 14.0 / 16 + 15.0 / 16;
-  EXPECT_NEAR(four, (four_rows + 1) / 8, 1e-12);
+TEST(BucketTileUseTest, PaddedTilesLoseTheColumnsTheyComputeInVain) {
+  const ShapeRangeRecord range = Range("768x1..2048x3072");
+  const Problem bucket = range.ProblemOf({768, 16, 3072});
+  const ServedSizes sizes{{768, 768}, {9, 16}};
+  // 9..16 columns in 4-column tiles compute 12, 12, 12, 12, 16, 16, 16, 16 columns; in 2-column
+  // tiles 10, 10, 12, 12, 14, 14, 16, 16.
+  const double four = ServedTileUse(Tile(KernelFamily::kPacked, 6, 4), bucket, sizes);
+  const double two = ServedTileUse(Tile(KernelFamily::kPacked, 6, 2), bucket, sizes);
+  const double four_columns =
+      9.0 / 12 + 10.0 / 12 + 11.0 / 12 + 1 + 13.0 / 16 + 14.0 / 16 + 15.0 / 16;
+  EXPECT_NEAR(four, (four_columns + 1) / 8, 1e-12);
   EXPECT_NEAR(two, ExactMeanUse(9, 16, 2), 1e-12);
   EXPECT_GT(two, four);
-  // Relative to the bucket shape's own fit: 6-row tiles already waste 2 of 18 rows on 16.
-  const double six = ServedTileUse(Tile(KernelFamily::kPacked, 6, 16), bucket, sizes);
+  // Relative to the bucket shape's own fit: 6-column tiles already waste 2 of 18 columns on 16.
+  const double six = ServedTileUse(Tile(KernelFamily::kPacked, 4, 6), bucket, sizes);
   EXPECT_NEAR(six, ExactMeanUse(9, 16, 6) / (16.0 / 18), 1e-12);
   // A size the bucket serves alone: every config fits it as well as the bucket shape.
+  EXPECT_DOUBLE_EQ(ServedTileUse(Tile(KernelFamily::kPacked, 6, 4), range.ProblemOf({768, 1, 3072}),
+                                 ServedSizes{{768, 768}, {1, 1}}),
+                   1.0);
+}
+
+// The packed family runs a partial row panel in the kernel of its rows: rows waste nothing.
+TEST(BucketTileUseTest, PackedTilesRunPartialRowsInKernelsOfTheirRows) {
+  const ShapeRangeRecord range = Range("1..2048x768x3072");
+  const Problem bucket = range.ProblemOf({16, 768, 3072});
   EXPECT_DOUBLE_EQ(
-      ServedTileUse(Tile(KernelFamily::kPacked, 4, 16), range.ProblemOf({1, 768, 3072}),
-                    ServedSizes{{1, 1}, {768, 768}}),
+      ServedTileUse(Tile(KernelFamily::kPacked, 6, 16), bucket, ServedSizes{{9, 16}, {768, 768}}),
       1.0);
 }
 
@@ -109,12 +118,12 @@ TEST(BucketTileUseTest, AColumnMajorProblemsRowsAreItsColumns) {
 
 // A long bucket is averaged over a sample of its sizes, close to the exact mean.
 TEST(BucketTileUseTest, LongBucketsAreAveragedCloseToExactly) {
-  const ShapeRangeRecord range = Range("1..2048x768x3072");
-  const Problem bucket = range.ProblemOf({2048, 768, 3072});
-  const ServedSizes sizes{{1025, 2048}, {768, 768}};
-  const KernelConfig config = Tile(KernelFamily::kPacked, 6, 16);
+  const ShapeRangeRecord range = Range("768x1..2048x3072");
+  const Problem bucket = range.ProblemOf({768, 2048, 3072});
+  const ServedSizes sizes{{768, 768}, {1025, 2048}};
+  const KernelConfig config = Tile(KernelFamily::kPacked, 6, 24);
   EXPECT_NEAR(ServedTileUse(config, bucket, sizes),
-              ExactMeanUse(1025, 2048, 6) / (2048.0 / 2052), 0.002);
+              ExactMeanUse(1025, 2048, 24) / (2048.0 / 2064), 0.002);
 }
 
 }  // namespace

@@ -1178,6 +1178,50 @@ TYPED_TEST(LowpGemmTest, EveryKernelReadsAInPlace) {
   EXPECT_GT(cases, 0);
 }
 
+// A vector kernel's partial row panel runs in the snug kernel of its rows (SnugTiles: the same
+// k unroll, A group and kind of registers, no taller, the fewest accumulators), its A packed
+// that tall: every kernel with each remainder of rows (one row: EveryKernelReadsAInPlace), on
+// every parallel loop on two threads, A packed (by rows and transposed), against the reference.
+TYPED_TEST(LowpGemmTest, EveryKernelRunsPartialRowsInTheKernelOfTheirRows) {
+  using Kind = TypeParam;
+  std::mt19937_64 rng(43);
+  int cases = 0;
+  for (IsaLevel isa : RunnableLevels()) {
+    if (!Runnable<Kind>(isa)) continue;
+    for (const auto& entry : MicroKernels<Kind>(isa)) {
+      if (!CpuRunsLowpKernel(HostCpuFeatures(), entry)) continue;
+      const SnugTiles<Kind>& snug = SnugTiles<Kind>::Of(entry);
+      for (int rows = 1; rows <= entry.mr; ++rows) {
+        const auto& tile = snug.For(rows, entry.nr);
+        ASSERT_TRUE(tile.mr >= rows && tile.mr <= entry.mr && tile.nr == entry.nr &&
+                    tile.k_unroll == entry.k_unroll && tile.a_group == entry.a_group &&
+                    tile.tiles == entry.tiles)
+            << ToString(isa) << " " << entry.mr << "x" << entry.nr << " at " << rows << " rows";
+      }
+      if (entry.tiles) continue;
+      for (const int rows_left : {entry.mr - 1, (entry.mr + 1) / 2}) {
+        if (rows_left < 2) continue;
+        KernelConfig c = PackedConfigOf(isa, entry);
+        c.kc = 4 * Kind::kGroup * entry.k_unroll;
+        c.mc = 2 * c.mr;
+        c.nc = c.nr;
+        c.threads = 2;
+        c.parallel_loop = static_cast<ParallelLoop>(cases % 4);  // jc, ic, jr, icown
+        const std::int64_t m = 2 * entry.mr + rows_left;
+        const std::int64_t n = entry.nr + 3;
+        const std::int64_t k = 2 * c.kc + Kind::kGroup + 1;
+        const Trans ta = cases % 2 == 0 ? Trans::kNo : Trans::kYes;
+        LowpCase<Kind> lc = MakeCase<Kind>(Layout::kRowMajor, ta, Trans::kNo, m, n, k,
+                                           ScalarFrom<Kind>(-1), ScalarFrom<Kind>(2),
+                                           cases % 3 == 0 ? 5 : 0, false, rng);
+        ASSERT_TRUE(RunsCorrectly(lc, c));
+        ++cases;
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
+}
+
 TYPED_TEST(LowpGemmTest, EmptyAndScaleOnlyProblems) {
   using Kind = TypeParam;
   std::mt19937_64 rng(29);

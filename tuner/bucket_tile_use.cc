@@ -46,14 +46,20 @@ std::optional<ServedSizes> SizesServedByProblem(const Problem& problem,
 }
 
 double ServedTileUse(const KernelConfig& config, const Problem& problem, const ServedSizes& sizes) {
-  if (!config.PadsPartialTiles(problem.dtype) || config.mr <= 0 || config.nr <= 0) return 1.0;
+  if (config.mr <= 0 || config.nr <= 0) return 1.0;
   // Tiles run over the row-major view: a column-major problem's rows are its N.
   const Problem view = RowMajorView(problem);
   const bool swapped = problem.layout == Layout::kColMajor;
   const DimRange& rows = swapped ? sizes.n : sizes.m;
   const DimRange& cols = swapped ? sizes.m : sizes.n;
-  return MeanTileUse(rows, config.mr) / TileUse(view.m, config.mr) *
-         MeanTileUse(cols, config.nr) / TileUse(view.n, config.nr);
+  double use = 1.0;
+  if (config.PadsPartialRows(problem.dtype)) {
+    use *= MeanTileUse(rows, config.mr) / TileUse(view.m, config.mr);
+  }
+  if (config.PadsPartialColumns(problem.dtype)) {
+    use *= MeanTileUse(cols, config.nr) / TileUse(view.n, config.nr);
+  }
+  return use;
 }
 
 }  // namespace mmtune
