@@ -97,11 +97,10 @@ struct KernelConfig {
   // Whether the family fits the shape (gemv needs M = 1 or N = 1).
   Status ValidateShape(std::int64_t m, std::int64_t n) const;
   // Whether a partial register tile at C's bottom edge (fewer than mr rows of the row-major
-  // view) costs a whole one where the call packs A: only direct low-precision tiles, padded;
-  // direct f32 / f64 and packed tiles run in a kernel of their rows (SnugTiles). GEMV: no tiles.
-  bool PadsPartialRows(DType dtype) const {
-    return family == KernelFamily::kDirect && IsLowPrecision(dtype);
-  }
+  // view) costs a whole one where the call packs A: direct low-precision tiles and AMX tile
+  // kernels are padded; direct f32 / f64 and packed vector tiles run in a kernel of their rows
+  // (SnugTiles). GEMV: no tiles. Asks the kernel registry (kernel_config_checks.cc).
+  bool PadsPartialRows(DType dtype) const;
   // The same at C's right edge (fewer than nr columns): packed tiles, whose B panels are padded,
   // and direct low-precision ones.
   bool PadsPartialColumns(DType dtype) const {

@@ -44,6 +44,19 @@ bool IsTileKernel(DType dtype, const KernelConfig& c) {
   });
 }
 
+}  // namespace
+
+bool KernelConfig::PadsPartialRows(DType dtype) const {
+  switch (family) {
+    case KernelFamily::kDirect: return IsLowPrecision(dtype);
+    case KernelFamily::kPacked: return IsTileKernel(dtype, *this);
+    case KernelFamily::kGemv: return false;
+  }
+  return false;
+}
+
+namespace {
+
 // Whether the config's kernel is an AMX tile kernel that this CPU cannot run.
 bool LacksTiles(DType dtype, const KernelConfig& c, const CpuFeatures& cpu) {
   return c.family != KernelFamily::kGemv && IsTileKernel(dtype, c) &&

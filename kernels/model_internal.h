@@ -81,14 +81,18 @@ inline double AmpleAccumulators(double fma_pipes) {
   return kAmpleAccumulatorsPerChain * fma_pipes * kFmaLatency;
 }
 
-// A tile with fewer than twice the accumulators the FMA latency needs on `fma_pipes` pipes runs
-// its k loop at the FMA latency, throughput and load bounds at once, and behind TileCyclesPerK:
-// f32 2x64 on two zmm pipes at 0.6x, 2x32 on Zen 4's one at 0.66x (docs/analytical-model.md,
-// step 2). Such tiles cost kStarvedTileCost more where the model must rank them.
+// A tile with at least the accumulators the FMA latency needs on `fma_pipes` pipes but fewer
+// than twice as many (not roomy) runs its k loop at the FMA latency, throughput and load bounds
+// at once, and behind TileCyclesPerK: f32 2x64 on two zmm pipes at 0.6x, 2x32 on Zen 4's one at
+// 0.66x, where 1x32, bound by the latency alone, ran at 0.93x (docs/analytical-model.md, step 2).
+// Such starved tiles cost kStarvedTileCost more where the model must rank them.
 inline constexpr double kRoomyLatencyChains = 2.0;
 inline constexpr double kStarvedTileCost = 1.5;
 inline bool RoomyTile(int mr, int vectors, double fma_pipes) {
   return mr * vectors >= kRoomyLatencyChains * kFmaLatency * fma_pipes;
+}
+inline bool StarvedTile(int mr, int vectors, double fma_pipes) {
+  return mr * vectors >= kFmaLatency * fma_pipes && !RoomyTile(mr, vectors, fma_pipes);
 }
 
 // How a model cost compares with another: costs within floating-point rounding of each other
@@ -119,8 +123,8 @@ inline double TileCyclesPerK(int mr, int vectors, double fma_pipes) {
 // The rows `kernel`'s tiles compute for `rows` rows, in its whole tiles' work: its whole tiles,
 // and a partial one as a whole tile or, where the packed driver runs it in the kernel of its
 // rows (`snug_rows`: an A the call packs; SnugTiles), as that kernel's k-loop cycles are of the
-// tile's (TileCyclesPerK, kStarvedTileCost more for a tile short of accumulators; never more
-// than a whole tile).
+// tile's (TileCyclesPerK, kStarvedTileCost more for a starved one; never more than a whole
+// tile).
 template <typename Entry>
 double ComputedRows(const Entry& kernel, std::int64_t rows, int lanes, double fma_pipes,
                     bool snug_rows) {
@@ -129,7 +133,7 @@ double ComputedRows(const Entry& kernel, std::int64_t rows, int lanes, double fm
   if (!snug_rows) return static_cast<double>(whole + kernel.mr);
   const auto& snug = SnugTilesOf(kernel).For(static_cast<int>(rows - whole), kernel.nr);
   const int vectors = std::max(1, kernel.nr / lanes);
-  const double starved = RoomyTile(snug.mr, vectors, fma_pipes) ? 1.0 : kStarvedTileCost;
+  const double starved = StarvedTile(snug.mr, vectors, fma_pipes) ? kStarvedTileCost : 1.0;
   const double share = starved * TileCyclesPerK(snug.mr, vectors, fma_pipes) /
                        TileCyclesPerK(kernel.mr, vectors, fma_pipes);
   return static_cast<double>(whole) + kernel.mr * std::min(1.0, share);

@@ -145,6 +145,8 @@ std::size_t PanelConfigs<X>::For(std::int64_t rows) const {
     const double chosen_computed = chosen_cost / chosen.cost * chosen.side;
     const model::CostOrder order = model::CompareCosts(cost, chosen_cost);
     const model::CostOrder computed_order = model::CompareCosts(computed, chosen_computed);
+    // Of tiles level in both, the shorter: a longer one would run M's last rows in the same
+    // shorter kernel anyway (20 rows on 8x32 panels: 10x32, not 12x32 ending in 8x32).
     if (order == model::CostOrder::kBelow ||
         (order == model::CostOrder::kLevel &&
          (computed_order == model::CostOrder::kBelow ||

@@ -9,6 +9,7 @@
 #include "common/shape_range.h"
 #include "db/store.h"
 #include "kernels/kernel_config.h"
+#include "kernels/microkernel.h"
 #include "tuner/bucket_tile_use.h"
 
 namespace mmtune {
@@ -64,6 +65,7 @@ TEST(BucketTileUseTest, OnlyABucketShapeOfItsOwnKindServesOtherSizes) {
   EXPECT_FALSE(SizesServedByProblem(other, ranges));
 }
 
+// Tiles as narrow as the arithmetic needs, registered or not.
 TEST(BucketTileUseTest, PaddedTilesLoseTheColumnsTheyComputeInVain) {
   const ShapeRangeRecord range = Range("768x1..2048x3072");
   const Problem bucket = range.ProblemOf({768, 16, 3072});
@@ -86,13 +88,24 @@ TEST(BucketTileUseTest, PaddedTilesLoseTheColumnsTheyComputeInVain) {
                    1.0);
 }
 
-// The packed family runs a partial row panel in the kernel of its rows: rows waste nothing.
-TEST(BucketTileUseTest, PackedTilesRunPartialRowsInKernelsOfTheirRows) {
+// The packed family runs a vector kernel's partial row panel in the kernel of its rows: rows
+// waste nothing; AMX tile kernels pad theirs (x86 builds, which list them).
+TEST(BucketTileUseTest, PackedVectorTilesRunPartialRowsInKernelsOfTheirRows) {
   const ShapeRangeRecord range = Range("1..2048x768x3072");
   const Problem bucket = range.ProblemOf({16, 768, 3072});
   EXPECT_DOUBLE_EQ(
       ServedTileUse(Tile(KernelFamily::kPacked, 6, 16), bucket, ServedSizes{{9, 16}, {768, 768}}),
       1.0);
+  if (!BuildHasKernels(IsaLevel::kAvx512)) GTEST_SKIP() << "no AVX-512 kernels in this build";
+  const ShapeRangeRecord bf16_range = Range("1..2048x768x3072", DType::kBF16);
+  const Problem bf16_bucket = bf16_range.ProblemOf({32, 768, 3072});
+  const ServedSizes sizes{{17, 32}, {768, 768}};
+  KernelConfig amx = Tile(KernelFamily::kPacked, 32, 32);  // 2 x 2 tiles of 16 x 16
+  amx.isa = IsaLevel::kAvx512;
+  EXPECT_NEAR(ServedTileUse(amx, bf16_bucket, sizes), ExactMeanUse(17, 32, 32), 1e-12);
+  KernelConfig vector = amx;
+  vector.mr = 8;
+  EXPECT_DOUBLE_EQ(ServedTileUse(vector, bf16_bucket, sizes), 1.0);
 }
 
 TEST(BucketTileUseTest, KernelsOfThePartialTilesSizeWasteNothing) {

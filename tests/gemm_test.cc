@@ -247,9 +247,10 @@ TYPED_TEST(GemmTest, DirectPartialTilesMatchTheReferenceWithEveryKernel) {
 
 // A packed config's partial row panel runs in the snug kernel of its rows, its A packed that
 // tall: with every kernel as the config's and each remainder of rows, for every parallel loop
-// on two threads, A packed or read in place (by rows or transposed), one k block and several,
-// the partial panel alone in its row block or after whole ones, and on B packed beforehand,
-// against the reference with canaries around C and A ending before an inaccessible page.
+// on two threads, each with A packed or read in place (by rows or transposed), one k block or
+// several, the partial panel alone in its row block or after whole ones, and B packed in the
+// call or beforehand, drawn independently, against the reference with canaries around C and A
+// ending before an inaccessible page. (Epilogues on partial panels: epilogue_test.cc.)
 TYPED_TEST(GemmTest, PackedPartialRowsMatchTheReferenceWithEveryKernel) {
   using T = TypeParam;
   std::mt19937_64 rng(22);
@@ -260,43 +261,47 @@ TYPED_TEST(GemmTest, PackedPartialRowsMatchTheReferenceWithEveryKernel) {
       if (kernel.k_unroll != 1) continue;
       for (int rows_left : {kernel.mr - 1, (kernel.mr + 1) / 2, 1}) {
         if (rows_left < 1 || (rows_left == 1 && kernel.mr == 1)) continue;
-        const std::int64_t m = 2 * kernel.mr + rows_left;
-        const std::int64_t n = kernel.nr + (lanes > 1 ? lanes / 2 : 1);
-        const std::int64_t k = 5 + cases % 13;
-        const Trans ta = cases % 2 == 0 ? Trans::kNo : Trans::kYes;
-        const T beta = cases % 3 == 0 ? T(0) : T(0.5);
-        GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, Trans::kNo, m, n, k, T(1.5), beta,
-                                     cases % 5 == 0 ? 3 : 0, beta == T(0), rng);
-        KernelConfig config;
-        config.family = KernelFamily::kPacked;
-        config.isa = isa;
-        config.mr = kernel.mr;
-        config.nr = kernel.nr;
-        config.k_unroll = kernel.k_unroll;
-        config.threads = 2;
-        config.parallel_loop = static_cast<ParallelLoop>(cases % 4);  // jc, ic, jr, icown
-        config.a_in_place = config.parallel_loop != ParallelLoop::kJr && cases % 3 != 1;
-        config.kc = cases % 2 == 0 ? 4 : 256;
-        config.mc = kernel.mr * (cases % 4 < 2 ? 2 : 3);
-        config.nc = kernel.nr;
-        const GuardedCopy<T> a(gc.a.data(), StoredExtent(Layout::kRowMajor, ta, m, k, gc.a.ld));
-        GemmArgs<T> args{Layout::kRowMajor, ta, Trans::kNo, m, n, k, T(1.5), a.data(), gc.a.ld,
-                         gc.b.data(), gc.b.ld, beta, gc.c.data(), gc.c.ld, {}};
-        auto plan = GemmPlan<T>::Create(config);
-        ASSERT_TRUE(plan.ok()) << config.ToString();
-        const bool packed_b = cases % 5 >= 3;
-        Status status = OkStatus();
-        if (packed_b) {
-          auto weights = plan->PackB(Layout::kRowMajor, Trans::kNo, n, k, gc.b.data(), gc.b.ld);
-          ASSERT_TRUE(weights.ok()) << config.ToString();
-          args.b = nullptr;
-          status = plan->Run(args, *weights);
-        } else {
-          status = plan->Run(args);
+        for (ParallelLoop loop :
+             {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr, ParallelLoop::kIcOwnB}) {
+          auto coin = [&] { return rng() % 2 == 0; };
+          const std::int64_t m = 2 * kernel.mr + rows_left;
+          const std::int64_t n = kernel.nr + (lanes > 1 ? lanes / 2 : 1);
+          const std::int64_t k = 5 + static_cast<std::int64_t>(rng() % 13);
+          const Trans ta = coin() ? Trans::kNo : Trans::kYes;
+          const T beta = coin() ? T(0) : T(0.5);
+          GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, Trans::kNo, m, n, k, T(1.5), beta,
+                                       coin() ? 3 : 0, beta == T(0), rng);
+          KernelConfig config;
+          config.family = KernelFamily::kPacked;
+          config.isa = isa;
+          config.mr = kernel.mr;
+          config.nr = kernel.nr;
+          config.k_unroll = kernel.k_unroll;
+          config.threads = 2;
+          config.parallel_loop = loop;
+          config.a_in_place = loop != ParallelLoop::kJr && coin();
+          config.kc = coin() ? 4 : 256;
+          config.mc = kernel.mr * (coin() ? 2 : 3);
+          config.nc = kernel.nr;
+          const GuardedCopy<T> a(gc.a.data(), StoredExtent(Layout::kRowMajor, ta, m, k, gc.a.ld));
+          GemmArgs<T> args{Layout::kRowMajor, ta, Trans::kNo, m, n, k, T(1.5), a.data(), gc.a.ld,
+                           gc.b.data(), gc.b.ld, beta, gc.c.data(), gc.c.ld, {}};
+          auto plan = GemmPlan<T>::Create(config);
+          ASSERT_TRUE(plan.ok()) << config.ToString();
+          const bool packed_b = coin();
+          Status status = OkStatus();
+          if (packed_b) {
+            auto weights = plan->PackB(Layout::kRowMajor, Trans::kNo, n, k, gc.b.data(), gc.b.ld);
+            ASSERT_TRUE(weights.ok()) << config.ToString();
+            args.b = nullptr;
+            status = plan->Run(args, *weights);
+          } else {
+            status = plan->Run(args);
+          }
+          ASSERT_TRUE(status.ok()) << config.ToString() << ": " << status.error().message;
+          ++cases;
+          if (CheckResult(gc, config.ToString() + (packed_b ? " on packed B" : "")) > 0) return;
         }
-        ASSERT_TRUE(status.ok()) << config.ToString() << ": " << status.error().message;
-        ++cases;
-        if (CheckResult(gc, config.ToString() + (packed_b ? " on packed B" : "")) > 0) return;
       }
     }
   }

@@ -1181,7 +1181,8 @@ TYPED_TEST(LowpGemmTest, EveryKernelReadsAInPlace) {
 // A vector kernel's partial row panel runs in the snug kernel of its rows (SnugTiles: the same
 // k unroll, A group and kind of registers, no taller, the fewest accumulators), its A packed
 // that tall: every kernel with each remainder of rows (one row: EveryKernelReadsAInPlace), on
-// every parallel loop on two threads, A packed (by rows and transposed), against the reference.
+// every parallel loop on two threads, each with A packed (by rows or transposed) or read in
+// place, one k block or several, drawn independently, against the reference.
 TYPED_TEST(LowpGemmTest, EveryKernelRunsPartialRowsInTheKernelOfTheirRows) {
   using Kind = TypeParam;
   std::mt19937_64 rng(43);
@@ -1201,21 +1202,26 @@ TYPED_TEST(LowpGemmTest, EveryKernelRunsPartialRowsInTheKernelOfTheirRows) {
       if (entry.tiles) continue;
       for (const int rows_left : {entry.mr - 1, (entry.mr + 1) / 2}) {
         if (rows_left < 2) continue;
-        KernelConfig c = PackedConfigOf(isa, entry);
-        c.kc = 4 * Kind::kGroup * entry.k_unroll;
-        c.mc = 2 * c.mr;
-        c.nc = c.nr;
-        c.threads = 2;
-        c.parallel_loop = static_cast<ParallelLoop>(cases % 4);  // jc, ic, jr, icown
-        const std::int64_t m = 2 * entry.mr + rows_left;
-        const std::int64_t n = entry.nr + 3;
-        const std::int64_t k = 2 * c.kc + Kind::kGroup + 1;
-        const Trans ta = cases % 2 == 0 ? Trans::kNo : Trans::kYes;
-        LowpCase<Kind> lc = MakeCase<Kind>(Layout::kRowMajor, ta, Trans::kNo, m, n, k,
-                                           ScalarFrom<Kind>(-1), ScalarFrom<Kind>(2),
-                                           cases % 3 == 0 ? 5 : 0, false, rng);
-        ASSERT_TRUE(RunsCorrectly(lc, c));
-        ++cases;
+        for (ParallelLoop loop :
+             {ParallelLoop::kJc, ParallelLoop::kIc, ParallelLoop::kJr, ParallelLoop::kIcOwnB}) {
+          auto coin = [&] { return rng() % 2 == 0; };
+          KernelConfig c = PackedConfigOf(isa, entry);
+          c.kc = 4 * Kind::kGroup * entry.k_unroll;
+          c.mc = (coin() ? 2 : 3) * c.mr;
+          c.nc = c.nr;
+          c.threads = 2;
+          c.parallel_loop = loop;
+          c.a_in_place = loop != ParallelLoop::kJr && coin();
+          const std::int64_t m = 2 * entry.mr + rows_left;
+          const std::int64_t n = entry.nr + 3;
+          const std::int64_t k = coin() ? 2 * c.kc + Kind::kGroup + 1 : c.kc - Kind::kGroup;
+          const Trans ta = coin() ? Trans::kNo : Trans::kYes;
+          LowpCase<Kind> lc = MakeCase<Kind>(Layout::kRowMajor, ta, Trans::kNo, m, n, k,
+                                             ScalarFrom<Kind>(-1), ScalarFrom<Kind>(2),
+                                             coin() ? 5 : 0, false, rng);
+          ASSERT_TRUE(RunsCorrectly(lc, c));
+          ++cases;
+        }
       }
     }
   }

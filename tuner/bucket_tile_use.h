@@ -1,6 +1,6 @@
 // A bucket's winner runs every shape its bucket serves (common/shape_range.h), not only the
 // bucket shape it was timed on; a register tile that divides the bucket shape can still compute
-// much padding on the sizes below it (14 columns in 4-column tiles compute 16). The confirmation
+// much padding on the sizes below it (14 columns in 8-column tiles compute 16). The confirmation
 // of a bucket shape weighs its finalists' speeds by the share of useful tile work over those
 // sizes.
 #pragma once
