@@ -31,6 +31,7 @@ namespace {
 using testing::CheckResult;
 using testing::GemmCase;
 using testing::GuardedCopy;
+using testing::PackedConfigOf;
 using testing::MakeCase;
 using testing::RunnableLevels;
 using testing::StoredExtent;
@@ -271,12 +272,7 @@ TYPED_TEST(GemmTest, PackedPartialRowsMatchTheReferenceWithEveryKernel) {
           const T beta = coin() ? T(0) : T(0.5);
           GemmCase<T> gc = MakeCase<T>(Layout::kRowMajor, ta, Trans::kNo, m, n, k, T(1.5), beta,
                                        coin() ? 3 : 0, beta == T(0), rng);
-          KernelConfig config;
-          config.family = KernelFamily::kPacked;
-          config.isa = isa;
-          config.mr = kernel.mr;
-          config.nr = kernel.nr;
-          config.k_unroll = kernel.k_unroll;
+          KernelConfig config = PackedConfigOf(isa, kernel);
           config.threads = 2;
           config.parallel_loop = loop;
           config.a_in_place = loop != ParallelLoop::kJr && coin();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/gemm_args.h"
+#include "kernels/kernel_config.h"
 #include "machine/cpu_features.h"
 #include "kernels/reference_gemm.h"
 #include "mmtune/types.h"
@@ -162,6 +163,19 @@ int CheckResult(const GemmCase<T>& gc, const std::string& what) {
     }
   }
   return bad;
+}
+
+// A packed config of a registry entry's kernel at `isa` (its table's level), blocks and threads
+// left to the caller.
+template <typename Entry>
+KernelConfig PackedConfigOf(IsaLevel isa, const Entry& entry) {
+  KernelConfig c;
+  c.family = KernelFamily::kPacked;
+  c.isa = isa;
+  c.mr = entry.mr;
+  c.nr = entry.nr;
+  c.k_unroll = entry.k_unroll;
+  return c;
 }
 
 }  // namespace mmtune::testing

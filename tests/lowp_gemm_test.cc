@@ -31,6 +31,7 @@
 namespace mmtune {
 namespace {
 
+using testing::PackedConfigOf;
 using testing::RunnableLevels;
 using testing::StoredExtent;
 
@@ -613,18 +614,6 @@ TEST(LowpEpilogueKernelTest, S8KernelsDequantizeTheTileInRegisters) {
     }
   }
   EXPECT_GT(cases, 0);
-}
-
-// A packed config of `entry`'s kernel at `isa`, blocks and threads left to the caller.
-template <class Kind>
-KernelConfig PackedConfigOf(IsaLevel isa, const LowpMicroKernelEntry<Kind>& entry) {
-  KernelConfig c;
-  c.family = KernelFamily::kPacked;
-  c.isa = isa;
-  c.mr = entry.mr;
-  c.nr = entry.nr;
-  c.k_unroll = entry.k_unroll;
-  return c;
 }
 
 template <class Kind>
