@@ -23,6 +23,7 @@
 #include "kernels/microkernel.h"
 #include "kernels/packed_b.h"
 #include "mmtune/bf16.h"
+#include "gemm_test_util.h"
 #include "small_integers.h"
 #include "synthetic_machine.h"
 #include "tests/build_kernels.h"
@@ -105,12 +106,7 @@ std::vector<KernelConfig> RunnablePackedConfigs() {
   std::vector<KernelConfig> configs;
   for (IsaLevel isa : kIsaLevels) {
     for (const auto& entry : MicroKernels<X>(isa)) {
-      KernelConfig c;
-      c.family = KernelFamily::kPacked;
-      c.isa = isa;
-      c.mr = entry.mr;
-      c.nr = entry.nr;
-      c.k_unroll = entry.k_unroll;
+      KernelConfig c = testing::PackedConfigOf(isa, entry);
       const int ag = detail::AGroupOf<X>(entry);
       c.kc = static_cast<int>((16 + ag - 1) / ag * ag);
       c.mc = 2 * entry.mr;
